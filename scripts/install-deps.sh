@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package offerd's build, tests and tools need.
+# Idempotent; run as root, or as a user with sudo.
+set -euo pipefail
+
+packages=(
+    build-essential cmake pkg-config git
+    libevent-dev                     # event loop, HTTP server and client
+    libprotobuf-c-dev protobuf-c-compiler # protobuf-c runtime and protoc-c
+    libjansson-dev                   # JSON
+    check                            # unit-test framework
+    libsqlite3-dev                   # registry store
+    clang clang-format               # fuzz targets, format check
+    curl procps                      # README examples, test helpers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+        echo "install-deps: run as root or install sudo" >&2
+        exit 1
+    }
+    sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,77 @@
+/*
+ * Leveled logging: one line per message on stderr, written with a single
+ * fwrite so lines from several processes sharing a terminal do not interleave
+ * mid-line.
+ */
+#include "common/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static enum log_level current_level = LOG_LEVEL_INFO;
+
+void log_set_level(enum log_level level)
+{
+    current_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+    return current_level;
+}
+
+int log_parse_level(const char *name, enum log_level *out)
+{
+    static const struct {
+        const char *name;
+        enum log_level level;
+    } names[] = {
+        {"DEBUG", LOG_LEVEL_DEBUG},
+        {"INFO", LOG_LEVEL_INFO},
+        {"WARNING", LOG_LEVEL_WARNING},
+        {"ERROR", LOG_LEVEL_ERROR},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcasecmp(name, names[i].name) == 0) {
+            *out = names[i].level;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void log_write(enum log_level level, const char *file, int line,
+               const char *fmt, ...)
+{
+    static const char letters[] = "DIWE";
+    char buf[2048];
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+
+    int n = snprintf(
+        buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %c %s:%d] ",
+        tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+        tm.tm_sec, ts.tv_nsec / 1000000, letters[level & 3], base, line);
+    if (n < 0)
+        return;
+    size_t used = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + used, sizeof(buf) - used, fmt, ap);
+    va_end(ap);
+    if (m > 0)
+        used +=
+            (size_t)m < sizeof(buf) - used ? (size_t)m : sizeof(buf) - used - 1;
+    /* Keep one line per message even when the text was truncated. */
+    if (used >= sizeof(buf) - 1)
+        used = sizeof(buf) - 2;
+    buf[used++] = '\n';
+    fwrite(buf, 1, used, stderr);
+}

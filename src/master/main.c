@@ -1,0 +1,5 @@
+/* Placeholder until the master's main lands. */
+int main(void)
+{
+    return 0;
+}
