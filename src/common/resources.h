@@ -9,8 +9,9 @@
  *  - Two resources are *addable* when everything but the value is the same
  *    (name, type, reservations, disk, revocable, shared, allocation role,
  *    provider) and they are not atomic. Atomic resources are never merged:
- *    persistent volumes, MOUNT/BLOCK/RAW disks, and shared resources (a shared
- *    resource is counted: adding an equal shared resource bumps shared_count).
+ *    persistent volumes, MOUNT and BLOCK disks, RAW disks with a source id,
+ *    and shared resources (a shared resource is counted: adding an equal
+ *    shared resource bumps shared_count).
  *    A res_list keeps addable resources merged, so each identity appears once.
  *  - Adding an empty resource (scalar 0, no ranges, no items) is a no-op.
  *  - Subtraction takes the value away from the one entry with the same
@@ -217,8 +218,9 @@ int res_validate(const struct resource *r, char *err, size_t errlen);
 int res_list_validate(const res_list *l, char *err, size_t errlen);
 
 /* Check a role name as Mesos's roles::validate does: non-empty; not ".",
- * ".."; no path component "." or ".."; no leading or trailing '/', no "//";
- * no whitespace, control characters or backslash; does not start with '-'.
+ * ".."; no path component ".", ".." or "*"; no leading or trailing '/', no
+ * "//"; no whitespace, control characters or backslash; no path component
+ * starts with '-'.
  * "*" is valid here (callers decide where it is allowed). */
 int res_role_validate(const char *role, char *err, size_t errlen);
 /* True when `role` equals `ancestor` or lies under it ("a/b" under "a").
@@ -243,7 +245,9 @@ bool res_list_contains(const res_list *a, const res_list *b);
 bool res_list_equal(const res_list *a, const res_list *b);
 /* True when l holds no resources. */
 bool res_list_is_empty(const res_list *l);
-/* True when the two resources differ only in value (and shared_count). */
+/* True when the two resources differ only in value (and shared_count). As in
+ * Mesos, a disk's volume and persistence principal are not part of its
+ * identity (they say how the disk is used, not what it is). */
 bool res_same_identity(const struct resource *a, const struct resource *b);
 /* True when r's value is empty (scalar 0, no ranges, no items). */
 bool res_is_empty(const struct resource *r);
