@@ -8,7 +8,8 @@
  *    defined value, is accepted;
  *  - 64-bit integers are JSON numbers (on input a decimal string is accepted
  *    too); doubles are numbers; bools are true/false;
- *  - bytes are base64 (RFC 4648, with padding);
+ *  - bytes are base64 (RFC 4648 standard alphabet), written with padding;
+ *    on input, as Mesos, padding may be left out and whitespace is skipped;
  *  - repeated fields are arrays, messages are objects;
  *  - unknown keys are ignored; a JSON null means the field is unset;
  *  - on output only fields that are set appear (has_x, non-NULL, n_x > 0).
