@@ -1751,7 +1751,19 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
             continue;
         }
         size_t idx = (size_t)(f - desc->fields);
+        bool again = (seen[idx / 8] & (1u << (idx % 8))) != 0;
         seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
+        /* protobuf-c merges a repeated occurrence of a singular message
+         * field into the earlier one, copying every repeated field inside
+         * each time: n occurrences cost n^2. No encoder writes one twice, so
+         * a second occurrence is refused. */
+        if (again && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+            f->label != PROTOBUF_C_LABEL_REPEATED &&
+            !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+            pfail(c, "message field given more than once");
+            path_prepend(c, f->name, false, 0);
+            goto out;
+        }
         if (scan_field(c, f, wire, buf, len, &pos, depth) != 0) {
             bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
             size_t index = 0;

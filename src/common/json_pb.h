@@ -42,7 +42,10 @@
  * repeated scalars packed or not, unknown fields are kept (and written again
  * by jpb_to_pb, never to JSON), an optional or repeated enum value the enum
  * does not define is dropped as a field this .proto does not know (a
- * required one is an error). Strings must be UTF-8 without NUL bytes in
+ * required one is an error). A singular (not repeated, not oneof) message
+ * field given twice, which protobuf would merge, is refused: protobuf-c's
+ * merge is quadratic and no encoder writes one twice. Strings must be UTF-8
+ * without NUL bytes in
  * either encoding, so that every decoded message is exactly representable
  * in JSON. Messages built in code that break this are still encoded: bytes
  * that are not UTF-8 become U+FFFD, undefined enum values are written as

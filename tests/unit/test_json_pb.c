@@ -1134,6 +1134,33 @@ START_TEST(test_pb_repeated_paths)
 }
 END_TEST
 
+START_TEST(test_pb_singular_message_twice_refused)
+{
+    /* Scalars.inner twice: protobuf-c would merge them. */
+    assert_pb_error(D_SCALARS,
+                    PB(0x8a, 0x01, 0x03, 0x0a, 0x01, 'a', 0x8a, 0x01, 0x03,
+                       0x0a, 0x01, 'b'),
+                    "inner: message field given more than once");
+    assert_pb_error(D_ALL,
+                    PB(0x0a, 0x0c, 0x8a, 0x01, 0x03, 0x0a, 0x01, 'a', 0x8a,
+                       0x01, 0x03, 0x0a, 0x01, 'b'),
+                    "scalars.inner: message field given more than once");
+    /* Scalars and strings given twice: the last wins, as in protobuf. */
+    Scalars *s = (Scalars *)from_pb(D_SCALARS, PB(0x08, 0x01, 0x7a, 0x01, 'a',
+                                                  0x08, 0x02, 0x7a, 0x01, 'b'));
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(s->i32, 2);
+    ck_assert_str_eq(s->str, "b");
+    jpb_free(&s->base);
+    /* A oneof member given twice replaces the earlier one. */
+    Choice *c = (Choice *)from_pb(
+        D_CHOICE, PB(0x22, 0x03, 0x0a, 0x01, 'a', 0x22, 0x03, 0x0a, 0x01, 'b'));
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_str_eq(c->inner->name, "b");
+    jpb_free(&c->base);
+}
+END_TEST
+
 START_TEST(test_pb_packed_and_unpacked_both_accepted)
 {
     /* i32 (not [packed]) sent packed, packed_i32 sent unpacked. */
@@ -2369,6 +2396,7 @@ static Suite *json_pb_suite(void)
     tcase_add_test(tc, test_pb_depth_limit);
     tcase_add_test(tc, test_pb_malformed);
     tcase_add_test(tc, test_pb_repeated_paths);
+    tcase_add_test(tc, test_pb_singular_message_twice_refused);
     tcase_add_test(tc, test_pb_packed_and_unpacked_both_accepted);
     tcase_add_test(tc, test_pb_required_fields);
     tcase_add_test(tc, test_pb_unknown_enum_values_dropped);
