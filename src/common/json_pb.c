@@ -297,57 +297,60 @@ static int b64_value(char c)
     return -1;
 }
 
-/* Decode canonical base64: length a multiple of 4, at most two '=' at the
- * end, unused bits zero. Returns 0 and a malloc'd buffer (NULL when empty),
- * or -1. */
+/* Decode base64 as Mesos (stout) reads it: the standard alphabet, ASCII
+ * whitespace skipped, the '=' padding optional (when present it must be
+ * right), unused low bits ignored. A lone sixth-bit group (length 1 mod 4)
+ * or anything after the padding is refused. Returns 0 and a malloc'd buffer
+ * (NULL when empty), or -1. */
 static int b64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
 {
-    if (n % 4 != 0)
-        return -1;
-    if (n == 0) {
-        *out = NULL;
-        *outlen = 0;
-        return 0;
+    uint8_t *buf = NULL;
+    size_t o = 0, chars = 0, pad = 0;
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
+            continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        int v = b64_value(ch);
+        if (v < 0 || pad > 0)
+            goto bad;
+        if (buf == NULL)
+            buf = xmalloc(n / 4 * 3 + 3);
+        acc = acc << 6 | (uint32_t)v;
+        if (++chars % 4 == 0) {
+            buf[o++] = (uint8_t)(acc >> 16);
+            buf[o++] = (uint8_t)(acc >> 8);
+            buf[o++] = (uint8_t)acc;
+            acc = 0;
+        }
     }
-    size_t pad = 0;
-    if (s[n - 1] == '=')
-        pad = s[n - 2] == '=' ? 2 : 1;
-    size_t len = n / 4 * 3 - pad;
-    uint8_t *buf = xmalloc(len);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        bool last = i + 4 == n;
-        int v[4];
-        for (size_t k = 0; k < 4; k++) {
-            if (last && k >= 4 - pad) {
-                v[k] = 0;
-                continue;
-            }
-            v[k] = b64_value(s[i + k]);
-            if (v[k] < 0) {
-                free(buf);
-                return -1;
-            }
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-                     (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        if (last && pad == 2 && (v[1] & 0xF) != 0) {
-            free(buf);
-            return -1;
-        }
-        if (last && pad == 1 && (v[2] & 0x3) != 0) {
-            free(buf);
-            return -1;
-        }
-        buf[o++] = (uint8_t)(w >> 16);
-        if (!last || pad < 2)
-            buf[o++] = (uint8_t)(w >> 8);
-        if (!last || pad < 1)
-            buf[o++] = (uint8_t)w;
+    switch (chars % 4) {
+    case 1:
+        goto bad;
+    case 2:
+        buf[o++] = (uint8_t)(acc >> 4);
+        break;
+    case 3:
+        buf[o++] = (uint8_t)(acc >> 10);
+        buf[o++] = (uint8_t)(acc >> 2);
+        break;
+    }
+    if (pad > 2 || (pad > 0 && (chars + pad) % 4 != 0))
+        goto bad;
+    if (o == 0) {
+        free(buf);
+        buf = NULL;
     }
     *out = buf;
-    *outlen = len;
+    *outlen = o;
     return 0;
+bad:
+    free(buf);
+    return -1;
 }
 
 /* Shortest decimal text that reads back (strtod, then to float when
@@ -1748,7 +1751,19 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
             continue;
         }
         size_t idx = (size_t)(f - desc->fields);
+        bool again = (seen[idx / 8] & (1u << (idx % 8))) != 0;
         seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
+        /* protobuf-c merges a repeated occurrence of a singular message
+         * field into the earlier one, copying every repeated field inside
+         * each time: n occurrences cost n^2. No encoder writes one twice, so
+         * a second occurrence is refused. */
+        if (again && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+            f->label != PROTOBUF_C_LABEL_REPEATED &&
+            !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+            pfail(c, "message field given more than once");
+            path_prepend(c, f->name, false, 0);
+            goto out;
+        }
         if (scan_field(c, f, wire, buf, len, &pos, depth) != 0) {
             bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
             size_t index = 0;

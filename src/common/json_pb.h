@@ -3,27 +3,66 @@
  * (jansson), driven by protobuf-c descriptors, plus bounded protobuf decoding.
  *
  * The JSON mapping is Mesos's (stout's protobuf <-> JSON):
- *  - object keys are the .proto field names (not camelCase);
+ *  - object keys are the .proto field names (not camelCase), written in
+ *    field-number order;
  *  - enums are written by name; on input a name, or a number that is a
  *    defined value, is accepted;
  *  - 64-bit integers are JSON numbers (on input a decimal string is accepted
- *    too); doubles are numbers; bools are true/false;
- *  - bytes are base64 (RFC 4648, with padding);
- *  - repeated fields are arrays, messages are objects;
- *  - unknown keys are ignored; a JSON null means the field is unset;
- *  - on output only fields that are set appear (has_x, non-NULL, n_x > 0).
+ *    too). uint64/fixed64 values above INT64_MAX do not fit a JSON integer as
+ *    jansson holds them, so they are written as decimal strings
+ *    ("18446744073709551615"), which the decoder reads back exactly. Integer
+ *    fields also accept a JSON real with an integral value (5.0, 1e3); a
+ *    string is accepted only for the 64-bit types;
+ *  - doubles and floats are JSON numbers in the shortest form that reads
+ *    back to the same value, integral ones with ".0" (5.0, -0.0). NaN and
+ *    the infinities have no JSON number: they are written as the strings
+ *    "NaN", "Infinity" and "-Infinity" (as proto3's JSON mapping does) and
+ *    read back from them; a float input that rounds beyond FLT_MAX is out of
+ *    range; bools are true/false;
+ *  - bytes are base64 (RFC 4648 standard alphabet), written with padding;
+ *    on input, as Mesos, padding may be left out and whitespace is skipped;
+ *  - repeated fields are arrays, messages are objects; a `map<string, V>`
+ *    field (a repeated `...Entry {key = 1; value = 2}` message to protoc-c)
+ *    is an object keyed by the map key (the last entry wins when a key
+ *    repeats in protobuf input; an entry without a value is null); maps with
+ *    other key types stay arrays of {"key": ..., "value": ...};
+ *  - unknown keys are ignored; a JSON null means the field is unset (a null
+ *    inside an array is an error); a key given twice is malformed JSON;
+ *  - two members of one oneof is an error;
+ *  - on output only fields that are set appear (has_x, non-NULL and not the
+ *    default pointer, n_x > 0; for a oneof member, the case).
  * A type mismatch, a missing required field, an unknown enum name or a value
  * out of range is an error whose one-line reason starts with the field path,
  * e.g. "subscribe.framework_info.capabilities[0].type: unknown enum value
- * \"FOO\"".
+ * \"FOO\"" (map values: `limits["cpus"].value`); a problem with the whole
+ * document has no path ("expected an object, got array", "invalid JSON at
+ * line 3, column 10: ...").
  *
- * Both directions are bounded: at most JPB_MAX_DEPTH levels of message
- * nesting, so a peer cannot exhaust the stack with a deep message (protobuf
- * input is pre-scanned before protobuf-c unpacks it).
+ * Protobuf input follows proto2 parsers: fields may come in any order,
+ * repeated scalars packed or not, unknown fields are kept (and written again
+ * by jpb_to_pb, never to JSON), an optional or repeated enum value the enum
+ * does not define is dropped as a field this .proto does not know (a
+ * required one is an error). A singular (not repeated, not oneof) message
+ * field given twice, which protobuf would merge, is refused: protobuf-c's
+ * merge is quadratic and no encoder writes one twice. Strings must be UTF-8
+ * without NUL bytes in
+ * either encoding, so that every decoded message is exactly representable
+ * in JSON. Messages built in code that break this are still encoded: bytes
+ * that are not UTF-8 become U+FFFD, undefined enum values are written as
+ * numbers.
+ *
+ * Decoding is bounded: at most JPB_MAX_DEPTH levels of message nesting (the
+ * top message is level 1, a map entry counts as a level), so a peer cannot
+ * exhaust the stack with a deep message (protobuf input is pre-scanned,
+ * tags, lengths and nesting checked, before protobuf-c unpacks it). The
+ * encoders write whatever message they are given; the messages offerd
+ * builds are a few levels above decoded ones at most.
  *
  * Decoded messages are allocated as protobuf-c's unpack does, so every message
  * returned here is released with jpb_free (protobuf_c_message_free_unpacked).
- * Nothing after the decoder knows which encoding arrived.
+ * Nothing after the decoder knows which encoding arrived. err may be NULL
+ * (errlen 0) when the reason is not wanted; a reason longer than errlen is
+ * cut.
  */
 #ifndef OFFERD_COMMON_JSON_PB_H
 #define OFFERD_COMMON_JSON_PB_H
@@ -33,7 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deepest message nesting accepted or produced. */
+/* Deepest message nesting the decoders accept (the top message is 1). */
 #define JPB_MAX_DEPTH 64
 
 /* Wire encodings offerd speaks. */
