@@ -239,8 +239,9 @@ typedef void (*http_stream_close_fn)(struct http_stream *s,
  * works on a deferred request too). max_pending caps the bytes queued in
  * the connection's output buffer (0: HTTP_DEFAULT_STREAM_CAP). close_cb may
  * be NULL; arg is borrowed. Returns the stream, which the owner releases
- * with http_stream_close. If the client is already gone, the stream is
- * returned closed and its callback runs soon with HTTP_CLOSE_PEER. */
+ * with http_stream_close. If the client is already known to be gone, the
+ * stream is returned closed and its callback runs soon with
+ * HTTP_CLOSE_PEER (after http_server_free: closed, and no callback). */
 struct http_stream *http_stream_start(struct http_request *req,
                                       const char *content_type,
                                       size_t max_pending,

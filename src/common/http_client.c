@@ -10,6 +10,7 @@
 #include "common/mem.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <sys/queue.h>
@@ -213,6 +214,11 @@ static int on_evreq_headers(struct evhttp_request *evreq, void *arg)
     }
     if (c->deadline != NULL)
         event_del(c->deadline);
+    /* evhttp arms a 50 s read timeout on client connections; a stream may
+     * stay quiet longer (the owner watches heartbeats itself). */
+    if (!c->refused && c->evcon != NULL)
+        bufferevent_set_timeouts(evhttp_connection_get_bufferevent(c->evcon),
+                                 NULL, NULL);
     if (c->cbs.on_headers != NULL) {
         c->in_user_cb = true;
         c->cbs.on_headers(&c->resp, c->cbs.arg);

@@ -54,8 +54,10 @@ struct http_client_options {
     size_t nheaders;
     const void *body; /* may be NULL when body_len is 0 */
     size_t body_len;
-    int timeout_ms;  /* whole request (stream: until the headers arrive);
-                        0: none */
+    int timeout_ms;  /* whole request (stream: until the headers arrive,
+                        none after); 0: none of ours, but evhttp's own
+                        idle timeouts (45 s to connect, 50 s between reads)
+                        still end a one-shot request */
     size_t max_body; /* http_client_request only; 0: the default */
 };
 
