@@ -77,6 +77,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         snprintf(err, errlen, "invalid flag");
+    /* Values and names are echoed: keep the reason on one line. */
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
 }
 
 /* ---- Number-with-unit syntax shared by durations and byte sizes ---- */

@@ -188,6 +188,8 @@ START_TEST(test_bad_values)
         {"-port=1", "unexpected argument '-port=1'"},
         {"5050", "unexpected argument '5050'"},
         {"--", "unexpected argument '--'"},
+        {"--bad\nname", "unknown flag '--bad?name'"},
+        {"--port=8\r0", "invalid port '8?0'"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         struct flags *f;
