@@ -175,12 +175,28 @@ static pid_t fork_exec(const char *bin, char *const *argv, int out_fd,
                        const char *cwd)
 {
     pid_t parent = getpid();
+    /* Block signals across fork so none reaches the child before it has
+     * dropped the test's handlers (see below). */
+    sigset_t all, saved;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &saved);
     pid_t pid = fork();
+    if (pid != 0)
+        sigprocmask(SIG_SETMASK, &saved, NULL);
     if (pid < 0) {
         perror("fork");
         return -1;
     }
     if (pid == 0) {
+        /* Until exec, this child runs the test's signal handlers (Check's
+         * SIGTERM handler kills the whole test process group): restore the
+         * defaults first. */
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         /* Die with the test process, whatever kills it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
