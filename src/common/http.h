@@ -132,7 +132,8 @@ int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
                      uint16_t *bound_port, char *err, size_t errlen);
 
 /* Route requests for the exact path (no query, e.g. "/master/state") whose
- * method is in the mask methods (enum http_method bits) to fn(req, arg).
+ * method is in the mask methods (enum http_method bits) to fn(req, arg). A
+ * route that takes GET also takes HEAD (evhttp leaves the body out).
  * path is copied; arg is borrowed. Returns 0, or -1 when path is already
  * routed or does not start with '/'. */
 int http_server_route(struct http_server *s, const char *path, unsigned methods,
