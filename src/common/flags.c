@@ -1,0 +1,603 @@
+/*
+ * Table-driven flags: parsing of the command line and OFFERD_* environment,
+ * value syntaxes (Mesos's durations and byte sizes), usage text and the
+ * /flags JSON.
+ */
+#include "common/flags.h"
+
+#include "common/log.h"
+#include "common/mem.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENV_PREFIX "OFFERD_"
+
+struct flags {
+    const char *program;
+    const char *summary;
+    const struct flag_def *defs;
+    size_t n;
+    bool *set;      /* per row: got a value */
+    char **strings; /* per row: owned copy of a FLAG_STRING value */
+};
+
+struct flags *flags_new(const char *program, const char *summary,
+                        const struct flag_def *defs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (defs[i].name == NULL || defs[i].name[0] == '\0' ||
+            defs[i].value == NULL) {
+            log_error("flags: row %zu has no name or no storage", i);
+            abort();
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(defs[i].name, defs[j].name) == 0) {
+                log_error("flags: flag '%s' declared twice", defs[i].name);
+                abort();
+            }
+        }
+    }
+    struct flags *f = xcalloc(1, sizeof(*f));
+    f->program = program;
+    f->summary = summary;
+    f->defs = defs;
+    f->n = n;
+    f->set = xcalloc(n > 0 ? n : 1, sizeof(*f->set));
+    f->strings = xcalloc(n > 0 ? n : 1, sizeof(*f->strings));
+    return f;
+}
+
+void flags_free(struct flags *f)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        free(f->strings[i]);
+    free(f->strings);
+    free(f->set);
+    free(f);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        snprintf(err, errlen, "invalid flag");
+    /* Values and names are echoed: keep the reason on one line. */
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+}
+
+/* ---- Number-with-unit syntax shared by durations and byte sizes ---- */
+
+struct unit {
+    const char *suffix;
+    uint64_t scale;
+};
+
+static const struct unit duration_units[] = {
+    {"ns", 1ULL},
+    {"us", 1000ULL},
+    {"ms", 1000000ULL},
+    {"secs", 1000000000ULL},
+    {"mins", 60ULL * 1000000000ULL},
+    {"hrs", 3600ULL * 1000000000ULL},
+    {"days", 86400ULL * 1000000000ULL},
+    {"weeks", 7ULL * 86400ULL * 1000000000ULL},
+};
+
+static const struct unit bytes_units[] = {
+    {"B", 1ULL},        {"KB", 1ULL << 10}, {"MB", 1ULL << 20},
+    {"GB", 1ULL << 30}, {"TB", 1ULL << 40},
+};
+
+/* Parse "<digits>[.<digits>]<unit>" into value * scale, at most max. */
+static int parse_scaled(const char *text, const struct unit *units,
+                        size_t nunits, uint64_t max, const char *what,
+                        uint64_t *out, char *err, size_t errlen)
+{
+    const char *p = text;
+    uint64_t whole = 0;
+    size_t ndigits = 0;
+    while (*p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+        if (whole > (UINT64_MAX - d) / 10) {
+            set_err(err, errlen, "%s '%s' is too large", what, text);
+            return -1;
+        }
+        whole = whole * 10 + d;
+        ndigits++;
+        p++;
+    }
+    long double frac = 0;
+    if (*p == '.') {
+        long double place = 0.1L;
+        p++;
+        size_t nfrac = 0;
+        while (*p >= '0' && *p <= '9') {
+            frac += place * (long double)(*p - '0');
+            place /= 10;
+            nfrac++;
+            p++;
+        }
+        if (nfrac == 0) {
+            set_err(err, errlen, "invalid %s '%s': expected digits after '.'",
+                    what, text);
+            return -1;
+        }
+    }
+    if (ndigits == 0) {
+        set_err(err, errlen, "invalid %s '%s': expected a number and a unit",
+                what, text);
+        return -1;
+    }
+    const struct unit *u = NULL;
+    for (size_t i = 0; i < nunits; i++) {
+        if (strcmp(p, units[i].suffix) == 0) {
+            u = &units[i];
+            break;
+        }
+    }
+    if (u == NULL) {
+        char list[96];
+        size_t used = 0;
+        for (size_t i = 0; i < nunits; i++) {
+            int w = snprintf(list + used, sizeof(list) - used, "%s%s",
+                             i ? ", " : "", units[i].suffix);
+            if (w < 0 || (size_t)w >= sizeof(list) - used)
+                break;
+            used += (size_t)w;
+        }
+        set_err(err, errlen, "invalid %s '%s': unknown unit '%s' (use %s)",
+                what, text, p, list);
+        return -1;
+    }
+    if (whole > max / u->scale) {
+        set_err(err, errlen, "%s '%s' is too large", what, text);
+        return -1;
+    }
+    uint64_t value = whole * u->scale;
+    uint64_t extra = (uint64_t)llroundl(frac * (long double)u->scale);
+    if (extra > max - value) {
+        set_err(err, errlen, "%s '%s' is too large", what, text);
+        return -1;
+    }
+    *out = value + extra;
+    return 0;
+}
+
+int flags_parse_duration(const char *text, int64_t *out, char *err,
+                         size_t errlen)
+{
+    uint64_t v;
+    if (parse_scaled(text, duration_units,
+                     sizeof(duration_units) / sizeof(duration_units[0]),
+                     (uint64_t)INT64_MAX, "duration", &v, err, errlen) != 0)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int flags_parse_bytes(const char *text, uint64_t *out, char *err, size_t errlen)
+{
+    return parse_scaled(text, bytes_units,
+                        sizeof(bytes_units) / sizeof(bytes_units[0]),
+                        UINT64_MAX, "byte size", out, err, errlen);
+}
+
+/* Write value/scale with up to 9 fraction digits, zeros trimmed. */
+static int format_scaled(uint64_t value, const struct unit *units,
+                         size_t nunits, char *out, size_t outlen)
+{
+    const struct unit *u = &units[0];
+    for (size_t i = 0; i < nunits; i++)
+        if (value >= units[i].scale)
+            u = &units[i];
+    uint64_t whole = value / u->scale;
+    uint64_t rem = value % u->scale;
+    char frac[16];
+    size_t nf = 0;
+    while (rem != 0 && nf < 9) {
+        /* rem < scale <= 2^40 or 6.05e14, so rem * 10 cannot overflow. */
+        rem *= 10;
+        frac[nf++] = (char)('0' + rem / u->scale);
+        rem %= u->scale;
+    }
+    while (nf > 0 && frac[nf - 1] == '0')
+        nf--;
+    frac[nf] = '\0';
+    int w = snprintf(out, outlen, "%" PRIu64 "%s%s%s", whole, nf ? "." : "",
+                     frac, u->suffix);
+    return (w < 0 || (size_t)w >= outlen) ? -1 : 0;
+}
+
+int flags_format_duration(int64_t ns, char *out, size_t outlen)
+{
+    if (ns < 0) {
+        /* Flags never hold negative durations; format the magnitude. */
+        if (outlen < 2)
+            return -1;
+        out[0] = '-';
+        return format_scaled(
+            ns == INT64_MIN ? (uint64_t)INT64_MAX + 1 : (uint64_t)-ns,
+            duration_units, sizeof(duration_units) / sizeof(duration_units[0]),
+            out + 1, outlen - 1);
+    }
+    return format_scaled((uint64_t)ns, duration_units,
+                         sizeof(duration_units) / sizeof(duration_units[0]),
+                         out, outlen);
+}
+
+int flags_format_bytes(uint64_t bytes, char *out, size_t outlen)
+{
+    return format_scaled(bytes, bytes_units,
+                         sizeof(bytes_units) / sizeof(bytes_units[0]), out,
+                         outlen);
+}
+
+/* ---- Parsing ---- */
+
+static const char *type_name(enum flag_type t)
+{
+    switch (t) {
+    case FLAG_STRING:
+        return "string";
+    case FLAG_INT:
+        return "int";
+    case FLAG_PORT:
+        return "port";
+    case FLAG_DOUBLE:
+        return "double";
+    case FLAG_BOOL:
+        return "bool";
+    case FLAG_DURATION:
+        return "duration";
+    case FLAG_BYTES:
+        return "bytes";
+    }
+    return "?";
+}
+
+/* Parse text for row i and store it. source names where the value came from
+ * for the error message ("--port", "OFFERD_PORT", "default of --port"). */
+static int apply_value(struct flags *f, size_t i, const char *text,
+                       const char *source, char *err, size_t errlen)
+{
+    const struct flag_def *d = &f->defs[i];
+    char why[160];
+    char *end;
+    switch (d->type) {
+    case FLAG_STRING:
+        free(f->strings[i]);
+        f->strings[i] = xstrdup(text);
+        *(const char **)d->value = f->strings[i];
+        break;
+    case FLAG_INT: {
+        errno = 0;
+        long long v = strtoll(text, &end, 10);
+        if (text[0] == '\0' || *end != '\0' || isspace((unsigned char)*text)) {
+            set_err(err, errlen, "%s: invalid int '%s'", source, text);
+            return -1;
+        }
+        if (errno == ERANGE) {
+            set_err(err, errlen, "%s: int '%s' is out of range", source, text);
+            return -1;
+        }
+        *(int64_t *)d->value = (int64_t)v;
+        break;
+    }
+    case FLAG_PORT: {
+        unsigned long v = 0;
+        size_t k = 0;
+        for (; text[k] >= '0' && text[k] <= '9' && k < 6; k++)
+            v = v * 10 + (unsigned long)(text[k] - '0');
+        if (k == 0 || text[k] != '\0' || v > 65535) {
+            set_err(err, errlen, "%s: invalid port '%s' (expected 0-65535)",
+                    source, text);
+            return -1;
+        }
+        *(uint16_t *)d->value = (uint16_t)v;
+        break;
+    }
+    case FLAG_DOUBLE: {
+        errno = 0;
+        double v = strtod(text, &end);
+        if (text[0] == '\0' || *end != '\0' || isspace((unsigned char)*text) ||
+            !isfinite(v) || errno == ERANGE) {
+            set_err(err, errlen, "%s: invalid number '%s'", source, text);
+            return -1;
+        }
+        *(double *)d->value = v;
+        break;
+    }
+    case FLAG_BOOL:
+        if (strcmp(text, "true") == 0) {
+            *(bool *)d->value = true;
+        } else if (strcmp(text, "false") == 0) {
+            *(bool *)d->value = false;
+        } else {
+            set_err(err, errlen,
+                    "%s: invalid bool '%s' (expected true or "
+                    "false)",
+                    source, text);
+            return -1;
+        }
+        break;
+    case FLAG_DURATION: {
+        int64_t v;
+        if (flags_parse_duration(text, &v, why, sizeof(why)) != 0) {
+            set_err(err, errlen, "%s: %s", source, why);
+            return -1;
+        }
+        *(int64_t *)d->value = v;
+        break;
+    }
+    case FLAG_BYTES: {
+        uint64_t v;
+        if (flags_parse_bytes(text, &v, why, sizeof(why)) != 0) {
+            set_err(err, errlen, "%s: %s", source, why);
+            return -1;
+        }
+        *(uint64_t *)d->value = v;
+        break;
+    }
+    }
+    f->set[i] = true;
+    return 0;
+}
+
+static ssize_t find_row(const struct flags *f, const char *name, size_t len)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strlen(f->defs[i].name) == len &&
+            strncmp(f->defs[i].name, name, len) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+/* Environment variable name of row i, e.g. OFFERD_WORK_DIR. */
+static void env_name(const struct flag_def *d, char *out, size_t outlen)
+{
+    int w = snprintf(out, outlen, "%s%s", ENV_PREFIX, d->name);
+    if (w < 0 || (size_t)w >= outlen) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *p = out; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
+
+enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
+                              char *const *env, char *err, size_t errlen)
+{
+    char source[160];
+
+    for (int a = 1; a < argc; a++)
+        if (strcmp(argv[a], "--help") == 0)
+            return FLAGS_HELP;
+
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->defs[i].default_value == NULL)
+            continue;
+        snprintf(source, sizeof(source), "default of --%s", f->defs[i].name);
+        if (apply_value(f, i, f->defs[i].default_value, source, err, errlen) !=
+            0)
+            return FLAGS_ERROR;
+    }
+
+    for (char *const *e = env; e != NULL && *e != NULL; e++) {
+        if (strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX)) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL)
+            continue;
+        for (size_t i = 0; i < f->n; i++) {
+            char name[128];
+            env_name(&f->defs[i], name, sizeof(name));
+            size_t nlen = strlen(name);
+            if (nlen == 0 || (size_t)(eq - *e) != nlen ||
+                strncmp(*e, name, nlen) != 0)
+                continue;
+            if (apply_value(f, i, eq + 1, name, err, errlen) != 0)
+                return FLAGS_ERROR;
+        }
+    }
+
+    bool *seen = xcalloc(f->n > 0 ? f->n : 1, sizeof(*seen));
+    enum flags_result rc = FLAGS_ERROR;
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            set_err(err, errlen,
+                    "unexpected argument '%s' (flags are "
+                    "--name=value)",
+                    arg);
+            goto out;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        ssize_t row = find_row(f, name, nlen);
+        bool negated = false;
+        if (row < 0 && nlen > 3 && strncmp(name, "no-", 3) == 0) {
+            row = find_row(f, name + 3, nlen - 3);
+            negated = row >= 0;
+        }
+        if (row < 0) {
+            set_err(err, errlen, "unknown flag '--%.*s'", (int)nlen, name);
+            goto out;
+        }
+        const struct flag_def *d = &f->defs[row];
+        if (seen[row]) {
+            set_err(err, errlen, "flag '--%s' given more than once", d->name);
+            goto out;
+        }
+        seen[row] = true;
+        snprintf(source, sizeof(source), "--%s", d->name);
+        if (negated) {
+            if (d->type != FLAG_BOOL) {
+                set_err(err, errlen,
+                        "flag '--%s' is not a bool and cannot "
+                        "be negated with --no-%s",
+                        d->name, d->name);
+                goto out;
+            }
+            if (eq != NULL) {
+                set_err(err, errlen, "flag '--no-%s' takes no value", d->name);
+                goto out;
+            }
+            if (apply_value(f, (size_t)row, "false", source, err, errlen))
+                goto out;
+            continue;
+        }
+        if (eq == NULL) {
+            if (d->type != FLAG_BOOL) {
+                set_err(err, errlen, "flag '--%s' needs a value: --%s=VALUE",
+                        d->name, d->name);
+                goto out;
+            }
+            if (apply_value(f, (size_t)row, "true", source, err, errlen))
+                goto out;
+            continue;
+        }
+        if (apply_value(f, (size_t)row, eq + 1, source, err, errlen) != 0)
+            goto out;
+    }
+    rc = FLAGS_OK;
+out:
+    free(seen);
+    return rc;
+}
+
+bool flags_is_set(const struct flags *f, const char *name)
+{
+    ssize_t row = find_row(f, name, strlen(name));
+    return row >= 0 && f->set[row];
+}
+
+/* ---- Output ---- */
+
+/* Text of row i's current value, or NULL when unset. buf holds it. */
+static const char *value_text(const struct flags *f, size_t i, char *buf,
+                              size_t buflen)
+{
+    const struct flag_def *d = &f->defs[i];
+    int w = 0;
+    if (!f->set[i])
+        return NULL;
+    switch (d->type) {
+    case FLAG_STRING:
+        return *(const char **)d->value;
+    case FLAG_INT:
+        w = snprintf(buf, buflen, "%" PRId64, *(int64_t *)d->value);
+        break;
+    case FLAG_PORT:
+        w = snprintf(buf, buflen, "%u", (unsigned)*(uint16_t *)d->value);
+        break;
+    case FLAG_DOUBLE:
+        w = snprintf(buf, buflen, "%.17g", *(double *)d->value);
+        /* Prefer the shortest form that reads back the same. */
+        for (int prec = 1; prec <= 17; prec++) {
+            char tmp[64];
+            snprintf(tmp, sizeof(tmp), "%.*g", prec, *(double *)d->value);
+            if (strtod(tmp, NULL) == *(double *)d->value) {
+                w = snprintf(buf, buflen, "%s", tmp);
+                break;
+            }
+        }
+        break;
+    case FLAG_BOOL:
+        return *(bool *)d->value ? "true" : "false";
+    case FLAG_DURATION:
+        w = flags_format_duration(*(int64_t *)d->value, buf, buflen);
+        break;
+    case FLAG_BYTES:
+        w = flags_format_bytes(*(uint64_t *)d->value, buf, buflen);
+        break;
+    }
+    if (w < 0 || (size_t)w >= buflen)
+        return NULL;
+    return buf;
+}
+
+json_t *flags_to_json(const struct flags *f)
+{
+    json_t *inner = json_object();
+    for (size_t i = 0; i < f->n; i++) {
+        char buf[64];
+        const char *v = value_text(f, i, buf, sizeof(buf));
+        if (v != NULL)
+            json_object_set_new(inner, f->defs[i].name, json_string(v));
+    }
+    json_t *root = json_object();
+    json_object_set_new(root, "flags", inner);
+    return root;
+}
+
+/* Write text wrapped to width columns, each line indented by indent. */
+static void write_wrapped(FILE *out, const char *text, int indent, int width)
+{
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        int room = width - indent;
+        const char *line_end = p;
+        const char *last_break = NULL;
+        while (*line_end && *line_end != '\n' && line_end - p < room) {
+            if (*line_end == ' ')
+                last_break = line_end;
+            line_end++;
+        }
+        if (*line_end && *line_end != '\n' && *line_end != ' ' &&
+            last_break != NULL)
+            line_end = last_break;
+        fprintf(out, "%*s%.*s\n", indent, "", (int)(line_end - p), p);
+        p = line_end;
+        if (*p == '\n')
+            p++;
+    }
+}
+
+void flags_usage(const struct flags *f, FILE *out)
+{
+    fprintf(out, "Usage: %s [options]\n\n", f->program);
+    if (f->summary != NULL) {
+        write_wrapped(out, f->summary, 0, 80);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "Every flag is also read from the environment as "
+                 "OFFERD_<NAME>;\nthe command line wins.\n\n");
+    for (size_t i = 0; i < f->n; i++) {
+        const struct flag_def *d = &f->defs[i];
+        if (d->type == FLAG_BOOL)
+            fprintf(out, "  --[no-]%s", d->name);
+        else
+            fprintf(out, "  --%s=VALUE", d->name);
+        fprintf(out, "  (%s", type_name(d->type));
+        if (d->default_value != NULL)
+            fprintf(out, "; default: %s",
+                    d->default_value[0] ? d->default_value : "\"\"");
+        fprintf(out, ")\n");
+        if (d->help != NULL)
+            write_wrapped(out, d->help, 6, 80);
+    }
+    fprintf(out, "  --help  print this text and exit\n");
+}

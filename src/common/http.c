@@ -1,0 +1,986 @@
+/*
+ * HTTP server edge over evhttp (libevent 2.1). The contract is in http.h;
+ * this file is where libevent's lifetimes are tamed:
+ *
+ *  - evhttp owns an incoming request until it is replied to. When a client
+ *    disconnects while a request is pending (deferred, or a stream), evhttp
+ *    detaches the request from its connection (evreq->evcon = NULL) and frees
+ *    the connection, calling the connection's close callback; the detached
+ *    request is then ours to free. When the connection is freed for any other
+ *    reason (server shutdown, or we cut a slow stream) the request is still
+ *    attached and evhttp frees it with the connection.
+ *  - So every object bound to a connection (a pending request or a stream)
+ *    holds a `struct link` registered as the connection's close-callback
+ *    argument, and the callback tells from evhttp_request_get_connection
+ *    which case it is. The close callback is cleared before every reply, so
+ *    it never points at a freed object.
+ *  - Everything a handler may read is copied out of evhttp when the request
+ *    arrives, so accessors never touch evhttp memory.
+ *  - Stream callbacks and frees happen in a "reap" event the server
+ *    activates: marking is immediate, freeing waits until the loop is back
+ *    at a safe point.
+ */
+#include "common/http.h"
+
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/recordio.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <sys/queue.h>
+
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+struct route {
+    char *path;
+    unsigned methods; /* enum http_method bits */
+    http_handler_fn fn;
+    void *arg;
+};
+
+/* Binding of one of our objects to an evhttp request and its connection. */
+struct link {
+    struct evhttp_request *evreq;    /* NULL once freed by evhttp or sent */
+    struct evhttp_connection *evcon; /* NULL once the connection is gone */
+    bool evreq_ours;                 /* evreq was detached: we free it */
+    bool closed;                     /* peer gone, cut off or shut down */
+    void (*on_lost)(struct link *);  /* run when the connection goes */
+};
+
+struct http_server {
+    struct event_base *base;
+    struct evhttp *http;
+    struct http_server_options opts;
+    struct route *routes;
+    size_t nroutes, routes_cap;
+    struct http_request *deferred; /* pending deferred requests */
+    struct http_stream *streams;   /* streams not yet freed */
+    struct http_stream *reap_head; /* streams with work for the reaper */
+    struct event *reap_ev;
+};
+
+struct http_request {
+    struct http_server *server; /* NULL once the server is freed */
+    struct link link;
+    enum http_method method;
+    char *path;
+    char *peer;
+    struct evkeyvalq query;
+    struct evkeyvalq headers;
+    struct evkeyvalq reply_headers;
+    uint8_t *body;
+    size_t body_len;
+    bool in_handler;                  /* its handler is running */
+    bool done;                        /* replied to, or turned into a stream */
+    struct http_request *prev, *next; /* server->deferred */
+};
+
+struct http_stream {
+    struct http_server *server; /* NULL once the server is freed */
+    struct link link;
+    char *peer;
+    size_t max_pending;
+    http_stream_close_fn cb;
+    void *arg;
+    struct evbuffer *chunk;          /* scratch for one chunk */
+    enum http_close_reason reason;   /* why it closed by itself */
+    bool cut_pending;                /* reaper must free the connection */
+    bool notify_pending;             /* reaper must run the callback */
+    bool released;                   /* owner called http_stream_close */
+    bool in_reap;                    /* on server->reap_head */
+    bool in_callback;                /* its close callback is running */
+    struct http_stream *prev, *next; /* server->streams */
+    struct http_stream *reap_next;
+};
+
+/* ---- Small helpers ---- */
+
+static const struct {
+    enum http_method m;
+    enum evhttp_cmd_type ev;
+    const char *name;
+} methods[] = {
+    {HTTP_GET, EVHTTP_REQ_GET, "GET"},
+    {HTTP_POST, EVHTTP_REQ_POST, "POST"},
+    {HTTP_PUT, EVHTTP_REQ_PUT, "PUT"},
+    {HTTP_DELETE, EVHTTP_REQ_DELETE, "DELETE"},
+    {HTTP_HEAD, EVHTTP_REQ_HEAD, "HEAD"},
+    {HTTP_OPTIONS, EVHTTP_REQ_OPTIONS, "OPTIONS"},
+    {HTTP_PATCH, EVHTTP_REQ_PATCH, "PATCH"},
+    {HTTP_TRACE, EVHTTP_REQ_TRACE, "TRACE"},
+    {HTTP_CONNECT, EVHTTP_REQ_CONNECT, "CONNECT"},
+};
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+
+const char *http_method_name(enum http_method m)
+{
+    for (size_t i = 0; i < NMETHODS; i++)
+        if (methods[i].m == m)
+            return methods[i].name;
+    return "?";
+}
+
+static enum http_method method_from_ev(enum evhttp_cmd_type t)
+{
+    for (size_t i = 0; i < NMETHODS; i++)
+        if (methods[i].ev == t)
+            return methods[i].m;
+    return 0;
+}
+
+static void clear_kv(struct evkeyvalq *q)
+{
+    evhttp_clear_headers(q);
+}
+
+/* Compare the media type at p (up to ';' or end, spaces trimmed) with want,
+ * ignoring case. */
+static bool media_is(const char *p, size_t n, const char *want)
+{
+    while (n > 0 && (*p == ' ' || *p == '\t')) {
+        p++;
+        n--;
+    }
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    return strlen(want) == n && strncasecmp(p, want, n) == 0;
+}
+
+int http_media_type_encoding(const char *media_type, enum http_encoding *out)
+{
+    if (media_type == NULL)
+        return -1;
+    size_t n = strcspn(media_type, ";");
+    if (media_is(media_type, n, HTTP_CONTENT_JSON)) {
+        *out = HTTP_ENC_JSON;
+        return 0;
+    }
+    if (media_is(media_type, n, HTTP_CONTENT_PROTOBUF)) {
+        *out = HTTP_ENC_PROTOBUF;
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- Links: who frees the evhttp request ---- */
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+    struct link *l = arg;
+    (void)evcon;
+    if (l->evcon == NULL)
+        return;
+    l->closed = true;
+    if (l->evreq != NULL && !l->evreq_ours) {
+        if (evhttp_request_get_connection(l->evreq) == NULL)
+            l->evreq_ours = true; /* detached: evhttp forgot it */
+        else
+            l->evreq = NULL; /* freed with the connection */
+    }
+    l->evcon = NULL;
+    if (l->on_lost != NULL)
+        l->on_lost(l);
+}
+
+static void link_bind(struct link *l, struct evhttp_request *evreq)
+{
+    l->evreq = evreq;
+    l->evcon = evhttp_request_get_connection(evreq);
+    l->evreq_ours = false;
+    l->closed = false;
+    if (l->evcon != NULL)
+        evhttp_connection_set_closecb(l->evcon, on_conn_close, l);
+    else
+        l->closed = true;
+}
+
+/* Stop watching the connection (before a reply hands evreq to evhttp). */
+static void link_unwatch(struct link *l)
+{
+    if (l->evcon != NULL)
+        evhttp_connection_set_closecb(l->evcon, NULL, NULL);
+}
+
+/* The connection is about to be freed by us or by evhttp_free: forget
+ * everything it owns. */
+static void link_forget_connection(struct link *l)
+{
+    link_unwatch(l);
+    if (l->evreq != NULL && !l->evreq_ours)
+        l->evreq = NULL;
+    l->evcon = NULL;
+    l->closed = true;
+}
+
+/* Free a detached request we own. */
+static void link_free(struct link *l)
+{
+    link_unwatch(l);
+    if (l->evreq != NULL && l->evreq_ours)
+        evhttp_request_free(l->evreq);
+    l->evreq = NULL;
+    l->evcon = NULL;
+}
+
+/* ---- Server ---- */
+
+static void on_request(struct evhttp_request *evreq, void *arg);
+static void on_reap(evutil_socket_t fd, short what, void *arg);
+
+struct http_server *http_server_new(struct event_base *base,
+                                    const struct http_server_options *opts)
+{
+    struct http_server *s = xcalloc(1, sizeof(*s));
+    s->base = base;
+    if (opts != NULL)
+        s->opts = *opts;
+    if (s->opts.max_body == 0)
+        s->opts.max_body = HTTP_DEFAULT_MAX_BODY;
+    if (s->opts.max_headers == 0)
+        s->opts.max_headers = HTTP_DEFAULT_MAX_HEADERS;
+    if (s->opts.timeout_secs == 0)
+        s->opts.timeout_secs = HTTP_DEFAULT_TIMEOUT;
+    s->http = evhttp_new(base);
+    if (s->http == NULL) {
+        log_error("evhttp_new failed");
+        abort();
+    }
+    evhttp_set_max_body_size(s->http, (ev_ssize_t)s->opts.max_body);
+    evhttp_set_max_headers_size(s->http, (ev_ssize_t)s->opts.max_headers);
+    if (s->opts.timeout_secs > 0)
+        evhttp_set_timeout(s->http, s->opts.timeout_secs);
+    /* Every method reaches the router, which answers 405 itself. */
+    evhttp_set_allowed_methods(
+        s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                     EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                     EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    evhttp_set_default_content_type(s->http, NULL);
+    evhttp_set_gencb(s->http, on_request, s);
+    s->reap_ev = event_new(base, -1, 0, on_reap, s);
+    return s;
+}
+
+int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
+                     uint16_t *bound_port, char *err, size_t errlen)
+{
+    struct evhttp_bound_socket *h =
+        evhttp_bind_socket_with_handle(s->http, ip, port);
+    if (h == NULL) {
+        int e = EVUTIL_SOCKET_ERROR();
+        snprintf(err, errlen, "cannot listen on %s:%u: %s", ip, (unsigned)port,
+                 e ? evutil_socket_error_to_string(e) : "bind failed");
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    evutil_socket_t fd = evhttp_bound_socket_get_fd(h);
+    uint16_t got = port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            got = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            got = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    if (bound_port != NULL)
+        *bound_port = got;
+    return 0;
+}
+
+int http_server_route(struct http_server *s, const char *path,
+                      unsigned methods_mask, http_handler_fn fn, void *arg)
+{
+    if (path == NULL || path[0] != '/')
+        return -1;
+    for (size_t i = 0; i < s->nroutes; i++)
+        if (strcmp(s->routes[i].path, path) == 0)
+            return -1;
+    if (s->nroutes == s->routes_cap) {
+        s->routes_cap = s->routes_cap ? s->routes_cap * 2 : 16;
+        s->routes = xreallocarray(s->routes, s->routes_cap, sizeof(*s->routes));
+    }
+    struct route *r = &s->routes[s->nroutes++];
+    r->path = xstrdup(path);
+    r->methods = methods_mask;
+    r->fn = fn;
+    r->arg = arg;
+    return 0;
+}
+
+static void stream_free(struct http_stream *st);
+
+void http_server_free(struct http_server *s)
+{
+    if (s == NULL)
+        return;
+    for (struct http_request *r = s->deferred; r != NULL;) {
+        struct http_request *next = r->next;
+        link_forget_connection(&r->link);
+        r->server = NULL;
+        r->prev = r->next = NULL;
+        r = next;
+    }
+    s->deferred = NULL;
+    for (struct http_stream *st = s->streams; st != NULL;) {
+        struct http_stream *next = st->next;
+        link_forget_connection(&st->link);
+        st->server = NULL;
+        st->prev = st->next = NULL;
+        st->in_reap = false;
+        st->reap_next = NULL;
+        st->cut_pending = false;
+        st->notify_pending = false;
+        if (st->released)
+            stream_free(st);
+        st = next;
+    }
+    s->streams = NULL;
+    s->reap_head = NULL;
+    evhttp_free(s->http);
+    event_free(s->reap_ev);
+    for (size_t i = 0; i < s->nroutes; i++)
+        free(s->routes[i].path);
+    free(s->routes);
+    free(s);
+}
+
+/* ---- Requests ---- */
+
+static void request_unlist(struct http_request *req)
+{
+    if (req->server == NULL)
+        return;
+    if (req->prev != NULL)
+        req->prev->next = req->next;
+    else if (req->server->deferred == req)
+        req->server->deferred = req->next;
+    if (req->next != NULL)
+        req->next->prev = req->prev;
+    req->prev = req->next = NULL;
+}
+
+static void request_free(struct http_request *req)
+{
+    request_unlist(req);
+    link_free(&req->link);
+    clear_kv(&req->query);
+    clear_kv(&req->headers);
+    clear_kv(&req->reply_headers);
+    free(req->body);
+    free(req->path);
+    free(req->peer);
+    free(req);
+}
+
+/* The reply has been handed over (or dropped): free now, or when the
+ * handler returns. */
+static void request_done(struct http_request *req)
+{
+    req->done = true;
+    if (!req->in_handler)
+        request_free(req);
+}
+
+static char *peer_string(struct evhttp_connection *evcon)
+{
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+    if (evcon == NULL)
+        return xstrdup("?");
+    evhttp_connection_get_peer(evcon, &addr, &port);
+    if (addr == NULL)
+        return xstrdup("?");
+    if (strchr(addr, ':') != NULL)
+        return xasprintf("[%s]:%u", addr, (unsigned)port);
+    return xasprintf("%s:%u", addr, (unsigned)port);
+}
+
+/* Send a text reply straight on evreq (before our request object exists). */
+static void send_raw_text(struct evhttp_request *evreq, int status,
+                          const char *text)
+{
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add_printf(b, "%s\n", text);
+    evhttp_add_header(evhttp_request_get_output_headers(evreq), "Content-Type",
+                      HTTP_CONTENT_TEXT);
+    evhttp_send_reply(evreq, status, NULL, b);
+    evbuffer_free(b);
+}
+
+static void on_request(struct evhttp_request *evreq, void *arg)
+{
+    struct http_server *s = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(evreq);
+    enum http_method m = method_from_ev(evhttp_request_get_command(evreq));
+    if (uri == NULL || m == 0) {
+        send_raw_text(evreq, 400, "malformed request");
+        return;
+    }
+
+    struct http_request *req = xcalloc(1, sizeof(*req));
+    req->server = s;
+    req->method = m;
+    TAILQ_INIT(&req->query);
+    TAILQ_INIT(&req->headers);
+    TAILQ_INIT(&req->reply_headers);
+    const char *path = evhttp_uri_get_path(uri);
+    req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
+    req->peer = peer_string(evhttp_request_get_connection(evreq));
+    link_bind(&req->link, evreq);
+
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(evhttp_request_get_input_headers(evreq)); kv != NULL;
+         kv = TAILQ_NEXT(kv, next)) {
+        evhttp_add_header(&req->headers, kv->key, kv->value);
+    }
+    struct evbuffer *in = evhttp_request_get_input_buffer(evreq);
+    size_t len = evbuffer_get_length(in);
+    req->body = xmalloc(len + 1);
+    if (len > 0)
+        evbuffer_remove(in, req->body, len);
+    req->body[len] = '\0';
+    req->body_len = len;
+
+    req->in_handler = true;
+    const char *query = evhttp_uri_get_query(uri);
+    if (query != NULL && evhttp_parse_query_str(query, &req->query) != 0) {
+        http_reply_error(req, 400, "malformed query string");
+    } else if (len > s->opts.max_body) {
+        /* evhttp enforces the limit already; this guards the contract. */
+        http_reply_error(req, 413, "request body exceeds %zu bytes",
+                         s->opts.max_body);
+    } else {
+        const struct route *r = NULL;
+        for (size_t i = 0; i < s->nroutes; i++) {
+            if (strcmp(s->routes[i].path, req->path) == 0) {
+                r = &s->routes[i];
+                break;
+            }
+        }
+        unsigned allowed = r ? r->methods : 0;
+        if (allowed & HTTP_GET)
+            allowed |= HTTP_HEAD;
+        if (r == NULL) {
+            http_reply_error(req, 404, "no such endpoint: %s", req->path);
+        } else if ((allowed & m) == 0) {
+            char list[128] = "";
+            size_t used = 0;
+            for (size_t i = 0; i < NMETHODS; i++) {
+                if (!(allowed & methods[i].m))
+                    continue;
+                int w = snprintf(list + used, sizeof(list) - used, "%s%s",
+                                 used ? ", " : "", methods[i].name);
+                if (w < 0 || (size_t)w >= sizeof(list) - used)
+                    break;
+                used += (size_t)w;
+            }
+            http_reply_header(req, "Allow", list);
+            http_reply_error(req, 405,
+                             "Expecting one of { %s }, but "
+                             "received '%s'",
+                             list, http_method_name(m));
+        } else {
+            log_debug("%s %s from %s", http_method_name(m), req->path,
+                      req->peer);
+            r->fn(req, r->arg);
+        }
+    }
+    req->in_handler = false;
+    if (req->done) {
+        request_free(req);
+        return;
+    }
+    /* Deferred: keep it on the server's list until the owner replies. */
+    req->next = s->deferred;
+    if (s->deferred != NULL)
+        s->deferred->prev = req;
+    s->deferred = req;
+}
+
+enum http_method http_request_method(const struct http_request *req)
+{
+    return req->method;
+}
+
+const char *http_request_path(const struct http_request *req)
+{
+    return req->path;
+}
+
+const char *http_request_query(const struct http_request *req, const char *name)
+{
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(&req->query); kv != NULL; kv = TAILQ_NEXT(kv, next)) {
+        if (strcmp(kv->key, name) == 0)
+            return kv->value;
+    }
+    return NULL;
+}
+
+const char *http_request_header(const struct http_request *req,
+                                const char *name)
+{
+    return evhttp_find_header(&req->headers, name);
+}
+
+const uint8_t *http_request_body(const struct http_request *req, size_t *len)
+{
+    *len = req->body_len;
+    return req->body;
+}
+
+const char *http_request_peer(const struct http_request *req)
+{
+    return req->peer;
+}
+
+bool http_request_is_closed(const struct http_request *req)
+{
+    return req->link.closed;
+}
+
+/* ---- Negotiation ---- */
+
+int http_request_content_encoding(const struct http_request *req,
+                                  enum http_encoding *out)
+{
+    return http_media_type_encoding(http_request_header(req, "Content-Type"),
+                                    out);
+}
+
+/* Parse the q parameter among the ';' parameters in [p, end); 1 if absent,
+ * -1 if malformed. */
+static double accept_q(const char *p, const char *end)
+{
+    while (p < end) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *pe = semi ? semi : end;
+        while (p < pe && (*p == ' ' || *p == '\t'))
+            p++;
+        if (pe - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+            char num[16];
+            size_t n = (size_t)(pe - p - 2);
+            while (n > 0 && (p[2 + n - 1] == ' ' || p[2 + n - 1] == '\t'))
+                n--;
+            if (n == 0 || n >= sizeof(num))
+                return -1;
+            memcpy(num, p + 2, n);
+            num[n] = '\0';
+            char *e;
+            double q = strtod(num, &e);
+            if (*e != '\0' || q < 0 || q > 1)
+                return -1;
+            return q;
+        }
+        p = semi ? semi + 1 : end;
+    }
+    return 1;
+}
+
+int http_request_accept_encoding(const struct http_request *req,
+                                 enum http_encoding fallback,
+                                 enum http_encoding *out)
+{
+    const char *accept = http_request_header(req, "Accept");
+    if (accept == NULL || accept[strspn(accept, " \t")] == '\0') {
+        *out = fallback;
+        return 0;
+    }
+    /* Best q for each encoding: an exact type beats a wildcard. */
+    double q_exact[2] = {-1, -1}, q_wild[2] = {-1, -1};
+    const char *p = accept;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *type_end = semi ? semi : end;
+        size_t tn = (size_t)(type_end - p);
+        double q = accept_q(semi ? semi + 1 : end, end);
+        if (q >= 0) {
+            if (media_is(p, tn, HTTP_CONTENT_JSON)) {
+                if (q > q_exact[HTTP_ENC_JSON])
+                    q_exact[HTTP_ENC_JSON] = q;
+            } else if (media_is(p, tn, HTTP_CONTENT_PROTOBUF)) {
+                if (q > q_exact[HTTP_ENC_PROTOBUF])
+                    q_exact[HTTP_ENC_PROTOBUF] = q;
+            } else if (media_is(p, tn, "*/*") ||
+                       media_is(p, tn, "application/*")) {
+                for (int i = 0; i < 2; i++)
+                    if (q > q_wild[i])
+                        q_wild[i] = q;
+            }
+        }
+        p = comma ? comma + 1 : end;
+    }
+    double q[2];
+    for (int i = 0; i < 2; i++)
+        q[i] = q_exact[i] >= 0 ? q_exact[i] : q_wild[i];
+    bool ok_json = q[HTTP_ENC_JSON] > 0, ok_pb = q[HTTP_ENC_PROTOBUF] > 0;
+    if (!ok_json && !ok_pb)
+        return -1;
+    if (ok_json && ok_pb && q[HTTP_ENC_JSON] == q[HTTP_ENC_PROTOBUF])
+        *out = fallback;
+    else if (ok_json && (!ok_pb || q[HTTP_ENC_JSON] > q[HTTP_ENC_PROTOBUF]))
+        *out = HTTP_ENC_JSON;
+    else
+        *out = HTTP_ENC_PROTOBUF;
+    return 0;
+}
+
+int http_negotiate(struct http_request *req, enum http_encoding *body,
+                   enum http_encoding *reply)
+{
+    enum http_encoding b, r;
+    if (http_request_content_encoding(req, &b) != 0) {
+        const char *ct = http_request_header(req, "Content-Type");
+        if (ct == NULL)
+            http_reply_error(req, 415, "Expecting 'Content-Type' of %s or %s",
+                             HTTP_CONTENT_JSON, HTTP_CONTENT_PROTOBUF);
+        else
+            http_reply_error(req, 415,
+                             "Expecting 'Content-Type' of %s or %s, got '%s'",
+                             HTTP_CONTENT_JSON, HTTP_CONTENT_PROTOBUF, ct);
+        return -1;
+    }
+    if (http_request_accept_encoding(req, b, &r) != 0) {
+        http_reply_error(req, 406, "Expecting 'Accept' to allow %s or %s",
+                         HTTP_CONTENT_JSON, HTTP_CONTENT_PROTOBUF);
+        return -1;
+    }
+    *body = b;
+    *reply = r;
+    return 0;
+}
+
+/* ---- Replies ---- */
+
+void http_reply_header(struct http_request *req, const char *name,
+                       const char *value)
+{
+    /* evhttp_add_header drops names or values holding CR or LF. */
+    evhttp_add_header(&req->reply_headers, name, value);
+}
+
+/* Move the queued reply headers and Content-Type onto evreq. */
+static void apply_reply_headers(struct http_request *req,
+                                struct evhttp_request *evreq,
+                                const char *content_type)
+{
+    struct evkeyvalq *out = evhttp_request_get_output_headers(evreq);
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(&req->reply_headers); kv != NULL;
+         kv = TAILQ_NEXT(kv, next)) {
+        evhttp_add_header(out, kv->key, kv->value);
+    }
+    if (content_type != NULL) {
+        evhttp_remove_header(out, "Content-Type");
+        evhttp_add_header(out, "Content-Type", content_type);
+    }
+}
+
+void http_reply(struct http_request *req, int status, const char *content_type,
+                const void *body, size_t len)
+{
+    if (req->done) {
+        log_error("http: second reply to %s %s ignored",
+                  http_method_name(req->method), req->path);
+        return;
+    }
+    if (!req->link.closed && req->link.evreq != NULL) {
+        struct evhttp_request *evreq = req->link.evreq;
+        link_unwatch(&req->link);
+        apply_reply_headers(req, evreq, content_type);
+        struct evbuffer *b = evbuffer_new();
+        if (len > 0)
+            evbuffer_add(b, body, len);
+        log_debug("%s %s from %s: %d", http_method_name(req->method), req->path,
+                  req->peer, status);
+        /* evhttp owns evreq from here and frees it once sent. */
+        evhttp_send_reply(evreq, status, NULL, b);
+        evbuffer_free(b);
+        req->link.evreq = NULL;
+        req->link.evcon = NULL;
+        req->link.closed = true;
+    }
+    request_done(req);
+}
+
+void http_reply_error(struct http_request *req, int status, const char *fmt,
+                      ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof(text) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        snprintf(text, sizeof(text), "error");
+        n = (int)strlen(text);
+    }
+    size_t len = (size_t)n < sizeof(text) - 1 ? (size_t)n : sizeof(text) - 2;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\r' || text[i] == '\n')
+            text[i] = ' ';
+    text[len++] = '\n';
+    if (status >= 500)
+        log_warn("%s %s from %s: %d %.*s", http_method_name(req->method),
+                 req->path, req->peer, status, (int)len - 1, text);
+    else
+        log_debug("%s %s from %s: %d %.*s", http_method_name(req->method),
+                  req->path, req->peer, status, (int)len - 1, text);
+    http_reply(req, status, HTTP_CONTENT_TEXT, text, len);
+}
+
+void http_reply_json(struct http_request *req, int status, const json_t *json)
+{
+    char *text = json_dumps(json, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (text == NULL) {
+        http_reply_error(req, 500, "cannot encode JSON");
+        return;
+    }
+    http_reply(req, status, HTTP_CONTENT_JSON, text, strlen(text));
+    free(text);
+}
+
+/* ---- Streams ---- */
+
+static struct http_stream *stream_of(struct link *l)
+{
+    return (struct http_stream *)((char *)l -
+                                  offsetof(struct http_stream, link));
+}
+
+static void schedule_reap(struct http_stream *st)
+{
+    struct http_server *s = st->server;
+    if (s == NULL || st->in_reap)
+        return;
+    st->in_reap = true;
+    st->reap_next = s->reap_head;
+    s->reap_head = st;
+    event_active(s->reap_ev, 0, 0);
+}
+
+static void stream_lost(struct link *l)
+{
+    struct http_stream *st = stream_of(l);
+    if (!st->notify_pending && !st->released) {
+        st->reason = HTTP_CLOSE_PEER;
+        st->notify_pending = true;
+    }
+    schedule_reap(st);
+}
+
+static void stream_free(struct http_stream *st)
+{
+    struct http_server *s = st->server;
+    if (s != NULL) {
+        if (st->prev != NULL)
+            st->prev->next = st->next;
+        else if (s->streams == st)
+            s->streams = st->next;
+        if (st->next != NULL)
+            st->next->prev = st->prev;
+    }
+    link_free(&st->link);
+    evbuffer_free(st->chunk);
+    free(st->peer);
+    free(st);
+}
+
+static void reap_one(struct http_stream *st)
+{
+    if (st->cut_pending) {
+        st->cut_pending = false;
+        struct evhttp_connection *evcon = st->link.evcon;
+        if (evcon != NULL) {
+            link_forget_connection(&st->link);
+            evhttp_connection_free(evcon);
+        }
+    }
+    if (st->notify_pending && !st->released) {
+        st->notify_pending = false;
+        if (st->cb != NULL) {
+            st->in_callback = true;
+            st->cb(st, st->reason, st->arg);
+            st->in_callback = false;
+        }
+    }
+    if (st->released)
+        stream_free(st);
+}
+
+static void on_reap(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_server *s = arg;
+    (void)fd;
+    (void)what;
+    while (s->reap_head != NULL) {
+        struct http_stream *st = s->reap_head;
+        s->reap_head = st->reap_next;
+        st->reap_next = NULL;
+        st->in_reap = false;
+        reap_one(st);
+    }
+}
+
+struct http_stream *http_stream_start(struct http_request *req,
+                                      const char *content_type,
+                                      size_t max_pending,
+                                      http_stream_close_fn close_cb, void *arg)
+{
+    struct http_stream *st = xcalloc(1, sizeof(*st));
+    st->server = req->server;
+    st->peer = xstrdup(req->peer);
+    st->max_pending = max_pending ? max_pending : HTTP_DEFAULT_STREAM_CAP;
+    st->cb = close_cb;
+    st->arg = arg;
+    st->chunk = evbuffer_new();
+
+    /* Take the request's link over; the request keeps nothing. */
+    st->link = req->link;
+    st->link.on_lost = stream_lost;
+    memset(&req->link, 0, sizeof(req->link));
+    req->link.closed = true;
+
+    if (st->server != NULL) {
+        st->next = st->server->streams;
+        if (st->next != NULL)
+            st->next->prev = st;
+        st->server->streams = st;
+    }
+
+    if (!st->link.closed && st->link.evreq != NULL && st->link.evcon != NULL) {
+        struct evhttp_request *evreq = st->link.evreq;
+        evhttp_connection_set_closecb(st->link.evcon, on_conn_close, &st->link);
+        apply_reply_headers(req, evreq, content_type);
+        evhttp_send_reply_start(evreq, 200, NULL);
+        /* A stream may stay quiet for long: no idle timeout. */
+        bufferevent_set_timeouts(
+            evhttp_connection_get_bufferevent(st->link.evcon), NULL, NULL);
+        log_debug("%s %s from %s: stream started",
+                  http_method_name(req->method), req->path, req->peer);
+    } else {
+        st->link.closed = true;
+        st->reason = HTTP_CLOSE_PEER;
+        st->notify_pending = true;
+        schedule_reap(st);
+    }
+    req->done = true;
+    if (!req->in_handler)
+        request_free(req);
+    return st;
+}
+
+static size_t output_pending(const struct http_stream *st)
+{
+    if (st->link.closed || st->link.evcon == NULL)
+        return 0;
+    struct bufferevent *bev = evhttp_connection_get_bufferevent(st->link.evcon);
+    return evbuffer_get_length(bufferevent_get_output(bev));
+}
+
+/* Send what st->chunk holds as one chunk and enforce the cap. */
+static int stream_flush_chunk(struct http_stream *st)
+{
+    evhttp_send_reply_chunk(st->link.evreq, st->chunk);
+    evbuffer_drain(st->chunk, evbuffer_get_length(st->chunk));
+    size_t pending = output_pending(st);
+    if (pending > st->max_pending) {
+        log_warn("stream to %s cut off: %zu bytes pending exceed the cap of "
+                 "%zu",
+                 st->peer, pending, st->max_pending);
+        st->link.closed = true;
+        st->reason = HTTP_CLOSE_SLOW;
+        st->cut_pending = true;
+        st->notify_pending = true;
+        schedule_reap(st);
+        return -1;
+    }
+    return 0;
+}
+
+int http_stream_send(struct http_stream *st, const void *data, size_t len)
+{
+    if (st->released || st->link.closed || st->link.evreq == NULL)
+        return -1;
+    if (len == 0)
+        return 0;
+    evbuffer_add(st->chunk, data, len);
+    return stream_flush_chunk(st);
+}
+
+int http_stream_send_record(struct http_stream *st, const void *data,
+                            size_t len)
+{
+    if (st->released || st->link.closed || st->link.evreq == NULL)
+        return -1;
+    uint8_t header[RIO_HEADER_MAX];
+    size_t h = rio_encode_header(len, header, sizeof(header));
+    evbuffer_add(st->chunk, header, h);
+    if (len > 0)
+        evbuffer_add(st->chunk, data, len);
+    return stream_flush_chunk(st);
+}
+
+size_t http_stream_pending(const struct http_stream *st)
+{
+    return output_pending(st);
+}
+
+bool http_stream_is_closed(const struct http_stream *st)
+{
+    return st->link.closed;
+}
+
+const char *http_stream_peer(const struct http_stream *st)
+{
+    return st->peer;
+}
+
+void http_stream_close(struct http_stream *st)
+{
+    if (st == NULL)
+        return;
+    if (st->released) {
+        log_error("http: stream to %s released twice", st->peer);
+        return;
+    }
+    st->released = true;
+    st->notify_pending = false;
+    if (!st->link.closed && st->link.evreq != NULL && st->link.evcon != NULL) {
+        struct evhttp_connection *evcon = st->link.evcon;
+        struct evhttp_request *evreq = st->link.evreq;
+        link_unwatch(&st->link);
+        st->link.evreq = NULL;
+        st->link.evcon = NULL;
+        st->link.closed = true;
+        /* Give the peer the usual time to take the rest, then evhttp
+         * frees the request once the terminating chunk is out. */
+        if (st->server != NULL && st->server->opts.timeout_secs > 0) {
+            struct timeval tv = {st->server->opts.timeout_secs, 0};
+            bufferevent_set_timeouts(evhttp_connection_get_bufferevent(evcon),
+                                     &tv, &tv);
+        }
+        evhttp_send_reply_end(evreq);
+    }
+    if (st->in_callback)
+        return; /* reap_one frees it when the callback returns */
+    if (st->server != NULL)
+        schedule_reap(st);
+    else
+        stream_free(st);
+}

@@ -1,0 +1,124 @@
+/*
+ * HTTP client edge: asynchronous requests on the caller's event_base, over
+ * evhttp's client side, so that the agent and libofferd never see libevent's
+ * HTTP types.
+ *
+ * Two kinds of request, each on a connection of its own (opened for it and
+ * closed after it):
+ *  - http_client_request: send a request, get one callback with the whole
+ *    response (status, headers, body) or a failure.
+ *  - http_client_stream: send a request whose response is a long-lived
+ *    chunked stream (Mesos SUBSCRIBE): a callback when the status line and
+ *    headers arrive (e.g. to read Mesos-Stream-Id), one callback per HTTP
+ *    chunk as it arrives, and a close callback when the stream ends, fails
+ *    or is refused (a non-200 status, whose body is then delivered whole to
+ *    the close callback instead of as chunks).
+ *
+ * Callbacks run from the event loop; inside any of them the owner may start
+ * other requests or cancel this one. After the final callback (done or
+ * close) the handle is dead; http_client_cancel ends a request early, runs
+ * no further callback, and also kills the handle. Responses passed to
+ * callbacks are borrowed for the callback's duration.
+ *
+ * Hosts should be numeric addresses: evhttp resolves names with a blocking
+ * lookup when no DNS base is given.
+ *
+ * Known gap: evhttp 2.1 buffers each response chunk whole before delivering
+ * it, with no per-chunk size limit, so a hostile server could make a
+ * streaming client buffer one huge chunk. Servers are offerd's own master.
+ */
+#ifndef OFFERD_COMMON_HTTP_CLIENT_H
+#define OFFERD_COMMON_HTTP_CLIENT_H
+
+#include "common/http.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct http_client_req;
+struct http_client_response;
+
+/* Default largest response body of http_client_request. */
+#define HTTP_CLIENT_DEFAULT_MAX_BODY ((size_t)64 << 20)
+
+/* What to send. Every pointer is borrowed for the duration of the call that
+ * takes it (everything is copied). */
+struct http_client_options {
+    const char *host; /* numeric address, e.g. "127.0.0.1" */
+    uint16_t port;
+    enum http_method method; /* HTTP_GET, HTTP_POST, ... */
+    const char *path;        /* with the query string, e.g. "/state?x=1" */
+    const struct http_header *headers; /* extra headers (Host and
+                                          Content-Length are added) */
+    size_t nheaders;
+    const void *body; /* may be NULL when body_len is 0 */
+    size_t body_len;
+    int timeout_ms;  /* whole request (stream: until the headers arrive,
+                        none after); 0: none of ours, but evhttp's own
+                        idle timeouts (45 s to connect, 50 s between reads)
+                        still end a one-shot request */
+    size_t max_body; /* http_client_request only; 0: the default */
+};
+
+/* ---- Responses ---- */
+
+/* HTTP status, or 0 when no response came (see http_client_error). */
+int http_client_status(const struct http_client_response *r);
+
+/* One-line reason when status is 0 (connection refused, timed out, ...);
+ * NULL otherwise. */
+const char *http_client_error(const struct http_client_response *r);
+
+/* Response header value (case-insensitive), or NULL. */
+const char *http_client_header(const struct http_client_response *r,
+                               const char *name);
+
+/* The body (*len OUT), never NULL, followed by a NUL not counted in *len.
+ * For a stream, the body of a refused (non-200) response; empty otherwise. */
+const uint8_t *http_client_body(const struct http_client_response *r,
+                                size_t *len);
+
+/* ---- One-shot requests ---- */
+
+typedef void (*http_client_done_fn)(const struct http_client_response *r,
+                                    void *arg);
+
+/* Start a request; done(r, arg) runs exactly once from the loop unless the
+ * request is cancelled first. Returns the handle (valid until done runs or
+ * http_client_cancel). Never fails: even an immediate failure is reported
+ * through done. */
+struct http_client_req *http_client_request(struct event_base *base,
+                                            const struct http_client_options *o,
+                                            http_client_done_fn done,
+                                            void *arg);
+
+/* ---- Streaming requests ---- */
+
+struct http_client_stream_cbs {
+    /* The status line and headers arrived (any status). May be NULL. */
+    void (*on_headers)(const struct http_client_response *r, void *arg);
+    /* One HTTP chunk of a 200 response (data borrowed for the call). */
+    void (*on_chunk)(const uint8_t *data, size_t len, void *arg);
+    /* The stream ended: status 200 and no error when the server ended it
+     * gracefully; status 0 and an error when the connection failed or timed
+     * out; another status (with its body) when refused. Runs exactly once
+     * unless cancelled first; the handle is dead after it. */
+    void (*on_close)(const struct http_client_response *r, void *arg);
+    void *arg;
+};
+
+/* Start a streaming request; see the callbacks above. Returns the handle. */
+struct http_client_req *
+http_client_stream(struct event_base *base, const struct http_client_options *o,
+                   const struct http_client_stream_cbs *cbs);
+
+/* ---- Both ---- */
+
+/* Abandon the request: close its connection at the next safe point, run no
+ * further callback, and free it. The handle is dead after the call. Valid
+ * only before the final callback ran (or inside any callback, including the
+ * final one, where it is a no-op). */
+void http_client_cancel(struct http_client_req *c);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * The master's flag table (Mesos's names and defaults where Mesos has the
+ * flag) and its parsing, on top of common/flags. Modules that need a setting
+ * read it from struct master_flags; the table itself is the one place a new
+ * master flag is declared.
+ */
+#ifndef OFFERD_MASTER_FLAGS_MASTER_H
+#define OFFERD_MASTER_FLAGS_MASTER_H
+
+#include "common/flags.h"
+#include "common/log.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Rows in the master's flag table. */
+#define MASTER_FLAGS_ROWS 5
+
+/* Effective master settings. Strings are borrowed from the flags object and
+ * live until master_flags_fini. */
+struct master_flags {
+    const char *ip;            /* --ip: address to listen on */
+    uint16_t port;             /* --port: port to listen on */
+    const char *work_dir;      /* --work_dir: where the registry lives */
+    const char *hostname;      /* --hostname: advertised name (default:
+                                  this machine's hostname) */
+    const char *logging_level; /* --logging_level text */
+    enum log_level log_level;  /* parsed --logging_level */
+
+    /* Private: the table rows point at the fields above. */
+    struct flag_def defs[MASTER_FLAGS_ROWS];
+    struct flags *flags;
+    char hostname_buf[256];
+};
+
+/* Build the table over mf's fields (mf must not move afterwards). */
+void master_flags_init(struct master_flags *mf);
+
+/* Parse argv and env (see flags_parse) and check the values (a known
+ * logging level); fill in the hostname default. Returns FLAGS_OK,
+ * FLAGS_HELP (print master_flags_usage and exit 0) or FLAGS_ERROR with a
+ * one-line reason in err. */
+enum flags_result master_flags_parse(struct master_flags *mf, int argc,
+                                     char *const *argv, char *const *env,
+                                     char *err, size_t errlen);
+
+/* Write --help text. */
+void master_flags_usage(const struct master_flags *mf, FILE *out);
+
+/* The flags object, for the /flags endpoint (borrowed). */
+const struct flags *master_flags_object(const struct master_flags *mf);
+
+/* Free what master_flags_init and master_flags_parse allocated. */
+void master_flags_fini(struct master_flags *mf);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * /health, /version and /flags.
+ */
+#include "master/system_endpoints.h"
+
+#include "common/flags.h"
+#include "common/http.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef OFFERD_VERSION
+#define OFFERD_VERSION "0.0.0"
+#endif
+
+static void handle_health(struct http_request *req, void *arg)
+{
+    (void)arg;
+    http_reply(req, 200, NULL, NULL, 0);
+}
+
+static void handle_flags(struct http_request *req, void *arg)
+{
+    const struct flags *flags = arg;
+    json_t *j = flags_to_json(flags);
+    http_reply_json(req, 200, j);
+    json_decref(j);
+}
+
+static void handle_version(struct http_request *req, void *arg)
+{
+    (void)arg;
+    json_t *j = master_version_json();
+    http_reply_json(req, 200, j);
+    json_decref(j);
+}
+
+json_t *master_version_json(void)
+{
+    /* Build date and time of this file, from the compiler ("Nov 30 2026",
+     * "10:52:27", local time of the build machine). */
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    const char *date = __DATE__, *clock = __TIME__;
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    char mon[4] = {date[0], date[1], date[2], '\0'};
+    const char *m = strstr(months, mon);
+    tm.tm_mon = m ? (int)(m - months) / 3 : 0;
+    int year = 1970;
+    if (sscanf(date + 4, "%d %d", &tm.tm_mday, &year) != 2) {
+        tm.tm_mday = 1;
+        year = 1970;
+    }
+    tm.tm_year = year - 1900;
+    if (sscanf(clock, "%d:%d:%d", &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 3) {
+        tm.tm_hour = 0;
+        tm.tm_min = 0;
+        tm.tm_sec = 0;
+    }
+    tm.tm_isdst = -1;
+    time_t when = mktime(&tm);
+    char build_date[80];
+    snprintf(build_date, sizeof(build_date), "%04d-%02d-%02d %02d:%02d:%02d",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec);
+
+    json_t *j = json_object();
+    json_object_set_new(j, "version", json_string(OFFERD_VERSION));
+    json_object_set_new(j, "build_date", json_string(build_date));
+    json_object_set_new(j, "build_time", json_real((double)when));
+#ifdef OFFERD_GIT_SHA
+    json_object_set_new(j, "git_sha", json_string(OFFERD_GIT_SHA));
+#endif
+    return j;
+}
+
+int master_system_endpoints_register(struct http_server *srv,
+                                     const struct flags *flags)
+{
+    void *fl = (void *)flags; /* handlers only read it */
+    if (http_server_route(srv, "/health", HTTP_GET, handle_health, NULL) ||
+        http_server_route(srv, "/master/health", HTTP_GET, handle_health,
+                          NULL) ||
+        http_server_route(srv, "/version", HTTP_GET, handle_version, NULL) ||
+        http_server_route(srv, "/flags", HTTP_GET, handle_flags, fl) ||
+        http_server_route(srv, "/master/flags", HTTP_GET, handle_flags, fl))
+        return -1;
+    return 0;
+}

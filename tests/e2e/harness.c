@@ -1,0 +1,799 @@
+/*
+ * End-to-end harness: processes (spawn, readiness, stop, cleanup on every
+ * path) and a small blocking HTTP/1.1 client over plain sockets.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- Time ---- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- The run directory: one per test binary ---- */
+
+/* Every process directory of this run lives under run_dir. A test that
+ * fails exits part-way (Check's fork mode _exits the test child, skipping
+ * atexit handlers and the fixture teardown), so whatever is left under
+ * run_dir when the suite ends belongs to a failed test: e2e_main prints its
+ * log and removes it. */
+static char run_dir[64];
+
+static int keep_dirs(void)
+{
+    const char *k = getenv("OFFERD_E2E_KEEP");
+    return k != NULL && strcmp(k, "1") == 0;
+}
+
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d != NULL) {
+            struct dirent *de;
+            while ((de = readdir(d)) != NULL) {
+                if (strcmp(de->d_name, ".") == 0 ||
+                    strcmp(de->d_name, "..") == 0)
+                    continue;
+                char sub[4096];
+                int n = snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+                if (n > 0 && (size_t)n < sizeof(sub))
+                    remove_tree(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void dump_log_file(const char *log_path, pid_t pid, size_t max_bytes)
+{
+    FILE *f = fopen(log_path, "rb");
+    if (f == NULL)
+        return;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    long from = size > (long)max_bytes ? size - (long)max_bytes : 0;
+    fseek(f, from, SEEK_SET);
+    fprintf(stderr, "----- log of pid %d (%s)%s -----\n", (int)pid, log_path,
+            from > 0 ? ", tail" : "");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        fwrite(buf, 1, n, stderr);
+    fprintf(stderr, "----- end of log -----\n");
+    fclose(f);
+}
+
+/* Kill, report and remove what failed tests left under run_dir. */
+static void reap_leftovers(void)
+{
+    DIR *d = opendir(run_dir);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char sub[512], path[600];
+        snprintf(sub, sizeof(sub), "%s/%s", run_dir, de->d_name);
+        int pid = 0;
+        snprintf(path, sizeof(path), "%s/pid", sub);
+        FILE *f = fopen(path, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        /* Normally already dead (PR_SET_PDEATHSIG); with CK_FORK=no the
+         * runner itself is the parent. Only our own children are reaped. */
+        if (pid > 0 && waitpid(pid, NULL, WNOHANG) == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        fprintf(stderr, "harness: %s was left by a failed test\n", sub);
+        snprintf(path, sizeof(path), "%s/log", sub);
+        dump_log_file(path, pid, 8192);
+    }
+    closedir(d);
+}
+
+int e2e_main(Suite *(*suite_fn)(void))
+{
+    snprintf(run_dir, sizeof(run_dir), "/tmp/offerd-e2e-XXXXXX");
+    if (mkdtemp(run_dir) == NULL) {
+        perror("mkdtemp");
+        return EXIT_FAILURE;
+    }
+    SRunner *sr = srunner_create(suite_fn());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    reap_leftovers();
+    if (keep_dirs())
+        fprintf(stderr, "harness: kept %s\n", run_dir);
+    else
+        remove_tree(run_dir);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- Processes ---- */
+
+uint16_t e2e_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof(sa);
+    uint16_t port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+/* Fork and exec bin with argv; the child's stdout and stderr go to out_fd.
+ * Returns the pid or -1. */
+static pid_t fork_exec(const char *bin, char *const *argv, int out_fd,
+                       const char *cwd)
+{
+    pid_t parent = getpid();
+    /* Block signals across fork so none reaches the child before it has
+     * dropped the test's handlers (see below). */
+    sigset_t all, saved;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = fork();
+    if (pid != 0)
+        sigprocmask(SIG_SETMASK, &saved, NULL);
+    if (pid < 0) {
+        perror("fork");
+        return -1;
+    }
+    if (pid == 0) {
+        /* Until exec, this child runs the test's signal handlers (Check's
+         * SIGTERM handler kills the whole test process group): restore the
+         * defaults first. */
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Die with the test process, whatever kills it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(out_fd, 1);
+        dup2(out_fd, 2);
+        if (cwd != NULL && chdir(cwd) != 0)
+            _exit(127);
+        execv(bin, argv);
+        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->dir, sizeof(p->dir), "%s/proc-XXXXXX",
+             run_dir[0] ? run_dir : "/tmp");
+    if (mkdtemp(p->dir) == NULL) {
+        perror("mkdtemp");
+        p->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(p->work_dir, sizeof(p->work_dir), "%s/work", p->dir);
+    snprintf(p->log_path, sizeof(p->log_path), "%s/log", p->dir);
+    if (keep_dirs())
+        fprintf(stderr, "harness: %s\n", p->dir);
+
+    int fd = open(p->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        perror(p->log_path);
+        return -1;
+    }
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    for (; args != NULL && *args != NULL && argc < 63; args++)
+        argv[argc++] = (char *)*args;
+    argv[argc] = NULL;
+    pid_t pid = fork_exec(bin, argv, fd, p->dir);
+    close(fd);
+    if (pid < 0)
+        return -1;
+    p->pid = pid;
+    char pid_path[320];
+    snprintf(pid_path, sizeof(pid_path), "%s/pid", p->dir);
+    FILE *f = fopen(pid_path, "w");
+    if (f != NULL) {
+        fprintf(f, "%d\n", (int)pid);
+        fclose(f);
+    }
+    return 0;
+}
+
+int e2e_proc_running(struct e2e_proc *p)
+{
+    if (p->pid <= 0)
+        return 0;
+    int status;
+    pid_t r = waitpid(p->pid, &status, WNOHANG);
+    if (r == p->pid) {
+        p->exit_status = status;
+        p->pid = 0;
+        return 0;
+    }
+    return 1;
+}
+
+int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    while (now_ms() < deadline) {
+        if (!e2e_proc_running(p))
+            return -1;
+        struct e2e_response r;
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+            break;
+        if (e2e_http(p->port, "GET", "/health", NULL, NULL, 0,
+                     left < 1000 ? left : 1000, &r) == 0) {
+            int ok = r.status == 200;
+            e2e_response_free(&r);
+            if (ok)
+                return 0;
+        }
+        sleep_ms(50);
+    }
+    return -1;
+}
+
+static int log_contains(const struct e2e_proc *p, const char *needle)
+{
+    FILE *f = fopen(p->log_path, "rb");
+    if (f == NULL)
+        return 0;
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint16_t port = e2e_free_port();
+        if (port == 0)
+            continue;
+        char a_port[32];
+        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
+        const char *args[64];
+        int n = 0;
+        args[n++] = "--ip=127.0.0.1";
+        args[n++] = a_port;
+        /* Relative to the temporary directory the daemon runs in, so it is
+         * p->work_dir. */
+        args[n++] = "--work_dir=work";
+        for (; extra_args != NULL && *extra_args != NULL && n < 63;
+             extra_args++)
+            args[n++] = *extra_args;
+        args[n] = NULL;
+        if (e2e_spawn(p, OFFERD_BIN, args) != 0) {
+            e2e_proc_cleanup(p);
+            return -1;
+        }
+        p->port = port;
+        if (e2e_wait_healthy(p, 20000) == 0)
+            return 0;
+        int bind_race =
+            !e2e_proc_running(p) && log_contains(p, "cannot listen on");
+        if (!bind_race) {
+            fprintf(stderr, "harness: master did not become healthy\n");
+            e2e_proc_dump_log(p, 8192);
+            e2e_proc_cleanup(p);
+            return -1;
+        }
+        e2e_proc_cleanup(p); /* port taken meanwhile: try another */
+    }
+    fprintf(stderr, "harness: no free port after 5 attempts\n");
+    return -1;
+}
+
+int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms)
+{
+    if (p->pid > 0) {
+        kill(p->pid, sig);
+        int64_t deadline = now_ms() + timeout_ms;
+        while (e2e_proc_running(p) && now_ms() < deadline)
+            sleep_ms(10);
+        if (p->pid > 0) {
+            kill(p->pid, SIGKILL);
+            int status;
+            if (waitpid(p->pid, &status, 0) == p->pid)
+                p->exit_status = status;
+            p->pid = 0;
+            return -1;
+        }
+    }
+    if (WIFEXITED(p->exit_status))
+        return WEXITSTATUS(p->exit_status);
+    return -1;
+}
+
+void e2e_proc_cleanup(struct e2e_proc *p)
+{
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, &p->exit_status, 0);
+        p->pid = 0;
+    }
+    if (p->dir[0] != '\0') {
+        if (keep_dirs())
+            fprintf(stderr, "kept %s\n", p->dir);
+        else
+            remove_tree(p->dir);
+    }
+    p->dir[0] = '\0';
+}
+
+void e2e_proc_dump_log(const struct e2e_proc *p, size_t max_bytes)
+{
+    dump_log_file(p->log_path, p->pid, max_bytes);
+}
+
+int e2e_run(const char *bin, const char *const *args, char *out, size_t outlen,
+            int timeout_ms)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    for (; args != NULL && *args != NULL && argc < 63; args++)
+        argv[argc++] = (char *)*args;
+    argv[argc] = NULL;
+    pid_t pid = fork_exec(bin, argv, fds[1], NULL);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    size_t have = 0;
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+            break;
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        if (poll(&pfd, 1, left) <= 0)
+            break;
+        char buf[4096];
+        ssize_t n = read(fds[0], buf, sizeof(buf));
+        if (n <= 0)
+            break;
+        size_t take = (size_t)n;
+        if (outlen > 0 && have + take > outlen - 1)
+            take = outlen - 1 - have;
+        memcpy(out + have, buf, take);
+        have += take;
+    }
+    close(fds[0]);
+    if (outlen > 0)
+        out[have] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (now_ms() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---- HTTP client ---- */
+
+struct reader {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    int64_t deadline;
+};
+
+static int connect_loopback(uint16_t port, int64_t deadline)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        if (errno != EINPROGRESS) {
+            close(fd);
+            return -1;
+        }
+        int left = (int)(deadline - now_ms());
+        struct pollfd p = {fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t el = sizeof(err);
+        if (left <= 0 || poll(&p, 1, left) <= 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+/* Read more bytes into r. Returns bytes read, 0 at EOF, -1 on timeout or
+ * error. */
+static int fill(struct reader *r)
+{
+    if (r->cap - r->len < 4096) {
+        r->cap = r->cap ? r->cap * 2 : 8192;
+        r->buf = realloc(r->buf, r->cap + 1);
+        if (r->buf == NULL)
+            abort();
+    }
+    for (;;) {
+        ssize_t n = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
+        if (n > 0) {
+            r->len += (size_t)n;
+            r->buf[r->len] = '\0';
+            return (int)n;
+        }
+        if (n == 0)
+            return 0;
+        if (errno == ECONNRESET)
+            return 0;
+        if (errno != EAGAIN && errno != EINTR)
+            return -1;
+        int left = (int)(r->deadline - now_ms());
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {r->fd, POLLIN, 0};
+        if (poll(&p, 1, left) <= 0)
+            return -1;
+    }
+}
+
+static void consume(struct reader *r, size_t n)
+{
+    memmove(r->buf, r->buf + n, r->len - n);
+    r->len -= n;
+    if (r->buf != NULL)
+        r->buf[r->len] = '\0';
+}
+
+/* Send the request; stop sending the body early if a response arrives. */
+static int send_request(int fd, uint16_t port, const char *method,
+                        const char *path, const char *const *headers,
+                        const void *body, size_t body_len, int close_conn,
+                        int64_t deadline)
+{
+    size_t hcap = 1024 + strlen(path);
+    for (const char *const *h = headers; h != NULL && *h != NULL; h++)
+        hcap += strlen(*h) + 2;
+    char *head = malloc(hcap);
+    if (head == NULL)
+        abort();
+    int n = snprintf(head, hcap,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s"
+                     "Content-Length: %zu\r\n",
+                     method, path, (unsigned)port,
+                     close_conn ? "Connection: close\r\n" : "", body_len);
+    size_t used = (size_t)n;
+    for (const char *const *h = headers; h != NULL && *h != NULL; h++) {
+        n = snprintf(head + used, hcap - used, "%s\r\n", *h);
+        used += (size_t)n;
+    }
+    n = snprintf(head + used, hcap - used, "\r\n");
+    used += (size_t)n;
+
+    const char *parts[2] = {head, body};
+    size_t lens[2] = {used, body_len};
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        size_t off = 0;
+        while (off < lens[i]) {
+            int left = (int)(deadline - now_ms());
+            if (left <= 0) {
+                rc = -1;
+                break;
+            }
+            struct pollfd p = {fd, POLLOUT | POLLIN, 0};
+            if (poll(&p, 1, left) <= 0) {
+                rc = -1;
+                break;
+            }
+            if (i == 1 && (p.revents & (POLLIN | POLLHUP)))
+                goto out; /* answered before the body was sent */
+            if (!(p.revents & POLLOUT))
+                continue;
+            size_t piece = lens[i] - off < 65536 ? lens[i] - off : 65536;
+            ssize_t w = send(fd, parts[i] + off, piece, MSG_NOSIGNAL);
+            if (w < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                    continue;
+                if (i == 1)
+                    goto out; /* the server closed: read what it said */
+                rc = -1;
+                break;
+            }
+            off += (size_t)w;
+        }
+    }
+out:
+    free(head);
+    return rc;
+}
+
+/* Read and parse the status line and headers into resp. */
+static int read_head(struct reader *r, struct e2e_response *resp)
+{
+    char *end;
+    while ((end = r->buf ? strstr(r->buf, "\r\n\r\n") : NULL) == NULL) {
+        if (r->len > (1 << 20) || fill(r) <= 0)
+            return -1;
+    }
+    size_t head_len = (size_t)(end - r->buf) + 4;
+    int major, minor, status;
+    if (sscanf(r->buf, "HTTP/%d.%d %d", &major, &minor, &status) != 3)
+        return -1;
+    resp->status = status;
+    char *line = strstr(r->buf, "\r\n") + 2;
+    while (line < end) {
+        char *eol = strstr(line, "\r\n");
+        char *colon = memchr(line, ':', (size_t)(eol - line));
+        if (colon != NULL) {
+            char *v = colon + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            resp->headers = realloc(resp->headers, (resp->nheaders + 1) *
+                                                       sizeof(*resp->headers));
+            if (resp->headers == NULL)
+                abort();
+            struct e2e_header *h = &resp->headers[resp->nheaders++];
+            h->name = strndup(line, (size_t)(colon - line));
+            h->value = strndup(v, (size_t)(eol - v));
+        }
+        line = eol + 2;
+    }
+    consume(r, head_len);
+    return 0;
+}
+
+/* Read one chunk: 1 and the data, 0 after the terminating chunk, -1. */
+static int read_chunk(struct reader *r, char **data, size_t *len)
+{
+    char *eol;
+    while ((eol = r->buf ? strstr(r->buf, "\r\n") : NULL) == NULL) {
+        if (r->len > 1024 || fill(r) <= 0)
+            return -1;
+    }
+    char *endp;
+    unsigned long size = strtoul(r->buf, &endp, 16);
+    if (endp == r->buf || size > (64UL << 20))
+        return -1;
+    consume(r, (size_t)(eol - r->buf) + 2);
+    if (size == 0) {
+        /* Trailers up to an empty line. */
+        for (;;) {
+            while ((eol = r->buf ? strstr(r->buf, "\r\n") : NULL) == NULL)
+                if (fill(r) <= 0)
+                    return 0;
+            int empty = eol == r->buf;
+            consume(r, (size_t)(eol - r->buf) + 2);
+            if (empty)
+                return 0;
+        }
+    }
+    while (r->len < size + 2)
+        if (fill(r) <= 0)
+            return -1;
+    *data = malloc(size + 1);
+    if (*data == NULL)
+        abort();
+    memcpy(*data, r->buf, size);
+    (*data)[size] = '\0';
+    *len = size;
+    consume(r, size + 2);
+    return 1;
+}
+
+static void append(struct e2e_response *resp, const char *p, size_t n)
+{
+    resp->body = realloc(resp->body, resp->body_len + n + 1);
+    if (resp->body == NULL)
+        abort();
+    memcpy(resp->body + resp->body_len, p, n);
+    resp->body_len += n;
+    resp->body[resp->body_len] = '\0';
+}
+
+int e2e_http(uint16_t port, const char *method, const char *path,
+             const char *const *headers, const void *body, size_t body_len,
+             int timeout_ms, struct e2e_response *resp)
+{
+    memset(resp, 0, sizeof(*resp));
+    int64_t deadline = now_ms() + timeout_ms;
+    int fd = connect_loopback(port, deadline);
+    if (fd < 0)
+        return -1;
+    struct reader r = {fd, NULL, 0, 0, deadline};
+    int rc = -1;
+    if (send_request(fd, port, method, path, headers, body, body_len, 1,
+                     deadline) != 0)
+        goto out;
+    if (read_head(&r, resp) != 0)
+        goto out;
+    append(resp, "", 0);
+    if (strcmp(method, "HEAD") == 0 || resp->status == 204 ||
+        resp->status == 304) {
+        rc = 0;
+        goto out;
+    }
+    const char *te = e2e_response_header(resp, "Transfer-Encoding");
+    const char *cl = e2e_response_header(resp, "Content-Length");
+    if (te != NULL && strcasecmp(te, "chunked") == 0) {
+        for (;;) {
+            char *data;
+            size_t len;
+            int c = read_chunk(&r, &data, &len);
+            if (c < 0)
+                goto out;
+            if (c == 0)
+                break;
+            append(resp, data, len);
+            free(data);
+        }
+    } else if (cl != NULL) {
+        size_t want = strtoul(cl, NULL, 10);
+        while (r.len < want)
+            if (fill(&r) <= 0)
+                goto out;
+        append(resp, r.buf, want);
+    } else {
+        int n;
+        while ((n = fill(&r)) > 0)
+            ;
+        if (n < 0)
+            goto out;
+        append(resp, r.buf ? r.buf : "", r.len);
+    }
+    rc = 0;
+out:
+    free(r.buf);
+    close(fd);
+    if (rc != 0)
+        e2e_response_free(resp);
+    return rc;
+}
+
+const char *e2e_response_header(const struct e2e_response *r, const char *name)
+{
+    for (size_t i = 0; i < r->nheaders; i++)
+        if (strcasecmp(r->headers[i].name, name) == 0)
+            return r->headers[i].value;
+    return NULL;
+}
+
+void e2e_response_free(struct e2e_response *r)
+{
+    for (size_t i = 0; i < r->nheaders; i++) {
+        free(r->headers[i].name);
+        free(r->headers[i].value);
+    }
+    free(r->headers);
+    free(r->body);
+    memset(r, 0, sizeof(*r));
+}
+
+int e2e_stream_open(uint16_t port, const char *method, const char *path,
+                    const char *const *headers, const void *body,
+                    size_t body_len, int timeout_ms, struct e2e_stream *s)
+{
+    memset(s, 0, sizeof(*s));
+    int64_t deadline = now_ms() + timeout_ms;
+    s->fd = connect_loopback(port, deadline);
+    if (s->fd < 0)
+        return -1;
+    struct reader r = {s->fd, NULL, 0, 0, deadline};
+    if (send_request(s->fd, port, method, path, headers, body, body_len, 0,
+                     deadline) != 0 ||
+        read_head(&r, &s->head) != 0) {
+        free(r.buf);
+        e2e_stream_close(s);
+        return -1;
+    }
+    s->buf = r.buf;
+    s->len = r.len;
+    s->cap = r.cap;
+    const char *te = e2e_response_header(&s->head, "Transfer-Encoding");
+    s->chunked = te != NULL && strcasecmp(te, "chunked") == 0;
+    return 0;
+}
+
+int e2e_stream_next(struct e2e_stream *s, int timeout_ms, char **data,
+                    size_t *len)
+{
+    struct reader r = {s->fd, s->buf, s->len, s->cap, now_ms() + timeout_ms};
+    int rc;
+    if (s->chunked) {
+        rc = read_chunk(&r, data, len);
+    } else {
+        rc = r.len > 0 ? 1 : fill(&r);
+        if (rc > 0) {
+            *data = malloc(r.len + 1);
+            if (*data == NULL)
+                abort();
+            memcpy(*data, r.buf, r.len);
+            (*data)[r.len] = '\0';
+            *len = r.len;
+            consume(&r, r.len);
+            rc = 1;
+        }
+    }
+    s->buf = r.buf;
+    s->len = r.len;
+    s->cap = r.cap;
+    return rc;
+}
+
+void e2e_stream_close(struct e2e_stream *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    free(s->buf);
+    s->buf = NULL;
+    s->len = s->cap = 0;
+    e2e_response_free(&s->head);
+}

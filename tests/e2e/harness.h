@@ -1,0 +1,159 @@
+/*
+ * End-to-end test harness: start the real offerd binaries on loopback ports
+ * chosen at run time, each in its own temporary work_dir, talk HTTP/1.1 to
+ * them over plain sockets, and stop and reap them on every path.
+ *
+ * Process rules:
+ *  - A test binary ends with E2E_CHECK_MAIN(suite_fn) (not
+ *    OFFERD_CHECK_MAIN): it makes one run directory (mkdtemp under /tmp),
+ *    runs the suite, and removes the directory at the end.
+ *  - Each daemon runs in its own directory inside it, holding its work_dir,
+ *    its pid and its log file (stdout and stderr); e2e_proc_cleanup removes
+ *    it.
+ *  - A daemon never outlives its test: it is started with
+ *    prctl(PR_SET_PDEATHSIG, SIGKILL), so it dies with the test process even
+ *    when an assertion ends the test part-way (Check's fork mode _exits the
+ *    test child, skipping teardown and atexit handlers). Whatever a failed
+ *    test left in the run directory is killed if still alive, its log tail
+ *    printed to stderr, and removed when the suite ends.
+ *  - Readiness is GET /health answering 200 (polled), never a sleep.
+ *
+ * Set OFFERD_E2E_KEEP=1 in the environment to keep the run directory for
+ * inspection (its path is printed).
+ *
+ * Every function with a timeout bounds its total time by it.
+ */
+#ifndef OFFERD_TESTS_E2E_HARNESS_H
+#define OFFERD_TESTS_E2E_HARNESS_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Path of the master binary (set by tests/e2e/CMakeLists.txt). */
+#ifndef OFFERD_BIN
+#define OFFERD_BIN "offerd"
+#endif
+
+/* A daemon started by the harness. */
+struct e2e_proc {
+    pid_t pid;          /* 0 once reaped */
+    int exit_status;    /* wait status once reaped (see <sys/wait.h>) */
+    uint16_t port;      /* port passed with --port */
+    char dir[256];      /* temporary directory of this process */
+    char work_dir[300]; /* dir/work, passed with --work_dir */
+    char log_path[300]; /* dir/log: its stdout and stderr */
+};
+
+/* Run suite_fn's suite as described above; returns main's exit code. */
+int e2e_main(Suite *(*suite_fn)(void));
+
+#define E2E_CHECK_MAIN(suite_fn)                                               \
+    int main(void)                                                             \
+    {                                                                          \
+        return e2e_main(suite_fn);                                             \
+    }
+
+/* Pick a port free on 127.0.0.1 right now (bind port 0, read it, close).
+ * Another process may take it before use; callers retry. Returns 0 on
+ * failure. */
+uint16_t e2e_free_port(void);
+
+/* Start bin with args (NULL-terminated, argv[0] excluded) in a fresh
+ * temporary directory, stdout and stderr to its log, without waiting for
+ * readiness. Returns 0, or -1 (with a message on stderr). */
+int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args);
+
+/* Start the master: OFFERD_BIN with --ip=127.0.0.1, a free --port and
+ * --work_dir in its temporary directory, then extra_args (may be NULL), and
+ * wait until GET /health answers 200. If the daemon exits early (e.g. the
+ * port was taken meanwhile) it is retried on another port, a few times.
+ * Returns 0, or -1 with the log printed to stderr. */
+int e2e_start_master(struct e2e_proc *p, const char *const *extra_args);
+
+/* Poll GET /health every 50 ms until 200 or timeout_ms pass, or the process
+ * exits. Returns 0 when healthy, -1 otherwise. */
+int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms);
+
+/* True while the process has not exited (reaps it if it has). */
+int e2e_proc_running(struct e2e_proc *p);
+
+/* Send sig, wait up to timeout_ms for the process to exit, then SIGKILL it
+ * and reap. Returns its exit code (0-255) if it exited by itself, or -1 if it
+ * was killed by a signal (including the SIGKILL after the timeout). */
+int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms);
+
+/* Stop the process if running (SIGKILL), reap it and remove its directory.
+ * Safe to call twice. */
+void e2e_proc_cleanup(struct e2e_proc *p);
+
+/* Write the last max_bytes of the process's log to stderr. */
+void e2e_proc_dump_log(const struct e2e_proc *p, size_t max_bytes);
+
+/* Run bin with args to completion (at most timeout_ms, then SIGKILL),
+ * capturing stdout and stderr together into out (NUL-terminated,
+ * truncated to outlen - 1). Returns the exit code, or -1 if it did not exit
+ * normally. */
+int e2e_run(const char *bin, const char *const *args, char *out, size_t outlen,
+            int timeout_ms);
+
+/* ---- Blocking HTTP/1.1 client ---- */
+
+struct e2e_header {
+    char *name;
+    char *value;
+};
+
+struct e2e_response {
+    int status; /* 0 when no valid response arrived */
+    struct e2e_header *headers;
+    size_t nheaders;
+    char *body; /* NUL-terminated (not counted in body_len) */
+    size_t body_len;
+};
+
+/* Send one request to 127.0.0.1:port ("Connection: close"; Host and
+ * Content-Length added) and read the whole response (Content-Length,
+ * chunked or until EOF). headers is a NULL-terminated list of "Name: value"
+ * strings (may be NULL). A response that arrives while the body is still
+ * being sent (e.g. 413) is read and returned. Returns 0 and fills resp
+ * (free with e2e_response_free), or -1 on connection failure, timeout or a
+ * malformed response. */
+int e2e_http(uint16_t port, const char *method, const char *path,
+             const char *const *headers, const void *body, size_t body_len,
+             int timeout_ms, struct e2e_response *resp);
+
+/* Value of a response header (case-insensitive), or NULL. Borrowed. */
+const char *e2e_response_header(const struct e2e_response *r, const char *name);
+
+/* Free what e2e_http filled in. */
+void e2e_response_free(struct e2e_response *r);
+
+/* ---- Reading a chunked stream incrementally ---- */
+
+struct e2e_stream {
+    int fd;
+    struct e2e_response head; /* status and headers (no body) */
+    char *buf;                /* bytes read but not yet consumed */
+    size_t len, cap;
+    int chunked; /* Transfer-Encoding: chunked */
+};
+
+/* Send a request and read its status line and headers, leaving the body to
+ * e2e_stream_next. Returns 0, or -1 on failure (s is then cleaned up). */
+int e2e_stream_open(uint16_t port, const char *method, const char *path,
+                    const char *const *headers, const void *body,
+                    size_t body_len, int timeout_ms, struct e2e_stream *s);
+
+/* Read the next HTTP chunk (or, for a body that is not chunked, whatever
+ * bytes arrive next). Returns 1 with a malloc'd NUL-terminated copy in *data
+ * and its length in *len (both OUT; caller frees), 0 at the end of the
+ * stream (terminating chunk or EOF), -1 on timeout or error. */
+int e2e_stream_next(struct e2e_stream *s, int timeout_ms, char **data,
+                    size_t *len);
+
+/* Close the connection and free the stream's buffers. */
+void e2e_stream_close(struct e2e_stream *s);
+
+#endif
