@@ -1,0 +1,1698 @@
+/*
+ * The allocator's API, its bookkeeping (agents, frameworks, clients, what
+ * each client holds where, quota consumption) and the allocation cycle.
+ * See alloc.h for the semantics and alloc_private.h for the structures.
+ *
+ * The cycle (alloc_run) follows Mesos's two stages: stage 1 satisfies quota
+ * guarantees, stage 2 shares out the rest by DRF. Per agent it walks the
+ * role tree in share order (sorter.c) and offers the agent's leftover to the
+ * first client that can take it. What keeps a cycle cheap:
+ *  - agents with nothing available, or whose every eligible client has a
+ *    filter covering all of it (filters.c bitmaps), cost O(clients / 64);
+ *  - orders are kept sorted incrementally, never re-sorted per agent;
+ *  - roles at their quota limit sort last and are not visited by agents
+ *    that have no reserved or revocable resources to give them;
+ *  - offers are built as shallow views into the agent's resources and
+ *    copied once, when an offer is actually made.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc_private.h"
+#include "common/mem.h"
+
+#define NS_PER_SEC    1000000000LL
+#define MAX_REFUSE_NS (365LL * 24 * 3600 * NS_PER_SEC)
+
+/* Outcome of offering an agent to one client. */
+enum try_result {
+    TRY_NO,      /* the client takes nothing here */
+    TRY_OFFERED, /* an offer was made: orders may have changed */
+};
+
+/* ---- Options ---------------------------------------------------------- */
+
+static const struct alloc_quantity default_min_cpus[] = {{"cpus", 10}};
+static const struct alloc_quantity default_min_mem[] = {{"mem", 32000}};
+static const struct alloc_quantities default_min_alloc[] = {
+    {default_min_cpus, 1},
+    {default_min_mem, 1},
+};
+
+void alloc_options_default(struct alloc_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->allocation_interval_ns = NS_PER_SEC;
+    o->filter_gpu_resources = true;
+    o->seed = 1;
+}
+
+static struct alloc_quantities *
+copy_quantities(const struct alloc_quantities *in, uint32_t n)
+{
+    struct alloc_quantities *out = xcalloc(n ? n : 1, sizeof(*out));
+    for (uint32_t i = 0; i < n; i++) {
+        struct alloc_quantity *v = xcalloc(in[i].n ? in[i].n : 1, sizeof(*v));
+        for (uint32_t j = 0; j < in[i].n; j++) {
+            v[j].name = xstrdup(in[i].v[j].name);
+            v[j].milli = in[i].v[j].milli;
+        }
+        out[i].v = v;
+        out[i].n = in[i].n;
+    }
+    return out;
+}
+
+void alloc_quantities_free(struct alloc_quantities *v, uint32_t n)
+{
+    if (v == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < v[i].n; j++)
+            free((char *)v[i].v[j].name);
+        free((void *)v[i].v);
+    }
+    free(v);
+}
+
+struct alloc *alloc_new(const struct alloc_options *o)
+{
+    struct alloc *a = xcalloc(1, sizeof(*a));
+    a->opt = *o;
+    if (a->opt.allocation_interval_ns < 0)
+        a->opt.allocation_interval_ns = 0;
+    const struct alloc_quantities *min = o->min_allocatable;
+    uint32_t nmin = o->n_min_allocatable;
+    if (min == NULL) {
+        min = default_min_alloc;
+        nmin = 2;
+    }
+    a->min_alloc = copy_quantities(min, nmin);
+    a->n_min_alloc = nmin;
+    a->opt.min_allocatable = NULL;
+    alloc_names_init(&a->names);
+    a->min_alloc_q = xcalloc(nmin ? nmin : 1, sizeof(*a->min_alloc_q));
+    for (uint32_t i = 0; i < nmin; i++)
+        qvec_from_quantities(&a->names, &a->min_alloc_q[i], &a->min_alloc[i]);
+    a->root = xcalloc(1, sizeof(*a->root));
+    a->root->path = xstrdup("");
+    a->root->weight = 1.0;
+    a->rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
+    return a;
+}
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+static uint64_t rng_next(struct alloc *a)
+{
+    /* xorshift64*: the cycle's agent shuffle needs spread, not secrecy. */
+    uint64_t x = a->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    a->rng = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+static int64_t clamp_refuse(int64_t refuse_ns)
+{
+    return refuse_ns > MAX_REFUSE_NS ? MAX_REFUSE_NS : refuse_ns;
+}
+
+static int64_t add_sat(int64_t x, int64_t y)
+{
+    return x > INT64_MAX - y ? INT64_MAX : x + y;
+}
+
+/* True when the resources hold at least one min_allocatable alternative in
+ * full (Mesos's allocatable()). */
+static bool is_allocatable(struct alloc *a, const res_list *l)
+{
+    if (l->n == 0)
+        return false;
+    if (a->n_min_alloc == 0)
+        return true;
+    for (uint32_t k = 0; k < a->n_min_alloc; k++) {
+        const struct alloc_quantities *alt = &a->min_alloc[k];
+        bool ok = true;
+        for (uint32_t j = 0; j < alt->n && ok; j++) {
+            int64_t have = res_list_scalar(l, alt->v[j].name);
+            ok = have >= alt->v[j].milli;
+        }
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
+static void mark_candidate(struct alloc *a, struct alloc_agent *ag)
+{
+    if (!ag->candidate) {
+        ag->candidate = true;
+        a->ncandidates++;
+    }
+}
+
+void alloc_candidates_all(struct alloc *a)
+{
+    a->all_candidates = true;
+}
+
+bool alloc_has_candidates(const struct alloc *a)
+{
+    return a->all_candidates || a->ncandidates > 0;
+}
+
+/* ---- Quota bookkeeping ------------------------------------------------- */
+
+static bool role_unsatisfied(const struct role *r)
+{
+    for (uint32_t i = 0; i < r->guarantee.n; i++)
+        if (r->guarantee.v[i] > alloc_role_consumed(r, i))
+            return true;
+    return false;
+}
+
+/* Keep r's membership in a->unsatisfied: roles with an unmet guarantee and
+ * an eligible client of their own. */
+static void update_unsatisfied(struct alloc *a, struct role *r)
+{
+    bool want = r->neligible > 0 && role_unsatisfied(r);
+    if (want != r->quota_e.in_order)
+        alloc_sorter_set_unsatisfied(a, r, want);
+}
+
+/* Whether r's limits leave less than every min_allocatable alternative
+ * needs of some limited name. */
+static bool compute_limit_blocked(const struct alloc *a, const struct role *r)
+{
+    if (r->nlimits == 0 || a->n_min_alloc == 0)
+        return false;
+    for (uint32_t k = 0; k < a->n_min_alloc; k++) {
+        const struct qvec *alt = &a->min_alloc_q[k];
+        bool alt_blocked = false;
+        for (uint32_t j = 0; j < r->nlimits && !alt_blocked; j++) {
+            uint32_t id = r->limits[j].id;
+            int64_t need = qvec_get(alt, id);
+            if (need == 0)
+                continue;
+            int64_t left = r->limits[j].milli - alloc_role_consumed(r, id);
+            alt_blocked = left < need;
+        }
+        if (!alt_blocked)
+            return false;
+    }
+    return true;
+}
+
+/* After r's consumption or quota changed. */
+static void refresh_quota_state(struct alloc *a, struct role *r)
+{
+    if (!r->has_quota) {
+        if (r->limit_blocked) {
+            r->limit_blocked = false;
+            alloc_sorter_role_changed(a, r);
+        }
+        update_unsatisfied(a, r);
+        return;
+    }
+    bool blocked = compute_limit_blocked(a, r);
+    if (blocked != r->limit_blocked) {
+        r->limit_blocked = blocked;
+        alloc_sorter_role_changed(a, r);
+    }
+    update_unsatisfied(a, r);
+}
+
+/* Track reservations in a total being added (sign 1) or removed (-1). */
+static void track_reservations(struct alloc *a, const res_list *l, int sign)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct resource *r = &l->v[i];
+        if (r->type != RES_SCALAR || r->nresv == 0)
+            continue;
+        struct role *role = alloc_role_get(a, res_reservation_role(r));
+        uint32_t id = alloc_name_intern(&a->names, r->name);
+        for (struct role *x = role; x != NULL && x != a->root; x = x->parent) {
+            qvec_add(&x->reserved, id, sign * r->scalar);
+            if (x->has_quota)
+                refresh_quota_state(a, x);
+        }
+        if (sign < 0)
+            alloc_role_try_remove(a, role);
+    }
+}
+
+/* Account resources (with allocation role c->role) held by client c, added
+ * (sign 1) or given back (-1). */
+static void track_held(struct alloc *a, struct client *c, const res_list *l,
+                       int sign)
+{
+    struct role *r = c->role;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct resource *res = &l->v[i];
+        if (res->type != RES_SCALAR)
+            continue;
+        uint32_t id = alloc_name_intern(&a->names, res->name);
+        int64_t d = sign * res->scalar;
+        bool unres = alloc_res_is_unreserved_nonrevocable(res);
+        qvec_add(&c->held, id, d);
+        qvec_add(&r->held_self, id, d);
+        for (struct role *x = r; x != NULL && x != a->root; x = x->parent) {
+            qvec_add(&x->held, id, d);
+            if (unres)
+                qvec_add(&x->unres_held, id, d);
+        }
+    }
+    for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
+        if (x->has_quota)
+            refresh_quota_state(a, x);
+    alloc_sorter_update(a, c);
+}
+
+/* ---- Clients ---------------------------------------------------------- */
+
+static void refresh_eligible(struct alloc *a, struct client *c)
+{
+    bool want = c->fw->active && c->subscribed && !c->suppressed;
+    if (want == c->eligible)
+        return;
+    c->eligible = want;
+    uint32_t w = c->id / 64;
+    uint64_t bit = 1ULL << (c->id % 64);
+    if (want) {
+        a->eligible_bits[w] |= bit;
+        a->n_eligible++;
+    } else {
+        a->eligible_bits[w] &= ~bit;
+        a->n_eligible--;
+    }
+    alloc_sorter_set_eligible(a, c, want);
+    if (c->role->has_quota)
+        update_unsatisfied(a, c->role);
+    if (want)
+        alloc_candidates_all(a);
+}
+
+static struct client *client_find(const struct alloc_framework *fw,
+                                  const char *role)
+{
+    for (uint32_t i = 0; i < fw->nclients; i++)
+        if (strcmp(fw->clients[i]->role->path, role) == 0)
+            return fw->clients[i];
+    return NULL;
+}
+
+static struct client *client_new(struct alloc *a, struct alloc_framework *fw,
+                                 const char *role)
+{
+    struct client *c = xcalloc(1, sizeof(*c));
+    if (a->nfree_ids > 0) {
+        c->id = a->free_ids[--a->nfree_ids];
+    } else {
+        if (a->nclient_ids == a->capclient_ids) {
+            a->capclient_ids = a->capclient_ids ? 2 * a->capclient_ids : 64;
+            a->clients = xreallocarray(a->clients, a->capclient_ids,
+                                       sizeof(*a->clients));
+        }
+        c->id = a->nclient_ids++;
+    }
+    a->clients[c->id] = c;
+    uint32_t words = c->id / 64 + 1;
+    if (words > a->eligible_words) {
+        a->eligible_bits =
+            xreallocarray(a->eligible_bits, words, sizeof(*a->eligible_bits));
+        memset(a->eligible_bits + a->eligible_words, 0,
+               (words - a->eligible_words) * sizeof(uint64_t));
+        a->eligible_words = words;
+    }
+    c->fw = fw;
+    c->role = alloc_role_get(a, role);
+    c->e.seq = a->seq++;
+    c->e.owner = c->role;
+    c->e.client = c;
+    struct role *r = c->role;
+    if (r->nclients == r->capclients) {
+        r->capclients = r->capclients ? 2 * r->capclients : 4;
+        r->clients = xreallocarray(r->clients, r->capclients, sizeof(c));
+    }
+    r->clients[r->nclients++] = c;
+    if (fw->nclients == fw->capclients) {
+        fw->capclients = fw->capclients ? 2 * fw->capclients : 4;
+        fw->clients = xreallocarray(fw->clients, fw->capclients, sizeof(c));
+    }
+    fw->clients[fw->nclients++] = c;
+    return c;
+}
+
+/* Free a client that holds nothing. */
+static void client_destroy(struct alloc *a, struct client *c)
+{
+    c->subscribed = false;
+    refresh_eligible(a, c);
+    alloc_filter_remove_client(a, c);
+    struct role *r = c->role;
+    for (uint32_t i = 0; i < r->nclients; i++) {
+        if (r->clients[i] == c) {
+            r->clients[i] = r->clients[--r->nclients];
+            break;
+        }
+    }
+    struct alloc_framework *fw = c->fw;
+    for (uint32_t i = 0; i < fw->nclients; i++) {
+        if (fw->clients[i] == c) {
+            fw->clients[i] = fw->clients[--fw->nclients];
+            break;
+        }
+    }
+    a->clients[c->id] = NULL;
+    if (a->nfree_ids == a->capfree_ids) {
+        a->capfree_ids = a->capfree_ids ? 2 * a->capfree_ids : 16;
+        a->free_ids =
+            xreallocarray(a->free_ids, a->capfree_ids, sizeof(*a->free_ids));
+    }
+    a->free_ids[a->nfree_ids++] = c->id;
+    qvec_free(&c->held);
+    free(c);
+    alloc_role_try_remove(a, r);
+}
+
+/* ---- Holdings ---------------------------------------------------------- */
+
+static struct holding *holding_find(struct alloc_agent *ag,
+                                    const struct client *c)
+{
+    for (uint32_t i = 0; i < ag->nholds; i++)
+        if (ag->holds[i].c == c)
+            return &ag->holds[i];
+    return NULL;
+}
+
+static struct holding *holding_get(struct alloc_agent *ag, struct client *c)
+{
+    struct holding *h = holding_find(ag, c);
+    if (h != NULL)
+        return h;
+    if (ag->nholds == ag->capholds) {
+        ag->capholds = ag->capholds ? 2 * ag->capholds : 4;
+        ag->holds = xreallocarray(ag->holds, ag->capholds, sizeof(*h));
+    }
+    h = &ag->holds[ag->nholds++];
+    h->c = c;
+    res_list_init(&h->res);
+    return h;
+}
+
+static void holding_drop_if_empty(struct alloc_agent *ag, struct holding *h)
+{
+    if (h->res.n > 0)
+        return;
+    res_list_clear(&h->res);
+    *h = ag->holds[--ag->nholds];
+}
+
+/* A client whose framework left the role and which holds nothing anywhere
+ * is removed. */
+static void client_gc(struct alloc *a, struct client *c)
+{
+    if (!c->subscribed && qvec_is_zero(&c->held) && c->fw != NULL)
+        client_destroy(a, c);
+}
+
+/* Give back everything c holds on ag. */
+static void release_holding(struct alloc *a, struct alloc_agent *ag,
+                            struct holding *h)
+{
+    struct client *c = h->c;
+    res_list unalloc = RES_LIST_INIT;
+    res_list_copy(&unalloc, &h->res);
+    res_list_allocate(&unalloc, NULL);
+    res_list_add_all(&ag->available, &unalloc);
+    alloc_filter_available_grew(ag);
+    track_held(a, c, &h->res, -1);
+    res_list_clear(&unalloc);
+    res_list_clear(&h->res);
+    *h = ag->holds[--ag->nholds];
+}
+
+/* ---- Frameworks -------------------------------------------------------- */
+
+static void set_roles(struct alloc *a, struct alloc_framework *fw,
+                      const char *const *roles, uint32_t n)
+{
+    for (uint32_t i = 0; i < fw->nclients; i++)
+        fw->clients[i]->subscribed = false;
+    for (uint32_t i = 0; i < n; i++) {
+        struct client *c = client_find(fw, roles[i]);
+        if (c == NULL)
+            c = client_new(a, fw, roles[i]);
+        c->subscribed = true;
+    }
+    /* Refresh and collect clients of roles the framework left. */
+    for (uint32_t i = fw->nclients; i-- > 0;) {
+        struct client *c = fw->clients[i];
+        refresh_eligible(a, c);
+        if (!c->subscribed)
+            client_gc(a, c);
+    }
+}
+
+struct alloc_framework *alloc_framework_add(struct alloc *a, void *udata,
+                                            const char *const *roles,
+                                            uint32_t n, uint32_t caps,
+                                            bool active)
+{
+    struct alloc_framework *fw = xcalloc(1, sizeof(*fw));
+    fw->udata = udata;
+    fw->caps = caps;
+    fw->active = active;
+    a->nframeworks++;
+    set_roles(a, fw, roles, n);
+    return fw;
+}
+
+void alloc_framework_remove(struct alloc *a, struct alloc_framework *fw)
+{
+    for (uint32_t i = 0; i < a->nagents; i++) {
+        struct alloc_agent *ag = a->agents[i];
+        for (uint32_t j = ag->nholds; j-- > 0;)
+            if (ag->holds[j].c->fw == fw)
+                release_holding(a, ag, &ag->holds[j]);
+        for (uint32_t j = 0; j < ag->nio; j++) {
+            if (ag->io[j].fw == fw) {
+                ag->io[j] = ag->io[--ag->nio];
+                break;
+            }
+        }
+        if (ag->available.n > 0)
+            mark_candidate(a, ag);
+    }
+    while (fw->nclients > 0)
+        client_destroy(a, fw->clients[fw->nclients - 1]);
+    free(fw->clients);
+    free(fw);
+    a->nframeworks--;
+}
+
+void alloc_framework_set_active(struct alloc *a, struct alloc_framework *fw,
+                                bool active)
+{
+    fw->active = active;
+    for (uint32_t i = 0; i < fw->nclients; i++)
+        refresh_eligible(a, fw->clients[i]);
+}
+
+void alloc_framework_update(struct alloc *a, struct alloc_framework *fw,
+                            const char *const *roles, uint32_t n, uint32_t caps)
+{
+    if (fw->caps != caps) {
+        fw->caps = caps;
+        alloc_candidates_all(a);
+    }
+    set_roles(a, fw, roles, n);
+}
+
+static bool role_listed(const char *role, const char *const *roles, uint32_t n)
+{
+    if (n == 0)
+        return true;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(roles[i], role) == 0)
+            return true;
+    return false;
+}
+
+void alloc_framework_suppress(struct alloc *a, struct alloc_framework *fw,
+                              const char *const *roles, uint32_t n)
+{
+    for (uint32_t i = 0; i < fw->nclients; i++) {
+        struct client *c = fw->clients[i];
+        if (c->subscribed && role_listed(c->role->path, roles, n)) {
+            c->suppressed = true;
+            refresh_eligible(a, c);
+        }
+    }
+}
+
+void alloc_framework_revive(struct alloc *a, struct alloc_framework *fw,
+                            const char *const *roles, uint32_t n)
+{
+    for (uint32_t i = 0; i < fw->nclients; i++) {
+        struct client *c = fw->clients[i];
+        if (!role_listed(c->role->path, roles, n))
+            continue;
+        alloc_filter_remove_client(a, c);
+        c->suppressed = false;
+        refresh_eligible(a, c);
+    }
+    /* Mesos clears all inverse offer filters of the framework. */
+    for (uint32_t i = 0; i < a->nagents; i++) {
+        struct alloc_agent *ag = a->agents[i];
+        for (uint32_t j = 0; j < ag->nio; j++)
+            if (ag->io[j].fw == fw)
+                ag->io[j].filter_expires = 0;
+    }
+    alloc_candidates_all(a);
+}
+
+bool alloc_framework_is_suppressed(const struct alloc *a,
+                                   const struct alloc_framework *fw,
+                                   const char *role)
+{
+    (void)a;
+    const struct client *c = client_find(fw, role);
+    return c != NULL && c->suppressed;
+}
+
+/* ---- Agents ------------------------------------------------------------ */
+
+static void agent_scan_total(struct alloc_agent *ag)
+{
+    ag->has_gpus = res_list_scalar(&ag->total, "gpus") > 0;
+    ag->has_shared = false;
+    for (uint32_t i = 0; i < ag->total.n; i++)
+        if (ag->total.v[i].shared)
+            ag->has_shared = true;
+}
+
+static void total_changed(struct alloc *a, const res_list *l, int sign)
+{
+    qvec_add_res(&a->names, &a->total, l, sign, NULL);
+    track_reservations(a, l, sign);
+    a->shares_dirty = true;
+}
+
+/* Split `l` by allocation role and hand each group to fn. */
+static bool same_alloc_role(const struct resource *r, const void *role)
+{
+    return r->alloc_role != NULL && strcmp(r->alloc_role, role) == 0;
+}
+
+static int add_used(struct alloc *a, struct alloc_agent *ag,
+                    struct alloc_framework *fw, const res_list *used)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < used->n; i++) {
+        const char *role = used->v[i].alloc_role;
+        if (role == NULL) {
+            rc = -1;
+            continue;
+        }
+        /* Handle each role once: at its first entry. */
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = used->v[j].alloc_role != NULL &&
+                   strcmp(used->v[j].alloc_role, role) == 0;
+        if (seen)
+            continue;
+        res_list group = RES_LIST_INIT;
+        res_list_filter(used, same_alloc_role, role, &group);
+        res_list unalloc = RES_LIST_INIT;
+        res_list_copy(&unalloc, &group);
+        res_list_allocate(&unalloc, NULL);
+        if (!res_list_contains(&ag->available, &unalloc)) {
+            rc = -1;
+        } else {
+            struct client *c = client_find(fw, role);
+            if (c == NULL)
+                c = client_new(a, fw, role); /* not subscribed: held only */
+            res_list_sub_all(&ag->available, &unalloc);
+            struct holding *h = holding_get(ag, c);
+            res_list_add_all(&h->res, &group);
+            track_held(a, c, &group, 1);
+        }
+        res_list_clear(&unalloc);
+        res_list_clear(&group);
+    }
+    return rc;
+}
+
+int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
+                    uint32_t caps, const struct alloc_unavailability *unav,
+                    const struct alloc_used *used, uint32_t nused,
+                    struct alloc_agent **out)
+{
+    struct alloc_agent *ag = xcalloc(1, sizeof(*ag));
+    ag->udata = udata;
+    ag->caps = caps;
+    ag->active = true;
+    ag->min_expires = INT64_MAX;
+    ag->heap_pos = UINT32_MAX;
+    ag->cover_valid = true;
+    res_list_copy(&ag->total, total);
+    res_list_copy(&ag->available, total);
+    agent_scan_total(ag);
+    if (unav != NULL) {
+        ag->has_unav = true;
+        ag->unav = *unav;
+    }
+    if (a->nagents == a->capagents) {
+        a->capagents = a->capagents ? 2 * a->capagents : 64;
+        a->agents = xreallocarray(a->agents, a->capagents, sizeof(ag));
+    }
+    ag->index = a->nagents;
+    a->agents[a->nagents++] = ag;
+    total_changed(a, total, 1);
+    int rc = 0;
+    for (uint32_t i = 0; i < nused; i++)
+        if (add_used(a, ag, used[i].fw, used[i].resources) != 0)
+            rc = -1;
+    mark_candidate(a, ag);
+    *out = ag;
+    return rc;
+}
+
+void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag)
+{
+    while (ag->nholds > 0) {
+        struct holding *h = &ag->holds[ag->nholds - 1];
+        struct client *c = h->c;
+        track_held(a, c, &h->res, -1);
+        res_list_clear(&h->res);
+        ag->nholds--;
+        client_gc(a, c);
+    }
+    alloc_filter_remove_agent(a, ag);
+    total_changed(a, &ag->total, -1);
+    if (ag->candidate)
+        a->ncandidates--;
+    a->agents[ag->index] = a->agents[--a->nagents];
+    a->agents[ag->index]->index = ag->index;
+    res_list_clear(&ag->total);
+    res_list_clear(&ag->available);
+    res_list_clear(&ag->cover_snap);
+    res_list_clear(&ag->shared_offered);
+    free(ag->holds);
+    free(ag->filters);
+    free(ag->fbits);
+    free(ag->cbits);
+    free(ag->io);
+    free(ag);
+}
+
+void alloc_agent_set_active(struct alloc *a, struct alloc_agent *ag,
+                            bool active)
+{
+    ag->active = active;
+    if (active)
+        mark_candidate(a, ag);
+}
+
+void alloc_agent_set_unavailability(struct alloc *a, struct alloc_agent *ag,
+                                    const struct alloc_unavailability *unav)
+{
+    ag->has_unav = unav != NULL;
+    if (unav != NULL)
+        ag->unav = *unav;
+    ag->nio = 0;
+    mark_candidate(a, ag);
+}
+
+static bool is_revocable(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return r->revocable;
+}
+
+int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
+                                      const res_list *revocable)
+{
+    for (uint32_t i = 0; i < revocable->n; i++)
+        if (!revocable->v[i].revocable)
+            return -1;
+    res_list old = RES_LIST_INIT;
+    res_list_filter(&ag->total, is_revocable, NULL, &old);
+    /* Revocable resources held by clients stay held: the new available
+     * revocable part is the estimate minus what is held, floored at 0. */
+    res_list held = RES_LIST_INIT;
+    for (uint32_t i = 0; i < ag->nholds; i++) {
+        res_list part = RES_LIST_INIT;
+        res_list_filter(&ag->holds[i].res, is_revocable, NULL, &part);
+        res_list_allocate(&part, NULL);
+        res_list_add_all(&held, &part);
+        res_list_clear(&part);
+    }
+    total_changed(a, &old, -1);
+    res_list_sub_all(&ag->total, &old);
+    res_list_add_all(&ag->total, revocable);
+    total_changed(a, revocable, 1);
+
+    res_list avail_rev = RES_LIST_INIT;
+    res_list_filter(&ag->available, is_revocable, NULL, &avail_rev);
+    res_list_sub_all(&ag->available, &avail_rev);
+    res_list fresh = RES_LIST_INIT;
+    res_list_copy(&fresh, revocable);
+    res_list_sub_all(&fresh, &held);
+    res_list_add_all(&ag->available, &fresh);
+    /* Any growth invalidates the covered bits unless still within them. */
+    alloc_filter_available_grew(ag);
+    res_list_clear(&fresh);
+    res_list_clear(&avail_rev);
+    res_list_clear(&held);
+    res_list_clear(&old);
+    agent_scan_total(ag);
+    mark_candidate(a, ag);
+    return 0;
+}
+
+int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
+                                 const res_list *from, const res_list *to)
+{
+    if (!res_list_contains(&ag->available, from))
+        return -1;
+    res_list_sub_all(&ag->available, from);
+    res_list_add_all(&ag->available, to);
+    alloc_filter_available_grew(ag);
+    total_changed(a, from, -1);
+    res_list_sub_all(&ag->total, from);
+    res_list_add_all(&ag->total, to);
+    total_changed(a, to, 1);
+    agent_scan_total(ag);
+    mark_candidate(a, ag);
+    return 0;
+}
+
+int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
+                                  struct alloc_framework *fw,
+                                  const res_list *from, const res_list *to)
+{
+    if (from->n == 0 || from->v[0].alloc_role == NULL)
+        return -1;
+    struct client *c = client_find(fw, from->v[0].alloc_role);
+    struct holding *h = c ? holding_find(ag, c) : NULL;
+    if (h == NULL || !res_list_contains(&h->res, from))
+        return -1;
+    res_list_sub_all(&h->res, from);
+    track_held(a, c, from, -1);
+    res_list_add_all(&h->res, to);
+    track_held(a, c, to, 1);
+
+    res_list ufrom = RES_LIST_INIT, uto = RES_LIST_INIT;
+    res_list_copy(&ufrom, from);
+    res_list_allocate(&ufrom, NULL);
+    res_list_copy(&uto, to);
+    res_list_allocate(&uto, NULL);
+    total_changed(a, &ufrom, -1);
+    res_list_sub_all(&ag->total, &ufrom);
+    res_list_add_all(&ag->total, &uto);
+    total_changed(a, &uto, 1);
+    res_list_clear(&ufrom);
+    res_list_clear(&uto);
+    agent_scan_total(ag);
+    holding_drop_if_empty(ag, h);
+    return 0;
+}
+
+/* ---- Recovery --------------------------------------------------------- */
+
+int alloc_recover(struct alloc *a, struct alloc_agent *ag,
+                  struct alloc_framework *fw, const res_list *resources,
+                  int64_t refuse_ns, int64_t now)
+{
+    if (resources->n == 0)
+        return 0;
+    const char *role = resources->v[0].alloc_role;
+    if (role == NULL)
+        return -1;
+    for (uint32_t i = 1; i < resources->n; i++)
+        if (resources->v[i].alloc_role == NULL ||
+            strcmp(resources->v[i].alloc_role, role) != 0)
+            return -1;
+    struct client *c = client_find(fw, role);
+    struct holding *h = c ? holding_find(ag, c) : NULL;
+    if (h == NULL || !res_list_contains(&h->res, resources))
+        return -1;
+
+    res_list_sub_all(&h->res, resources);
+    track_held(a, c, resources, -1);
+    res_list unalloc = RES_LIST_INIT;
+    res_list_copy(&unalloc, resources);
+    res_list_allocate(&unalloc, NULL);
+    res_list_add_all(&ag->available, &unalloc);
+    alloc_filter_available_grew(ag);
+    if (refuse_ns > 0) {
+        int64_t d = clamp_refuse(refuse_ns);
+        if (d < a->opt.allocation_interval_ns)
+            d = a->opt.allocation_interval_ns;
+        alloc_filter_add(a, ag, c, &unalloc, add_sat(now, d));
+    }
+    res_list_clear(&unalloc);
+    holding_drop_if_empty(ag, h);
+    mark_candidate(a, ag);
+    client_gc(a, c);
+    return 0;
+}
+
+void alloc_inverse_offer_respond(struct alloc *a, struct alloc_agent *ag,
+                                 struct alloc_framework *fw,
+                                 enum alloc_io_status status, int64_t refuse_ns,
+                                 int64_t now)
+{
+    (void)a;
+    struct io_state *io = NULL;
+    for (uint32_t i = 0; i < ag->nio; i++)
+        if (ag->io[i].fw == fw)
+            io = &ag->io[i];
+    if (io == NULL) {
+        if (ag->nio == ag->capio) {
+            ag->capio = ag->capio ? 2 * ag->capio : 4;
+            ag->io = xreallocarray(ag->io, ag->capio, sizeof(*ag->io));
+        }
+        io = &ag->io[ag->nio++];
+        memset(io, 0, sizeof(*io));
+        io->fw = fw;
+    }
+    io->outstanding = false;
+    if (status != ALLOC_IO_UNKNOWN) {
+        io->answered = true;
+        io->status = status;
+    }
+    if (refuse_ns > 0)
+        io->filter_expires = add_sat(now, clamp_refuse(refuse_ns));
+}
+
+bool alloc_inverse_offer_status(const struct alloc_agent *ag,
+                                const struct alloc_framework *fw,
+                                enum alloc_io_status *status)
+{
+    for (uint32_t i = 0; i < ag->nio; i++) {
+        const struct io_state *io = &ag->io[i];
+        if (io->fw != fw)
+            continue;
+        if (io->outstanding || !io->answered) {
+            *status = ALLOC_IO_UNKNOWN;
+            return io->outstanding || io->answered;
+        }
+        *status = io->status;
+        return true;
+    }
+    return false;
+}
+
+/* ---- Roles ------------------------------------------------------------- */
+
+int alloc_role_set_weight(struct alloc *a, const char *role, double weight)
+{
+    if (!(weight > 0.0) || isinf(weight))
+        return -1;
+    struct role *r = alloc_role_get(a, role);
+    r->weight = weight;
+    r->has_weight = weight != 1.0;
+    alloc_sorter_role_changed(a, r);
+    alloc_role_try_remove(a, r);
+    return 0;
+}
+
+void alloc_role_set_quota(struct alloc *a, const char *role,
+                          const struct alloc_quantities *guarantee,
+                          const struct alloc_quantities *limit)
+{
+    struct role *r = alloc_role_get(a, role);
+    bool had = r->has_quota;
+    qvec_from_quantities(&a->names, &r->guarantee, guarantee);
+    free(r->limits);
+    r->limits = NULL;
+    r->nlimits = 0;
+    if (limit != NULL && limit->n > 0) {
+        r->limits = xcalloc(limit->n, sizeof(*r->limits));
+        for (uint32_t i = 0; i < limit->n; i++) {
+            r->limits[r->nlimits].id =
+                alloc_name_intern(&a->names, limit->v[i].name);
+            r->limits[r->nlimits].milli = limit->v[i].milli;
+            r->nlimits++;
+        }
+    }
+    r->has_quota = !qvec_is_zero(&r->guarantee) || r->nlimits > 0;
+    if (r->has_quota != had)
+        a->n_quota_roles += r->has_quota ? 1 : -1;
+    refresh_quota_state(a, r);
+    alloc_candidates_all(a);
+    alloc_role_try_remove(a, r);
+}
+
+/* ---- The cycle ---------------------------------------------------------- */
+
+/* Per-cycle quota state: Mesos's requiredHeadroom and availableHeadroom. */
+struct cycle {
+    struct alloc *a;
+    struct alloc_agent *ag;
+    uint64_t stamp;         /* visit stamp of this (cycle, agent) */
+    bool quota;             /* any quota exists */
+    struct qvec req_head;   /* unreserved needed for unmet guarantees */
+    struct qvec avail_head; /* unallocated unreserved non-revocable */
+    bool agent_has_special; /* ag has reserved or revocable resources */
+    uint32_t offers;
+};
+
+static bool view_push(res_list *v, const struct resource *r)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 16;
+        v->v = xreallocarray(v->v, v->cap, sizeof(*v->v));
+    }
+    v->v[v->n++] = *r; /* shallow: shares the agent's strings and arrays */
+    return true;
+}
+
+/* Is client c allowed to see agent ag at all (Mesos's capability rules)? */
+static bool capable_of_agent(struct alloc *a, const struct client *c,
+                             const struct alloc_agent *ag)
+{
+    uint32_t caps = c->fw->caps;
+    if (a->opt.filter_gpu_resources && ag->has_gpus && !(caps & ALLOC_FW_GPU))
+        return false;
+    if ((caps & ALLOC_FW_MULTI_ROLE) && !(ag->caps & ALLOC_AGENT_MULTI_ROLE))
+        return false;
+    if (!(ag->caps & ALLOC_AGENT_HIERARCHICAL_ROLE) &&
+        strchr(c->role->path, '/') != NULL)
+        return false;
+    return true;
+}
+
+/* Fill view with ag's available resources that client c may be offered:
+ * allocatable to its role, minus what its capabilities exclude, minus
+ * shared resources already offered this cycle. */
+static void build_available_view(struct alloc *a, const struct client *c,
+                                 struct alloc_agent *ag, res_list *view)
+{
+    uint32_t caps = c->fw->caps;
+    const char *role = c->role->path;
+    bool check_shared = ag->has_shared && ag->shared_cycle == a->cycle;
+    view->n = 0;
+    for (uint32_t i = 0; i < ag->available.n; i++) {
+        const struct resource *r = &ag->available.v[i];
+        if (r->nresv > 0 && !res_is_allocatable_to(r, role))
+            continue;
+        if (r->revocable && !(caps & ALLOC_FW_REVOCABLE))
+            continue;
+        if (r->shared && !(caps & ALLOC_FW_SHARED))
+            continue;
+        if (r->nresv > 1 && !(caps & ALLOC_FW_REFINEMENT))
+            continue;
+        if (r->shared && check_shared &&
+            res_list_contains_one(&ag->shared_offered, r))
+            continue;
+        view_push(view, r);
+    }
+}
+
+/* Shrink the unreserved non-revocable scalars of view so that, per name,
+ * their sum stays within room (per name id; when `absent_is_zero`, names
+ * without room are dropped, else kept whole). Entries that reach zero are
+ * removed. */
+static void shrink_view(struct alloc *a, res_list *view, const int64_t *room,
+                        const bool *has_room, uint32_t nroom)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < view->n; i++) {
+        struct resource r = view->v[i];
+        if (r.type == RES_SCALAR && alloc_res_is_unreserved_nonrevocable(&r)) {
+            int32_t id = alloc_name_find(&a->names, r.name);
+            if (id >= 0 && (uint32_t)id < nroom && has_room[id]) {
+                int64_t left = room[id];
+                if (r.scalar > left)
+                    r.scalar = left < 0 ? 0 : left;
+                ((int64_t *)room)[id] -= r.scalar;
+                if (r.scalar == 0)
+                    continue;
+            }
+        }
+        view->v[out++] = r;
+    }
+    view->n = out;
+}
+
+/* Room left under r's limits and its ancestors' (min over the path), for
+ * names any of them limits. Returns false when no limit applies. */
+static bool limit_room(struct alloc *a, const struct role *r, int64_t *room,
+                       bool *has_room, uint32_t nroom)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < nroom; i++)
+        has_room[i] = false;
+    for (const struct role *x = r; x != NULL && x != a->root; x = x->parent) {
+        for (uint32_t j = 0; j < x->nlimits; j++) {
+            uint32_t id = x->limits[j].id;
+            if (id >= nroom)
+                continue;
+            int64_t left = x->limits[j].milli - alloc_role_consumed(x, id);
+            if (left < 0)
+                left = 0;
+            if (!has_room[id] || left < room[id])
+                room[id] = left;
+            has_room[id] = true;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* Make the offer: copy the view, take it from the agent, account it, tell
+ * the caller. */
+static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
+{
+    struct alloc *a = cy->a;
+    struct alloc_agent *ag = cy->ag;
+    res_list offer = RES_LIST_INIT;
+    res_list_copy(&offer, view);
+    res_list_sub_all(&ag->available, &offer);
+    if (ag->has_shared) {
+        if (ag->shared_cycle != a->cycle) {
+            res_list_clear(&ag->shared_offered);
+            ag->shared_cycle = a->cycle;
+        }
+        for (uint32_t i = 0; i < offer.n; i++)
+            if (offer.v[i].shared)
+                res_list_add(&ag->shared_offered, &offer.v[i]);
+    }
+    if (cy->quota) {
+        for (uint32_t i = 0; i < offer.n; i++) {
+            const struct resource *r = &offer.v[i];
+            if (r->type == RES_SCALAR &&
+                alloc_res_is_unreserved_nonrevocable(r))
+                qvec_add(&cy->avail_head, alloc_name_intern(&a->names, r->name),
+                         -r->scalar);
+        }
+    }
+    res_list_allocate(&offer, c->role->path);
+    track_held(a, c, &offer, 1);
+    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
+                    &offer, ag->has_unav ? &ag->unav : NULL);
+    struct holding *h = holding_get(ag, c);
+    if (h->res.n == 0) {
+        res_list_clear(&h->res);
+        h->res = offer; /* move */
+    } else {
+        res_list_add_all(&h->res, &offer);
+        res_list_clear(&offer);
+    }
+    cy->offers++;
+    a->stat_offers++;
+}
+
+/* Stage 2: offer ag's leftover to client c under limits and headroom. */
+static enum try_result try_fair(struct cycle *cy, struct client *c)
+{
+    struct alloc *a = cy->a;
+    struct alloc_agent *ag = cy->ag;
+    if (alloc_bit_get(ag->cbits, ag->nwords, c->id))
+        return TRY_NO;
+    if (!capable_of_agent(a, c, ag))
+        return TRY_NO;
+    res_list *view = &a->scratch_view;
+    build_available_view(a, c, ag, view);
+    if (!is_allocatable(a, view))
+        return TRY_NO;
+
+    uint32_t nroom = a->names.n;
+    int64_t room[nroom ? nroom : 1];
+    bool has_room[nroom ? nroom : 1];
+    if (limit_room(a, c->role, room, has_room, nroom))
+        shrink_view(a, view, room, has_room, nroom);
+    if (cy->quota && !qvec_is_zero(&cy->req_head)) {
+        /* Surplus headroom: available - required, per name; names with
+         * none are dropped (Mesos shrinks to quantities). */
+        for (uint32_t i = 0; i < nroom; i++) {
+            int64_t s =
+                qvec_get(&cy->avail_head, i) - qvec_get(&cy->req_head, i);
+            room[i] = s < 0 ? 0 : s;
+            has_room[i] = true;
+        }
+        shrink_view(a, view, room, has_room, nroom);
+    }
+    if (!is_allocatable(a, view))
+        return TRY_NO;
+    if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
+        alloc_filter_blocks(ag, c, view))
+        return TRY_NO;
+    make_offer(cy, c, view);
+    return TRY_OFFERED;
+}
+
+/* Stage 1: offer ag to client c of a role with unmet guarantees. */
+static enum try_result try_quota(struct cycle *cy, struct client *c)
+{
+    struct alloc *a = cy->a;
+    struct alloc_agent *ag = cy->ag;
+    struct role *r = c->role;
+    if (alloc_bit_get(ag->cbits, ag->nwords, c->id))
+        return TRY_NO;
+    if (!capable_of_agent(a, c, ag))
+        return TRY_NO;
+    res_list *view = &a->scratch_view;
+    build_available_view(a, c, ag, view);
+    if (!is_allocatable(a, view))
+        return TRY_NO;
+
+    uint32_t nroom = a->names.n;
+    int64_t unmet[nroom ? nroom : 1];
+    bool has_unmet[nroom ? nroom : 1];
+    for (uint32_t i = 0; i < nroom; i++) {
+        int64_t u = qvec_get(&r->guarantee, i) - alloc_role_consumed(r, i);
+        unmet[i] = u < 0 ? 0 : u;
+        has_unmet[i] = true; /* names without a guarantee get nothing */
+    }
+    /* guarantees offering: unreserved non-revocable scalars within unmet */
+    res_list *g = &a->scratch_view2;
+    g->n = 0;
+    res_list rest = RES_LIST_INIT; /* shallow, never cleared with _clear */
+    for (uint32_t i = 0; i < view->n; i++) {
+        const struct resource *x = &view->v[i];
+        if (x->type == RES_SCALAR && alloc_res_is_unreserved_nonrevocable(x))
+            view_push(g, x);
+    }
+    shrink_view(a, g, unmet, has_unmet, nroom);
+    if (g->n == 0) {
+        free(rest.v);
+        return TRY_NO;
+    }
+    /* additional: the unreserved scalars beyond what g takes. */
+    for (uint32_t i = 0; i < view->n; i++) {
+        struct resource x = view->v[i];
+        if (x.type != RES_SCALAR || !alloc_res_is_unreserved_nonrevocable(&x))
+            continue;
+        for (uint32_t j = 0; j < g->n; j++)
+            if (res_same_identity(&g->v[j], &x))
+                x.scalar -= g->v[j].scalar;
+        if (x.scalar > 0)
+            view_push(&rest, &x);
+    }
+    int64_t room[nroom ? nroom : 1];
+    bool has_room[nroom ? nroom : 1];
+    if (limit_room(a, r, room, has_room, nroom)) {
+        for (uint32_t j = 0; j < g->n; j++) {
+            int32_t id = alloc_name_find(&a->names, g->v[j].name);
+            if (id >= 0 && has_room[id])
+                room[id] -= g->v[j].scalar;
+        }
+        shrink_view(a, &rest, room, has_room, nroom);
+    }
+    if (!qvec_is_zero(&cy->req_head)) {
+        for (uint32_t i = 0; i < nroom; i++) {
+            int64_t s =
+                qvec_get(&cy->avail_head, i) - qvec_get(&cy->req_head, i);
+            room[i] = s < 0 ? 0 : s;
+            has_room[i] = true;
+        }
+        shrink_view(a, &rest, room, has_room, nroom);
+    }
+    /* toOffer = g + rest + (reserved to exactly this role | non-scalar |
+     * revocable). */
+    res_list *offer = &a->scratch_view;
+    uint32_t nview = view->n;
+    struct resource keep[nview ? nview : 1];
+    uint32_t nkeep = 0;
+    for (uint32_t i = 0; i < nview; i++) {
+        const struct resource *x = &view->v[i];
+        if (x->type != RES_SCALAR || x->revocable ||
+            res_is_reserved(x, r->path))
+            keep[nkeep++] = *x;
+    }
+    offer->n = 0;
+    for (uint32_t i = 0; i < nkeep; i++)
+        view_push(offer, &keep[i]);
+    for (uint32_t i = 0; i < g->n; i++)
+        view_push(offer, &g->v[i]);
+    for (uint32_t i = 0; i < rest.n; i++)
+        view_push(offer, &rest.v[i]);
+    free(rest.v);
+
+    if (!is_allocatable(a, offer))
+        return TRY_NO;
+    if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
+        alloc_filter_blocks(ag, c, offer))
+        return TRY_NO;
+    /* Required headroom shrinks by what goes to guarantees. */
+    for (uint32_t i = 0; i < g->n; i++)
+        qvec_add(&cy->req_head, alloc_name_intern(&a->names, g->v[i].name),
+                 -g->v[i].scalar);
+    /* The offer view may mention entries twice (g and rest share an
+     * identity): merge through a real list before handing it over. */
+    res_list merged = RES_LIST_INIT;
+    for (uint32_t i = 0; i < offer->n; i++)
+        res_list_add(&merged, &offer->v[i]);
+    make_offer(cy, c, &merged);
+    res_list_clear(&merged);
+    return TRY_OFFERED;
+}
+
+/* True when every eligible client has a filter covering all of ag. */
+static bool all_covered(const struct alloc *a, const struct alloc_agent *ag)
+{
+    if (ag->nfilters == 0)
+        return false;
+    uint32_t covered = 0;
+    uint32_t words =
+        ag->nwords < a->eligible_words ? ag->nwords : a->eligible_words;
+    for (uint32_t w = 0; w < words; w++)
+        covered +=
+            (uint32_t)__builtin_popcountll(ag->cbits[w] & a->eligible_bits[w]);
+    return covered >= a->n_eligible;
+}
+
+/* Walk r's order for stage 2: returns TRY_OFFERED as soon as an offer was
+ * made (the caller restarts: orders moved), TRY_NO when the subtree gave
+ * nothing. */
+static enum try_result walk_fair(struct cycle *cy, struct role *r)
+{
+    for (uint32_t i = 0; i < r->norder; i++) {
+        struct sentry *e = r->order[i];
+        if (e->blocked && !cy->agent_has_special)
+            break; /* every entry from here on is at its limit */
+        if (!e->is_self) {
+            if (walk_fair(cy, e->owner) == TRY_OFFERED)
+                return TRY_OFFERED;
+            continue;
+        }
+        for (uint32_t j = 0; j < r->neligible; j++) {
+            struct client *c = r->eligible[j]->client;
+            if (c->visit == cy->stamp)
+                continue;
+            c->visit = cy->stamp;
+            if (try_fair(cy, c) == TRY_OFFERED)
+                return TRY_OFFERED;
+        }
+    }
+    return TRY_NO;
+}
+
+static bool agent_has_special(const struct alloc_agent *ag)
+{
+    for (uint32_t i = 0; i < ag->available.n; i++)
+        if (ag->available.v[i].nresv > 0 || ag->available.v[i].revocable)
+            return true;
+    return false;
+}
+
+static void stage_fair(struct cycle *cy, struct alloc_agent *ag)
+{
+    struct alloc *a = cy->a;
+    cy->ag = ag;
+    cy->stamp = ++a->visit_stamp;
+    while (ag->available.n > 0) {
+        if (!ag->cover_valid)
+            alloc_filter_refresh_cover(a, ag);
+        if (all_covered(a, ag))
+            return;
+        cy->agent_has_special = agent_has_special(ag);
+        if (walk_fair(cy, a->root) != TRY_OFFERED)
+            return;
+    }
+}
+
+static void stage_quota(struct cycle *cy, struct alloc_agent *ag)
+{
+    struct alloc *a = cy->a;
+    cy->ag = ag;
+    cy->stamp = ++a->visit_stamp;
+    bool again = true;
+    while (again && ag->available.n > 0 && a->nunsatisfied > 0) {
+        again = false;
+        if (!ag->cover_valid)
+            alloc_filter_refresh_cover(a, ag);
+        if (all_covered(a, ag))
+            return;
+        for (uint32_t i = 0; i < a->nunsatisfied && !again; i++) {
+            struct role *r = a->unsatisfied[i]->owner;
+            for (uint32_t j = 0; j < r->neligible; j++) {
+                struct client *c = r->eligible[j]->client;
+                if (c->visit == cy->stamp)
+                    continue;
+                c->visit = cy->stamp;
+                if (try_quota(cy, c) == TRY_OFFERED) {
+                    again = true; /* the unsatisfied list may have moved */
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Mesos's headroom: required = sum over the outermost roles with a
+ * guarantee of (guarantee - consumed); available = unallocated unreserved
+ * non-revocable resources of all agents. */
+static void compute_headroom(struct cycle *cy)
+{
+    struct alloc *a = cy->a;
+    for (uint32_t i = 0; i < a->nroles; i++) {
+        struct role *r = a->roles[i];
+        if (qvec_is_zero(&r->guarantee))
+            continue;
+        bool outer = true;
+        for (struct role *p = r->parent; p != NULL && p != a->root;
+             p = p->parent)
+            if (!qvec_is_zero(&p->guarantee))
+                outer = false;
+        if (!outer)
+            continue;
+        for (uint32_t id = 0; id < r->guarantee.n; id++) {
+            int64_t u = r->guarantee.v[id] - alloc_role_consumed(r, id);
+            if (u > 0)
+                qvec_add(&cy->req_head, id, u);
+        }
+    }
+    for (uint32_t i = 0; i < a->nagents; i++)
+        qvec_add_res(&a->names, &cy->avail_head, &a->agents[i]->available, 1,
+                     alloc_res_is_unreserved_nonrevocable);
+}
+
+static void make_inverse_offers(struct alloc *a, struct alloc_agent **ags,
+                                uint32_t n, int64_t now)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        struct alloc_agent *ag = ags[k];
+        if (!ag->has_unav)
+            continue;
+        for (uint32_t i = 0; i < ag->nholds; i++) {
+            struct alloc_framework *fw = ag->holds[i].c->fw;
+            if (!fw->active)
+                continue;
+            struct io_state *io = NULL;
+            for (uint32_t j = 0; j < ag->nio; j++)
+                if (ag->io[j].fw == fw)
+                    io = &ag->io[j];
+            if (io == NULL) {
+                if (ag->nio == ag->capio) {
+                    ag->capio = ag->capio ? 2 * ag->capio : 4;
+                    ag->io = xreallocarray(ag->io, ag->capio, sizeof(*io));
+                }
+                io = &ag->io[ag->nio++];
+                memset(io, 0, sizeof(*io));
+                io->fw = fw;
+            }
+            if (io->outstanding || io->filter_expires > now)
+                continue;
+            io->outstanding = true;
+            a->opt.on_inverse_offer(a->opt.cb_arg, fw->udata, ag->udata,
+                                    &ag->unav);
+            a->stat_inverse_offers++;
+        }
+    }
+}
+
+uint32_t alloc_run(struct alloc *a, int64_t now)
+{
+    a->cycle++;
+    alloc_filter_expire(a, now);
+    if (a->shares_dirty)
+        alloc_sorter_rebuild(a);
+
+    /* This cycle's agents: all, or those events made candidates. */
+    if (a->capcands < a->nagents) {
+        a->capcands = a->nagents;
+        a->cands = xreallocarray(a->cands, a->capcands, sizeof(*a->cands));
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->nagents; i++) {
+        struct alloc_agent *ag = a->agents[i];
+        if (a->all_candidates || ag->candidate)
+            a->cands[n++] = ag;
+        ag->candidate = false;
+    }
+    a->all_candidates = false;
+    a->ncandidates = 0;
+    for (uint32_t i = n; i > 1; i--) {
+        uint32_t j = (uint32_t)(rng_next(a) % i);
+        struct alloc_agent *t = a->cands[i - 1];
+        a->cands[i - 1] = a->cands[j];
+        a->cands[j] = t;
+    }
+
+    struct cycle cy = {.a = a, .quota = a->n_quota_roles > 0};
+    if (a->n_eligible > 0 && a->opt.on_offer != NULL) {
+        if (cy.quota)
+            compute_headroom(&cy);
+        if (a->nunsatisfied > 0)
+            for (uint32_t i = 0; i < n; i++)
+                if (a->cands[i]->active && a->cands[i]->available.n > 0)
+                    stage_quota(&cy, a->cands[i]);
+        for (uint32_t i = 0; i < n; i++)
+            if (a->cands[i]->active && a->cands[i]->available.n > 0)
+                stage_fair(&cy, a->cands[i]);
+    }
+    if (a->opt.on_inverse_offer != NULL)
+        make_inverse_offers(a, a->cands, n, now);
+    qvec_free(&cy.req_head);
+    qvec_free(&cy.avail_head);
+    return cy.offers;
+}
+
+/* ---- Queries ----------------------------------------------------------- */
+
+static int role_path_cmp(const void *x, const void *y)
+{
+    return strcmp((*(struct role *const *)x)->path,
+                  (*(struct role *const *)y)->path);
+}
+
+void alloc_foreach_role(const struct alloc *a,
+                        void (*fn)(void *arg, const struct alloc_role_info *),
+                        void *arg)
+{
+    if (a->nroles == 0)
+        return;
+    struct role **sorted = xmemdup(a->roles, a->nroles * sizeof(*sorted));
+    qsort(sorted, a->nroles, sizeof(*sorted), role_path_cmp);
+    for (uint32_t i = 0; i < a->nroles; i++) {
+        struct role *r = sorted[i];
+        struct alloc_role_info info = {.role = r->path, .weight = r->weight};
+        info.n_frameworks = r->nclients;
+        qvec_to_qlist(&a->names, &r->held, &info.allocated);
+        qvec_to_qlist(&a->names, &r->reserved, &info.reserved);
+        struct qvec consumed = {0};
+        for (uint32_t id = 0; id < a->names.n; id++)
+            qvec_add(&consumed, id, alloc_role_consumed(r, id));
+        qvec_to_qlist(&a->names, &consumed, &info.consumed);
+        qvec_free(&consumed);
+        qvec_to_qlist(&a->names, &r->guarantee, &info.guarantee);
+        info.limit.n = 0;
+        info.limit.v =
+            r->nlimits ? xcalloc(r->nlimits, sizeof(*info.limit.v)) : NULL;
+        for (uint32_t j = 0; j < r->nlimits; j++) {
+            info.limit.v[j].name = a->names.v[r->limits[j].id];
+            info.limit.v[j].milli = r->limits[j].milli;
+            info.limit.n++;
+        }
+        fn(arg, &info);
+        free(info.allocated.v);
+        free(info.reserved.v);
+        free(info.consumed.v);
+        free(info.guarantee.v);
+        free(info.limit.v);
+    }
+    free(sorted);
+}
+
+static size_t res_list_bytes(const res_list *l)
+{
+    size_t b = l->cap * sizeof(struct resource);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct resource *r = &l->v[i];
+        b += strlen(r->name) + 1 + r->nranges * sizeof(struct res_range) +
+             r->nresv * sizeof(struct res_reservation) + r->nitems * 16;
+        if (r->alloc_role)
+            b += strlen(r->alloc_role) + 1;
+    }
+    return b;
+}
+
+void alloc_get_stats(const struct alloc *a, struct alloc_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cycles = a->cycle;
+    out->offers = a->stat_offers;
+    out->inverse_offers = a->stat_inverse_offers;
+    out->agents = a->nagents;
+    out->frameworks = a->nframeworks;
+    out->filters_active = a->filters_alive;
+    out->roles = a->nroles;
+    size_t b = sizeof(*a) + a->capagents * sizeof(void *) +
+               a->capclient_ids * sizeof(void *);
+    for (uint32_t i = 0; i < a->nagents; i++) {
+        const struct alloc_agent *ag = a->agents[i];
+        b += sizeof(*ag) + res_list_bytes(&ag->total) +
+             res_list_bytes(&ag->available) + res_list_bytes(&ag->cover_snap) +
+             ag->capfilters * sizeof(struct ofilter) +
+             2 * ag->nwords * sizeof(uint64_t) +
+             ag->capholds * sizeof(struct holding);
+        for (uint32_t j = 0; j < ag->nholds; j++)
+            b += res_list_bytes(&ag->holds[j].res);
+        for (uint32_t j = 0; j < ag->nrsets; j++)
+            b += sizeof(struct rset) + res_list_bytes(&ag->rsets[j].res);
+    }
+    for (uint32_t i = 0; i < a->nclient_ids; i++) {
+        const struct client *c = a->clients[i];
+        if (c != NULL)
+            b += sizeof(*c) + c->fagents.cap * sizeof(void *) +
+                 c->held.n * sizeof(int64_t);
+    }
+    for (uint32_t i = 0; i < a->nroles; i++)
+        b += sizeof(struct role) + a->roles[i]->caporder * sizeof(void *) +
+             a->roles[i]->capeligible * sizeof(void *);
+    out->memory_bytes = b;
+}
+
+void alloc_framework_allocated(
+    const struct alloc *a, const struct alloc_framework *fw,
+    void (*fn)(void *arg, const char *name, int64_t milli), void *arg)
+{
+    for (uint32_t id = 0; id < a->names.n; id++) {
+        int64_t sum = 0;
+        for (uint32_t i = 0; i < fw->nclients; i++)
+            sum += qvec_get(&fw->clients[i]->held, id);
+        if (sum != 0)
+            fn(arg, a->names.v[id], sum);
+    }
+}
+
+const res_list *alloc_agent_available(const struct alloc_agent *ag)
+{
+    return &ag->available;
+}
+
+const res_list *alloc_agent_total(const struct alloc_agent *ag)
+{
+    return &ag->total;
+}
+
+/* ---- Teardown ----------------------------------------------------------- */
+
+static void free_role_tree(struct role *r)
+{
+    for (uint32_t i = 0; i < r->nchildren; i++)
+        free_role_tree(r->children[i]);
+    free(r->path);
+    free(r->children);
+    free(r->order);
+    free(r->clients);
+    free(r->eligible);
+    free(r->limits);
+    qvec_free(&r->guarantee);
+    qvec_free(&r->held_self);
+    qvec_free(&r->held);
+    qvec_free(&r->reserved);
+    qvec_free(&r->unres_held);
+    free(r);
+}
+
+void alloc_free(struct alloc *a)
+{
+    if (a == NULL)
+        return;
+    for (uint32_t i = 0; i < a->nagents; i++) {
+        struct alloc_agent *ag = a->agents[i];
+        for (uint32_t j = 0; j < ag->nholds; j++)
+            res_list_clear(&ag->holds[j].res);
+        for (uint32_t j = 0; j < ag->nrsets; j++)
+            res_list_clear(&ag->rsets[j].res);
+        res_list_clear(&ag->total);
+        res_list_clear(&ag->available);
+        res_list_clear(&ag->cover_snap);
+        res_list_clear(&ag->shared_offered);
+        free(ag->holds);
+        free(ag->filters);
+        free(ag->rsets);
+        free(ag->fbits);
+        free(ag->cbits);
+        free(ag->io);
+        free(ag);
+    }
+    /* Frameworks are found through their clients. */
+    for (uint32_t i = 0; i < a->nclient_ids; i++) {
+        struct client *c = a->clients[i];
+        if (c == NULL)
+            continue;
+        struct alloc_framework *fw = c->fw;
+        for (uint32_t j = 0; j < fw->nclients; j++) {
+            struct client *x = fw->clients[j];
+            a->clients[x->id] = NULL;
+            pset_free(&x->fagents);
+            qvec_free(&x->held);
+            free(x);
+        }
+        free(fw->clients);
+        free(fw);
+    }
+    free_role_tree(a->root);
+    free(a->roles);
+    free(a->rtab);
+    free(a->unsatisfied);
+    free(a->clients);
+    free(a->free_ids);
+    free(a->eligible_bits);
+    free(a->agents);
+    free(a->cands);
+    free(a->fheap);
+    free(a->scratch_view.v);
+    free(a->scratch_view2.v);
+    qvec_free(&a->total);
+    for (uint32_t i = 0; i < a->n_min_alloc; i++)
+        qvec_free(&a->min_alloc_q[i]);
+    free(a->min_alloc_q);
+    alloc_quantities_free(a->min_alloc, a->n_min_alloc);
+    alloc_names_free(&a->names);
+    free(a);
+}
+
+/* ---- Parsing ------------------------------------------------------------ */
+
+int alloc_parse_min_allocatable(const char *text, struct alloc_quantities **out,
+                                uint32_t *n, char *err, size_t errlen)
+{
+    uint32_t nalt = 1;
+    for (const char *p = text; *p; p++)
+        nalt += *p == '|';
+    struct alloc_quantities *alts = xcalloc(nalt, sizeof(*alts));
+    uint32_t got = 0;
+    const char *p = text;
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        char *part = xstrndup(p, len);
+        res_list l = RES_LIST_INIT;
+        char rerr[256];
+        if (res_parse_text(part, NULL, &l, rerr, sizeof(rerr)) != 0) {
+            snprintf(err, errlen, "min_allocatable_resources: %s", rerr);
+            free(part);
+            alloc_quantities_free(alts, got);
+            return -1;
+        }
+        free(part);
+        struct alloc_quantity *v = xcalloc(l.n ? l.n : 1, sizeof(*v));
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < l.n; i++) {
+            if (l.v[i].type != RES_SCALAR || l.v[i].nresv > 0) {
+                snprintf(err, errlen,
+                         "min_allocatable_resources: '%s' is not an "
+                         "unreserved scalar",
+                         l.v[i].name);
+                for (uint32_t j = 0; j < k; j++)
+                    free((char *)v[j].name);
+                free(v);
+                res_list_clear(&l);
+                alloc_quantities_free(alts, got);
+                return -1;
+            }
+            v[k].name = xstrdup(l.v[i].name);
+            v[k].milli = l.v[i].scalar;
+            k++;
+        }
+        res_list_clear(&l);
+        if (k > 0) {
+            alts[got].v = v;
+            alts[got].n = k;
+            got++;
+        } else {
+            free(v);
+        }
+        if (bar == NULL)
+            break;
+        p = bar + 1;
+    }
+    *out = alts;
+    *n = got;
+    return 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * The hierarchical DRF allocator: decides which framework is offered which
+ * agent's resources, with the semantics of Mesos's hierarchical allocator
+ * (src/master/allocator/mesos/hierarchical.cpp in apache/mesos):
+ *
+ *  - Roles form a tree by '/'. Sibling roles are ordered by weighted dominant
+ *    share, frameworks inside a role by dominant share; a role that has both
+ *    frameworks and child roles competes for its own frameworks as a virtual
+ *    leaf among its children (Mesos's "." node). A framework may hold several
+ *    roles; each (framework, role) pair is a *client* with its own share.
+ *  - Shares count offered and allocated resources alike, against the cluster
+ *    total of each scalar resource name.
+ *  - Quota: guarantees are satisfied first (stage 1), and unreserved
+ *    resources needed to satisfy outstanding guarantees are held back from
+ *    everyone else (headroom); limits are never exceeded, counting a role's
+ *    whole subtree. Consumed quota = reservations + unreserved non-revocable
+ *    allocations of the subtree.
+ *  - Reserved resources go only to their role and its descendants; revocable
+ *    resources only to REVOCABLE_RESOURCES clients; an agent with GPUs only to
+ *    GPU_RESOURCES frameworks; shared resources only to SHARED_RESOURCES ones
+ *    and to one client per cycle; refined reservations only to
+ *    RESERVATION_REFINEMENT ones.
+ *  - Filters from declines, suppression and revival, min_allocatable.
+ *  - Maintenance: offers of an agent with an unavailability carry it, and
+ *    every active framework holding resources there gets one inverse offer
+ *    until it answers; answers are recorded with their own filters.
+ *
+ * The allocator is a pure library: no I/O, no clock, no randomness of its own.
+ * The caller passes `now` (monotonic nanoseconds) and a seed, and receives
+ * decisions through callbacks made synchronously inside alloc_run(). All
+ * calls must come from one thread. Agents and frameworks are identified by
+ * handles the allocator returns and by the caller's `udata`, which the
+ * callbacks pass back.
+ *
+ * Ownership: the allocator copies every res_list and string it keeps. The
+ * res_list handed to the offer callback is borrowed for the duration of the
+ * call only.
+ */
+#ifndef OFFERD_ALLOCATOR_ALLOC_H
+#define OFFERD_ALLOCATOR_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/resources.h"
+
+struct alloc;
+struct alloc_agent;
+struct alloc_framework;
+
+/* Framework capabilities the allocator looks at (bit flags). */
+enum alloc_fw_cap {
+    ALLOC_FW_REVOCABLE = 1u << 0,  /* REVOCABLE_RESOURCES */
+    ALLOC_FW_GPU = 1u << 1,        /* GPU_RESOURCES */
+    ALLOC_FW_SHARED = 1u << 2,     /* SHARED_RESOURCES */
+    ALLOC_FW_MULTI_ROLE = 1u << 3, /* MULTI_ROLE */
+    ALLOC_FW_REFINEMENT = 1u << 4, /* RESERVATION_REFINEMENT */
+};
+
+/* Agent capabilities the allocator looks at (bit flags). */
+enum alloc_agent_cap {
+    ALLOC_AGENT_MULTI_ROLE = 1u << 0,        /* may run MULTI_ROLE tasks */
+    ALLOC_AGENT_HIERARCHICAL_ROLE = 1u << 1, /* understands "a/b" roles */
+    ALLOC_AGENT_REFINEMENT = 1u << 2,        /* RESERVATION_REFINEMENT */
+};
+
+/* All agent capabilities: what offerd's own agent has. */
+#define ALLOC_AGENT_ALL_CAPS                                                   \
+    (ALLOC_AGENT_MULTI_ROLE | ALLOC_AGENT_HIERARCHICAL_ROLE |                  \
+     ALLOC_AGENT_REFINEMENT)
+
+/* A maintenance window: unavailable from start for duration. */
+struct alloc_unavailability {
+    int64_t start_ns;    /* wall-clock nanoseconds since the epoch */
+    int64_t duration_ns; /* < 0: infinite */
+};
+
+/* One amount of one scalar resource. */
+struct alloc_quantity {
+    const char *name;
+    int64_t milli; /* milli-units, as struct resource's scalar */
+};
+
+/* A set of scalar quantities (a quota, one min_allocatable alternative). */
+struct alloc_quantities {
+    const struct alloc_quantity *v;
+    uint32_t n;
+};
+
+/* An inverse offer's answer, numbered as mesos.v1.allocator's
+ * InverseOfferStatus.Status. */
+enum alloc_io_status {
+    ALLOC_IO_UNKNOWN = 1,
+    ALLOC_IO_ACCEPT = 2,
+    ALLOC_IO_DECLINE = 3,
+};
+
+/* Called once per (client, agent) an alloc_run() decides to offer.
+ * `resources` carry allocation role `role` and are borrowed for the call;
+ * `unavailability` is NULL unless the agent has one. */
+typedef void (*alloc_offer_fn)(void *arg, void *framework_udata,
+                               void *agent_udata, const char *role,
+                               const res_list *resources,
+                               const struct alloc_unavailability *unav);
+
+/* Called once per (framework, agent) that gets an inverse offer. */
+typedef void (*alloc_inverse_offer_fn)(void *arg, void *framework_udata,
+                                       void *agent_udata,
+                                       const struct alloc_unavailability *unav);
+
+struct alloc_options {
+    /* Filters never expire sooner than this (Mesos's MESOS-4302 rule). */
+    int64_t allocation_interval_ns;
+    /* Alternatives of minimum quantities: an agent's leftover is offered
+     * only if it holds at least one alternative in full. NULL/0: Mesos's
+     * default "cpus:0.01|mem:32". Copied. */
+    const struct alloc_quantities *min_allocatable;
+    uint32_t n_min_allocatable;
+    /* true (Mesos's default): agents with GPUs are offered only to
+     * GPU_RESOURCES frameworks. */
+    bool filter_gpu_resources;
+    /* Seed of the agent shuffle of each cycle. */
+    uint64_t seed;
+    alloc_offer_fn on_offer;
+    alloc_inverse_offer_fn on_inverse_offer;
+    void *cb_arg;
+};
+
+/* Fill *o with Mesos's defaults (1 s interval, default min_allocatable,
+ * GPU filtering on, seed 1, no callbacks). */
+void alloc_options_default(struct alloc_options *o);
+
+/* Create an allocator; options are copied. Never fails. */
+struct alloc *alloc_new(const struct alloc_options *o);
+/* Free the allocator and everything it holds; NULL is ignored. Handles
+ * become invalid. */
+void alloc_free(struct alloc *a);
+
+/* ---- Frameworks ------------------------------------------------------ */
+
+/*
+ * Add a framework subscribed to `roles` (n roles, each copied; validated by
+ * the caller) with capabilities `caps` (enum alloc_fw_cap bits). An active
+ * framework takes part in the next cycle; an inactive one only keeps its
+ * allocations (a framework known from an agent's report before it
+ * re-subscribes). Returns the handle.
+ */
+struct alloc_framework *alloc_framework_add(struct alloc *a, void *udata,
+                                            const char *const *roles,
+                                            uint32_t n, uint32_t caps,
+                                            bool active);
+/* Remove a framework: everything offered or allocated to it is freed on
+ * every agent, its filters are dropped. The handle becomes invalid. */
+void alloc_framework_remove(struct alloc *a, struct alloc_framework *fw);
+/* Activate (offers resume) or deactivate (no offers; allocations kept). */
+void alloc_framework_set_active(struct alloc *a, struct alloc_framework *fw,
+                                bool active);
+/* Replace a framework's roles and capabilities. Roles it leaves keep their
+ * allocations (tracked until recovered) but get no new offers. */
+void alloc_framework_update(struct alloc *a, struct alloc_framework *fw,
+                            const char *const *roles, uint32_t n,
+                            uint32_t caps);
+/* Suppress offers for the given roles of fw (all its roles when n == 0). */
+void alloc_framework_suppress(struct alloc *a, struct alloc_framework *fw,
+                              const char *const *roles, uint32_t n);
+/* Revive: unsuppress the roles (all when n == 0), drop their offer filters
+ * and all the framework's inverse offer filters, and schedule a cycle. */
+void alloc_framework_revive(struct alloc *a, struct alloc_framework *fw,
+                            const char *const *roles, uint32_t n);
+/* True when fw is suppressed for role. */
+bool alloc_framework_is_suppressed(const struct alloc *a,
+                                   const struct alloc_framework *fw,
+                                   const char *role);
+
+/* ---- Agents ---------------------------------------------------------- */
+
+/* A framework's resources already in use on an agent when it is added. */
+struct alloc_used {
+    struct alloc_framework *fw;
+    const res_list *resources; /* each with its allocation role set */
+};
+
+/*
+ * Add an agent with `total` resources (copied), capabilities `caps` (enum
+ * alloc_agent_cap bits), an optional unavailability, and resources already
+ * in use by frameworks (a re-registering agent's tasks). Used resources
+ * must be contained in total and carry allocation roles; entries that are
+ * not are ignored with the return value -1 (the agent is still added).
+ * The agent becomes a candidate of the next cycle. *out gets the handle.
+ */
+int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
+                    uint32_t caps, const struct alloc_unavailability *unav,
+                    const struct alloc_used *used, uint32_t nused,
+                    struct alloc_agent **out);
+/* Remove an agent and everything allocated on it. */
+void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag);
+/* Activate or deactivate an agent (a deactivated agent is not offered). */
+void alloc_agent_set_active(struct alloc *a, struct alloc_agent *ag,
+                            bool active);
+/* Set (unav non-NULL) or clear an agent's unavailability. Outstanding
+ * inverse offers and recorded answers of the agent are forgotten. */
+void alloc_agent_set_unavailability(struct alloc *a, struct alloc_agent *ag,
+                                    const struct alloc_unavailability *unav);
+/*
+ * Replace the revocable part of the agent's total with `revocable` (an
+ * oversubscription estimate; every entry must be revocable). Revocable
+ * resources already allocated stay allocated even if the new estimate is
+ * smaller. Returns 0, or -1 if an entry is not revocable (nothing changed).
+ */
+int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
+                                      const res_list *revocable);
+/*
+ * Apply a conversion to the agent's unallocated resources (an operator's
+ * RESERVE/UNRESERVE/CREATE/DESTROY): `from` must be contained in the
+ * agent's available resources; it is replaced by `to` in both the total and
+ * the available resources. Returns 0, or -1 when `from` is not available
+ * (nothing changed: the caller rescinds offers and retries).
+ */
+int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
+                                 const res_list *from, const res_list *to);
+/*
+ * Apply a conversion to resources offered or allocated to fw on ag (a
+ * framework's RESERVE/CREATE/... inside ACCEPT): `from` (with allocation
+ * roles) must be contained in fw's allocation there; it is replaced by `to`
+ * in both the allocation and the agent total. Returns 0 or -1 (unchanged).
+ */
+int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
+                                  struct alloc_framework *fw,
+                                  const res_list *from, const res_list *to);
+
+/* ---- Offers and recovery --------------------------------------------- */
+
+/*
+ * Give back resources offered or allocated to fw on ag (declined,
+ * rescinded, expired offer; finished task). The allocator does not tell
+ * offered from used resources: both count in shares and quota alike; the
+ * caller, which holds the offers, reports the split. `resources` carry their
+ * allocation role (one role per call). When refuse_ns >= 0 a filter is
+ * installed: fw is not offered, for that role, any subset of these
+ * resources on ag for max(refuse_ns, allocation_interval) from now
+ * (refuse_ns is clamped to 365 days; callers map Mesos's negative or
+ * missing refuse_seconds to the 5 s default themselves; 0 installs none).
+ * Returns 0, or -1 if fw does not hold them there (nothing changed).
+ */
+int alloc_recover(struct alloc *a, struct alloc_agent *ag,
+                  struct alloc_framework *fw, const res_list *resources,
+                  int64_t refuse_ns, int64_t now);
+
+/* Record a framework's answer to its inverse offer for ag, and when
+ * refuse_ns > 0 do not send it another for that agent until it expires. */
+void alloc_inverse_offer_respond(struct alloc *a, struct alloc_agent *ag,
+                                 struct alloc_framework *fw,
+                                 enum alloc_io_status status, int64_t refuse_ns,
+                                 int64_t now);
+
+/* ---- Roles ------------------------------------------------------------- */
+
+/* Set a role's weight (> 0; default 1.0). Returns -1 for a bad weight. */
+int alloc_role_set_weight(struct alloc *a, const char *role, double weight);
+/* Set a role's quota: guarantee and limit quantities (copied; either may
+ * be empty; a limit below the guarantee is the caller's error to reject).
+ * An empty guarantee and limit remove the quota. */
+void alloc_role_set_quota(struct alloc *a, const char *role,
+                          const struct alloc_quantities *guarantee,
+                          const struct alloc_quantities *limit);
+
+/* ---- Running ------------------------------------------------------------ */
+
+/* Make every active agent a candidate of the next cycle (the periodic
+ * batch, every --allocation_interval). */
+void alloc_candidates_all(struct alloc *a);
+/* True when events (a new agent, a revive, an added framework...) have made
+ * candidates: the caller should run a cycle soon. */
+bool alloc_has_candidates(const struct alloc *a);
+/*
+ * Run one allocation cycle over the candidates at time `now`: expire
+ * filters, allocate (stage 1 quota guarantees, stage 2 fair share), make
+ * inverse offers, calling the callbacks synchronously. Returns the number
+ * of offers made. Callbacks must not call back into the allocator.
+ */
+uint32_t alloc_run(struct alloc *a, int64_t now);
+
+/* ---- Queries ------------------------------------------------------------ */
+
+/* Scalar quantities by name, for the query side. */
+struct alloc_qlist {
+    struct alloc_quantity *v; /* names borrowed from the allocator */
+    uint32_t n;
+};
+
+struct alloc_role_info {
+    const char *role;
+    double weight;
+    uint32_t n_frameworks;        /* clients subscribed to this role */
+    struct alloc_qlist allocated; /* offered + used, subtree */
+    struct alloc_qlist reserved;  /* reserved to the subtree on agents */
+    struct alloc_qlist consumed;  /* quota consumption */
+    struct alloc_qlist guarantee;
+    struct alloc_qlist limit;
+};
+
+/* Call fn for every role the allocator knows (roles with frameworks,
+ * reservations, weights or quota, and their ancestors), parents first.
+ * The info and its lists are valid during the call only. */
+void alloc_foreach_role(const struct alloc *a,
+                        void (*fn)(void *arg, const struct alloc_role_info *),
+                        void *arg);
+
+/* Counters for /metrics/snapshot. */
+struct alloc_stats {
+    uint64_t cycles;         /* alloc_run calls */
+    uint64_t offers;         /* offers made in total */
+    uint64_t inverse_offers; /* inverse offers made in total */
+    uint32_t agents;         /* agents known */
+    uint32_t frameworks;     /* frameworks known */
+    uint32_t filters_active; /* offer filters not yet expired */
+    uint32_t roles;          /* role tree nodes */
+    size_t memory_bytes;     /* bytes the allocator holds (approximate) */
+};
+void alloc_get_stats(const struct alloc *a, struct alloc_stats *out);
+
+/* The answer fw last gave to ag's inverse offer: true and *status set
+ * (ALLOC_IO_UNKNOWN while one is outstanding and unanswered), or false when
+ * fw never had an inverse offer for ag since its unavailability was set.
+ * The caller keeps the times of answers if it reports them. */
+bool alloc_inverse_offer_status(const struct alloc_agent *ag,
+                                const struct alloc_framework *fw,
+                                enum alloc_io_status *status);
+
+/* Scalar quantities fw holds (offered + used) across all agents and roles. */
+void alloc_framework_allocated(
+    const struct alloc *a, const struct alloc_framework *fw,
+    void (*fn)(void *arg, const char *name, int64_t milli), void *arg);
+
+/* The agent's resources not offered or allocated (borrowed view). */
+const res_list *alloc_agent_available(const struct alloc_agent *ag);
+/* The agent's total resources (borrowed view). */
+const res_list *alloc_agent_total(const struct alloc_agent *ag);
+
+/* Parse Mesos's --min_allocatable_resources text ("cpus:0.01|mem:32",
+ * alternatives separated by '|', each a ';'-list of scalars). On success
+ * returns a new array (*out, *n; free with alloc_quantities_free). */
+int alloc_parse_min_allocatable(const char *text, struct alloc_quantities **out,
+                                uint32_t *n, char *err, size_t errlen);
+void alloc_quantities_free(struct alloc_quantities *v, uint32_t n);
+
+#endif

@@ -1,0 +1,352 @@
+/*
+ * The allocator's internal structures, shared by the files of src/allocator
+ * (alloc.c: the API and the cycle; sorter.c: the role tree and the DRF
+ * orderings; filters.c: offer filters; quantities.c: interned scalar names and
+ * quantity vectors). Nothing outside src/allocator and its tests includes it.
+ *
+ * Vocabulary:
+ *  - a *client* is one (framework, role) pair: it has its own share, its own
+ *    place in its role's order, its own filters, and a small integer id that
+ *    indexes per-agent bitmaps;
+ *  - an agent's *available* resources are its total minus everything
+ *    offered or allocated on it (*held* by clients);
+ *  - *eligible* clients may receive offers now: framework active, client not
+ *    suppressed, role still one of the framework's roles.
+ */
+#ifndef OFFERD_ALLOCATOR_ALLOC_PRIVATE_H
+#define OFFERD_ALLOCATOR_ALLOC_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "allocator/alloc.h"
+#include "common/resources.h"
+
+/* ---- Interned scalar names and quantity vectors (quantities.c) ------- */
+
+/* Scalar resource names interned to small integers, so that quantities are
+ * dense arrays indexed by name id. */
+struct alloc_names {
+    char **v;        /* id -> name */
+    uint32_t n, cap; /* ids in use, capacity of v */
+    uint32_t *slots; /* open-addressing table of id + 1 (0: empty) */
+    uint32_t nslots; /* power of two, > 2 * n */
+};
+
+/* One limit: at most milli of name id. */
+struct qpair {
+    uint32_t id;
+    int64_t milli;
+};
+
+/* Quantities indexed by name id; ids >= n read as 0. */
+struct qvec {
+    int64_t *v; /* milli-units */
+    uint32_t n;
+};
+
+void alloc_names_init(struct alloc_names *t);
+void alloc_names_free(struct alloc_names *t);
+/* The id of name, interning it if new. */
+uint32_t alloc_name_intern(struct alloc_names *t, const char *name);
+/* The id of name, or -1 if it was never interned. */
+int32_t alloc_name_find(const struct alloc_names *t, const char *name);
+
+void qvec_free(struct qvec *q);
+static inline int64_t qvec_get(const struct qvec *q, uint32_t id)
+{
+    return id < q->n ? q->v[id] : 0;
+}
+/* q[id] += delta (saturating at 0 from below, which only a bug reaches). */
+void qvec_add(struct qvec *q, uint32_t id, int64_t delta);
+/* True when every entry is 0. */
+bool qvec_is_zero(const struct qvec *q);
+/* dst = src (dst's storage reused). */
+void qvec_copy(struct qvec *dst, const struct qvec *src);
+/* Add sign * (scalar quantities of l) to q, interning names. Only entries
+ * for which pred (may be NULL) holds are counted. */
+void qvec_add_res(struct alloc_names *t, struct qvec *q, const res_list *l,
+                  int sign, bool (*pred)(const struct resource *));
+/* Fill a query list from q (names borrowed from t; list malloc'd into
+ * out->v, caller frees). Zero entries are left out. */
+void qvec_to_qlist(const struct alloc_names *t, const struct qvec *q,
+                   struct alloc_qlist *out);
+/* Set q from a list of quantities (interning names); q is cleared first. */
+void qvec_from_quantities(struct alloc_names *t, struct qvec *q,
+                          const struct alloc_quantities *in);
+
+/* Predicates used with qvec_add_res. */
+bool alloc_res_is_unreserved_nonrevocable(const struct resource *r);
+bool alloc_res_is_reserved(const struct resource *r);
+
+/* A set of pointers (linear probing, backward-shift deletion). */
+struct pset {
+    void **slots;
+    uint32_t cap; /* power of two or 0 */
+    uint32_t n;
+};
+
+/* Add p (no-op if present). */
+void pset_add(struct pset *s, void *p);
+/* Remove p (no-op if absent). */
+void pset_del(struct pset *s, void *p);
+void pset_free(struct pset *s);
+
+/* ---- Role tree and DRF orderings (sorter.c) -------------------------- */
+
+struct role;
+struct client;
+
+/* An entry of a sorted order: a child role, or a role's own clients (the
+ * "self" leaf) among its children. */
+struct sentry {
+    double share;  /* weighted dominant share, cached */
+    uint64_t seq;  /* tie-break: creation order */
+    bool in_order; /* present in its order (found there by its key) */
+    bool is_self;  /* self leaf of role `owner` rather than the role itself */
+    bool blocked;  /* owner->limit_blocked (sorts last) */
+    struct role *owner;    /* the role (for client entries: its role) */
+    struct client *client; /* client entries only */
+};
+
+struct role {
+    char *path;          /* "eng/web"; "" for the root */
+    struct role *parent; /* NULL for the root */
+    struct role **children;
+    uint32_t nchildren, capchildren;
+
+    /* The order of this role's children and self leaf, lowest share first;
+     * only entries with an eligible client below them are present. */
+    struct sentry **order;
+    uint32_t norder, caporder;
+    struct sentry as_child; /* this role in its parent's order */
+    struct sentry self;     /* this role's own clients in its own order */
+
+    /* This role's own clients: all of them, and the eligible ones in share
+     * order (clients[] unordered; eligible[] sorted, entries c->e). */
+    struct client **clients;
+    uint32_t nclients, capclients;
+    struct sentry **eligible;
+    uint32_t neligible, capeligible;
+    uint32_t eligible_below; /* eligible clients in the subtree */
+
+    double weight; /* > 0, default 1.0 */
+    bool has_weight;
+    struct qvec guarantee; /* quota guarantee (zero: none) */
+    struct qpair *limits;  /* quota limits; names absent are unlimited */
+    uint32_t nlimits;
+    bool has_quota; /* a guarantee or a limit is set */
+    /* Set when the limits of this role leave too little of some name in
+     * every min_allocatable alternative: it can then receive only reserved
+     * or revocable resources, so it sorts after its unblocked siblings and
+     * agents without such resources stop at it. */
+    bool limit_blocked;
+    /* This role in alloc.unsatisfied (share = as_child's, pos = index). */
+    struct sentry quota_e;
+    uint64_t quota_visit; /* stage 1 stamp */
+
+    struct qvec held_self;  /* offered + used by own clients */
+    struct qvec held;       /* offered + used in the subtree */
+    struct qvec reserved;   /* reserved to the subtree on all agents */
+    struct qvec unres_held; /* unreserved non-revocable held, subtree */
+};
+
+/* Find a role by path; NULL when unknown. */
+struct role *alloc_role_find(struct alloc *a, const char *path);
+/* Find or create a role and its ancestors. */
+struct role *alloc_role_get(struct alloc *a, const char *path);
+/* Remove role and its empty ancestors if nothing refers to them. */
+void alloc_role_try_remove(struct alloc *a, struct role *r);
+/* Quota consumed by r: reserved + unreserved non-revocable held, per name. */
+int64_t alloc_role_consumed(const struct role *r, uint32_t id);
+
+/* Recompute every share and re-sort every order (after the cluster total
+ * changed). */
+void alloc_sorter_rebuild(struct alloc *a);
+/* After c's held quantities changed by `delta`-worth (already applied to c
+ * and its roles): refresh the shares of c, its role's self leaf and every
+ * ancestor, and restore the orders. No-op while a rebuild is pending. */
+void alloc_sorter_update(struct alloc *a, struct client *c);
+/* Add c to / remove c from its role's eligible order and the entries above
+ * it, following c->eligible. */
+void alloc_sorter_set_eligible(struct alloc *a, struct client *c,
+                               bool eligible);
+/* Re-place role r's entries after its weight or r->limit_blocked changed. */
+void alloc_sorter_role_changed(struct alloc *a, struct role *r);
+/* Add r to / remove r from the list of roles with unmet guarantees. */
+void alloc_sorter_set_unsatisfied(struct alloc *a, struct role *r, bool in);
+/* The weighted dominant share of quantities q under weight w. */
+double alloc_share(const struct alloc *a, const struct qvec *q, double w);
+
+/* ---- Clients, frameworks, agents ---------------------------------------- */
+
+struct alloc_framework {
+    void *udata;
+    uint32_t caps;
+    bool active;
+    struct client **clients; /* one per role, current and former */
+    uint32_t nclients, capclients;
+};
+
+struct client {
+    uint32_t id; /* index into a->clients and the agents' bitmaps */
+    struct alloc_framework *fw;
+    struct role *role;
+    bool subscribed; /* role is one of fw's current roles */
+    bool suppressed;
+    bool eligible;       /* fw active && subscribed && !suppressed */
+    struct sentry e;     /* place in role->eligible (e.owner = role, unused) */
+    struct qvec held;    /* offered + used in this role, all agents */
+    uint64_t visit;      /* cycle-agent stamp: visited for that agent */
+    struct pset fagents; /* agents this client has offer filters on */
+    uint32_t nfilters;   /* offer filters alive */
+};
+
+/* What one client holds on one agent. */
+struct holding {
+    struct client *c;
+    res_list res; /* offered + used, with allocation role */
+};
+
+/* One offer filter, stored in its agent's array sorted by client id. */
+struct ofilter {
+    uint32_t client; /* client id */
+    uint32_t rset;   /* index into the agent's refused sets */
+    int64_t expires; /* monotonic ns */
+};
+
+/* Refused resources shared by the filters of one agent that refused the
+ * same thing (DeclineOffers piles up one filter per framework per agent:
+ * sharing keeps that linear and small). */
+struct rset {
+    res_list res;  /* unallocated */
+    uint32_t refs; /* filters using it; 0: free slot */
+};
+
+/* Per-framework maintenance state of an agent. */
+struct io_state {
+    struct alloc_framework *fw;
+    bool outstanding; /* inverse offer sent, no answer yet */
+    bool answered;    /* status is meaningful */
+    enum alloc_io_status status;
+    int64_t filter_expires; /* no new inverse offer before this */
+};
+
+struct alloc_agent {
+    void *udata;
+    uint32_t index; /* in a->agents */
+    uint32_t caps;
+    bool active;
+    bool has_gpus;
+    bool has_shared;
+    bool candidate; /* visit in the next event-driven cycle */
+    res_list total;
+    res_list available;
+
+    struct holding *holds;
+    uint32_t nholds, capholds;
+
+    /* Offer filters on this agent. */
+    struct ofilter *filters; /* sorted by client id */
+    uint32_t nfilters, capfilters;
+    struct rset *rsets;
+    uint32_t nrsets;
+    int64_t min_expires; /* earliest filter expiry; INT64_MAX: none */
+    uint32_t heap_pos;   /* in a->fheap, UINT32_MAX: not in it */
+    /* Bitmaps over client ids: fbits = has a filter here; cbits = has a
+     * filter containing all of cover_snap. While cover_valid, available is
+     * contained in cover_snap, so a client with its cbit set is refused
+     * anything this agent could offer it, without computing the offer. */
+    uint64_t *fbits, *cbits;
+    uint32_t nwords;
+    bool cover_valid;
+    res_list cover_snap;
+    res_list shared_offered; /* shared resources offered this cycle */
+    uint64_t shared_cycle;   /* cycle shared_offered belongs to */
+
+    bool has_unav;
+    struct alloc_unavailability unav;
+    struct io_state *io;
+    uint32_t nio, capio;
+};
+
+struct alloc {
+    struct alloc_options opt;
+    struct alloc_quantities *min_alloc; /* owned copy */
+    uint32_t n_min_alloc;
+    struct qvec *min_alloc_q; /* the same, as vectors */
+
+    struct alloc_names names;
+    struct qvec total; /* cluster total of every scalar */
+
+    struct role *root;
+    struct role **roles; /* every node but the root, for queries */
+    uint32_t nroles, caproles;
+    struct role **rtab;          /* open-addressing table of roles by path */
+    uint32_t nrtab;              /* power of two, > 2 * nroles */
+    struct sentry **unsatisfied; /* roles with unmet guarantees and own
+                                    eligible clients (quota_e), by share */
+    uint32_t nunsatisfied, capunsatisfied;
+    uint32_t n_quota_roles;
+    bool shares_dirty; /* totals changed: rebuild before use */
+    uint64_t seq;      /* tie-break counter */
+
+    struct client **clients; /* by id; NULL: free id */
+    uint32_t nclient_ids, capclient_ids;
+    uint32_t *free_ids;
+    uint32_t nfree_ids, capfree_ids;
+    uint64_t *eligible_bits; /* by client id */
+    uint32_t eligible_words;
+    uint32_t n_eligible;
+    uint32_t nframeworks;
+
+    struct alloc_agent **agents;
+    uint32_t nagents, capagents;
+    struct alloc_agent **cands; /* scratch: this cycle's agents */
+    uint32_t capcands;
+    bool all_candidates;
+    uint32_t ncandidates; /* agents flagged candidate */
+
+    struct alloc_agent **fheap; /* agents by min_expires */
+    uint32_t nfheap, capfheap;
+    uint32_t filters_alive;
+
+    uint64_t rng;
+    uint64_t visit_stamp;
+    uint64_t cycle;
+    uint64_t stat_offers, stat_inverse_offers;
+
+    res_list scratch_view; /* shallow views into agents' resources */
+    res_list scratch_view2;
+};
+
+/* Agent bitmap helpers. */
+static inline bool alloc_bit_get(const uint64_t *bits, uint32_t nwords,
+                                 uint32_t id)
+{
+    return id / 64 < nwords && (bits[id / 64] >> (id % 64)) & 1;
+}
+
+/* ---- Offer filters (filters.c) ---------------------------------------- */
+
+/* Install a filter refusing `refused` (unallocated) for client c on ag
+ * until `expires`. */
+void alloc_filter_add(struct alloc *a, struct alloc_agent *ag, struct client *c,
+                      const res_list *refused, int64_t expires);
+/* Remove every filter of client c (on all agents). */
+void alloc_filter_remove_client(struct alloc *a, struct client *c);
+/* Remove every filter on agent ag. */
+void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag);
+/* Remove filters that expired at or before now. */
+void alloc_filter_expire(struct alloc *a, int64_t now);
+/* Make ag's covered bitmap match its current available resources. */
+void alloc_filter_refresh_cover(struct alloc *a, struct alloc_agent *ag);
+/* True when some filter of client c on ag contains `offer` (unallocated). */
+bool alloc_filter_blocks(const struct alloc_agent *ag, const struct client *c,
+                         const res_list *offer);
+/* Call after resources came back to ag's available set: the covered bits
+ * stay valid only while available is within the snapshot they were
+ * computed for. */
+void alloc_filter_available_grew(struct alloc_agent *ag);
+
+#endif

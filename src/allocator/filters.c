@@ -1,0 +1,462 @@
+/*
+ * Offer filters: "client c refuses these resources on agent ag until t".
+ *
+ * Filters live with their agent, in an array sorted by client id, so the
+ * filters of one client on one agent are adjacent and found by binary search.
+ * Refused resource sets are shared between the filters of an agent that
+ * refused the same thing (in Mesos's DeclineOffers benchmark every framework
+ * ends up refusing the same leftover of every agent: one copy per agent, not
+ * one per filter). Each client keeps the set of agents it has filters on, so
+ * a revive touches only those agents.
+ *
+ * The per-agent bitmaps let the cycle skip a refusing client with one bit
+ * test: fbits marks clients with any filter on the agent, cbits those with a
+ * filter containing the agent's whole available resources (as of the cover
+ * snapshot). When every eligible client is covered the whole agent is
+ * skipped in O(clients / 64).
+ *
+ * Expiry: agents sit in a min-heap by their earliest filter expiry;
+ * alloc_filter_expire() pops the agents whose earliest filter is due.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc_private.h"
+#include "common/mem.h"
+
+/* ---- Pointer sets ------------------------------------------------------- */
+
+static uint32_t ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static void pset_grow(struct pset *s)
+{
+    uint32_t cap = s->cap ? 2 * s->cap : 8;
+    void **slots = xcalloc(cap, sizeof(*slots));
+    for (uint32_t i = 0; i < s->cap; i++) {
+        void *p = s->slots[i];
+        if (p == NULL)
+            continue;
+        uint32_t j = ptr_hash(p) & (cap - 1);
+        while (slots[j] != NULL)
+            j = (j + 1) & (cap - 1);
+        slots[j] = p;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+}
+
+void pset_add(struct pset *s, void *p)
+{
+    if (2 * (s->n + 1) > s->cap)
+        pset_grow(s);
+    uint32_t mask = s->cap - 1;
+    uint32_t i = ptr_hash(p) & mask;
+    while (s->slots[i] != NULL) {
+        if (s->slots[i] == p)
+            return;
+        i = (i + 1) & mask;
+    }
+    s->slots[i] = p;
+    s->n++;
+}
+
+void pset_del(struct pset *s, void *p)
+{
+    if (s->cap == 0)
+        return;
+    uint32_t mask = s->cap - 1;
+    uint32_t i = ptr_hash(p) & mask;
+    while (s->slots[i] != p) {
+        if (s->slots[i] == NULL)
+            return;
+        i = (i + 1) & mask;
+    }
+    /* Backward-shift deletion keeps probe chains intact without tombstones. */
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        void *q = s->slots[j];
+        if (q == NULL)
+            break;
+        uint32_t home = ptr_hash(q) & mask;
+        /* q may move into the hole at i if its home is not in (i, j]. */
+        bool between =
+            i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            s->slots[i] = q;
+            i = j;
+        }
+    }
+    s->slots[i] = NULL;
+    s->n--;
+}
+
+void pset_free(struct pset *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof(*s));
+}
+
+/* ---- Bitmaps ------------------------------------------------------------ */
+
+static void bits_ensure(struct alloc_agent *ag, uint32_t id)
+{
+    uint32_t need = id / 64 + 1;
+    if (need <= ag->nwords)
+        return;
+    uint32_t n = need < 2 * ag->nwords ? 2 * ag->nwords : need;
+    ag->fbits = xreallocarray(ag->fbits, n, sizeof(*ag->fbits));
+    ag->cbits = xreallocarray(ag->cbits, n, sizeof(*ag->cbits));
+    memset(ag->fbits + ag->nwords, 0, (n - ag->nwords) * sizeof(uint64_t));
+    memset(ag->cbits + ag->nwords, 0, (n - ag->nwords) * sizeof(uint64_t));
+    ag->nwords = n;
+}
+
+static void bit_set(uint64_t *bits, uint32_t id)
+{
+    bits[id / 64] |= 1ULL << (id % 64);
+}
+
+static void bit_clear(uint64_t *bits, uint32_t nwords, uint32_t id)
+{
+    if (id / 64 < nwords)
+        bits[id / 64] &= ~(1ULL << (id % 64));
+}
+
+/* ---- Expiry heap of agents ---------------------------------------------- */
+
+static bool heap_less(const struct alloc_agent *x, const struct alloc_agent *y)
+{
+    return x->min_expires < y->min_expires;
+}
+
+static void heap_swap(struct alloc *a, uint32_t i, uint32_t j)
+{
+    struct alloc_agent *t = a->fheap[i];
+    a->fheap[i] = a->fheap[j];
+    a->fheap[j] = t;
+    a->fheap[i]->heap_pos = i;
+    a->fheap[j]->heap_pos = j;
+}
+
+static void heap_up(struct alloc *a, uint32_t i)
+{
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!heap_less(a->fheap[i], a->fheap[p]))
+            break;
+        heap_swap(a, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(struct alloc *a, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < a->nfheap && heap_less(a->fheap[l], a->fheap[m]))
+            m = l;
+        if (r < a->nfheap && heap_less(a->fheap[r], a->fheap[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(a, i, m);
+        i = m;
+    }
+}
+
+/* Put ag in the heap at its min_expires, or take it out when it has no
+ * filters. */
+static void heap_update(struct alloc *a, struct alloc_agent *ag)
+{
+    if (ag->nfilters == 0) {
+        if (ag->heap_pos == UINT32_MAX)
+            return;
+        uint32_t i = ag->heap_pos;
+        heap_swap(a, i, a->nfheap - 1);
+        a->nfheap--;
+        ag->heap_pos = UINT32_MAX;
+        if (i < a->nfheap) {
+            heap_up(a, i);
+            heap_down(a, i);
+        }
+        return;
+    }
+    if (ag->heap_pos == UINT32_MAX) {
+        if (a->nfheap == a->capfheap) {
+            a->capfheap = a->capfheap ? 2 * a->capfheap : 64;
+            a->fheap = xreallocarray(a->fheap, a->capfheap, sizeof(*a->fheap));
+        }
+        ag->heap_pos = a->nfheap;
+        a->fheap[a->nfheap++] = ag;
+        heap_up(a, ag->heap_pos);
+        return;
+    }
+    heap_up(a, ag->heap_pos);
+    heap_down(a, ag->heap_pos);
+}
+
+static void recompute_min_expires(struct alloc_agent *ag)
+{
+    int64_t m = INT64_MAX;
+    for (uint32_t i = 0; i < ag->nfilters; i++)
+        if (ag->filters[i].expires < m)
+            m = ag->filters[i].expires;
+    ag->min_expires = m;
+}
+
+/* ---- Refused sets ------------------------------------------------------- */
+
+static uint32_t rset_get(struct alloc_agent *ag, const res_list *refused)
+{
+    uint32_t free_slot = UINT32_MAX;
+    for (uint32_t i = 0; i < ag->nrsets; i++) {
+        struct rset *rs = &ag->rsets[i];
+        if (rs->refs == 0) {
+            if (free_slot == UINT32_MAX)
+                free_slot = i;
+            continue;
+        }
+        if (res_list_equal(&rs->res, refused)) {
+            rs->refs++;
+            return i;
+        }
+    }
+    if (free_slot == UINT32_MAX) {
+        ag->rsets =
+            xreallocarray(ag->rsets, ag->nrsets + 1, sizeof(*ag->rsets));
+        free_slot = ag->nrsets++;
+        memset(&ag->rsets[free_slot], 0, sizeof(ag->rsets[free_slot]));
+    }
+    struct rset *rs = &ag->rsets[free_slot];
+    res_list_copy(&rs->res, refused);
+    rs->refs = 1;
+    return free_slot;
+}
+
+static void rset_put(struct alloc_agent *ag, uint32_t i)
+{
+    struct rset *rs = &ag->rsets[i];
+    if (--rs->refs == 0)
+        res_list_clear(&rs->res);
+}
+
+/* ---- Filters ------------------------------------------------------------ */
+
+/* First index in ag->filters whose client id is >= id. */
+static uint32_t filters_lower(const struct alloc_agent *ag, uint32_t id)
+{
+    uint32_t lo = 0, hi = ag->nfilters;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ag->filters[mid].client < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void alloc_filter_add(struct alloc *a, struct alloc_agent *ag, struct client *c,
+                      const res_list *refused, int64_t expires)
+{
+    /* The first filter of an agent starts its cover snapshot. */
+    if (ag->nfilters == 0 && ag->cover_valid)
+        res_list_copy(&ag->cover_snap, &ag->available);
+
+    uint32_t i = filters_lower(ag, c->id + 1); /* after c's other filters */
+    if (ag->nfilters == ag->capfilters) {
+        ag->capfilters = ag->capfilters ? 2 * ag->capfilters : 4;
+        ag->filters =
+            xreallocarray(ag->filters, ag->capfilters, sizeof(*ag->filters));
+    }
+    memmove(ag->filters + i + 1, ag->filters + i,
+            (ag->nfilters - i) * sizeof(*ag->filters));
+    ag->filters[i].client = c->id;
+    ag->filters[i].rset = rset_get(ag, refused);
+    ag->filters[i].expires = expires;
+    ag->nfilters++;
+
+    bits_ensure(ag, c->id);
+    bit_set(ag->fbits, c->id);
+    if (ag->cover_valid &&
+        res_list_contains(&ag->rsets[ag->filters[i].rset].res, &ag->cover_snap))
+        bit_set(ag->cbits, c->id);
+
+    pset_add(&c->fagents, ag);
+    c->nfilters++;
+    a->filters_alive++;
+    if (expires < ag->min_expires) {
+        ag->min_expires = expires;
+        heap_update(a, ag);
+    } else if (ag->heap_pos == UINT32_MAX) {
+        heap_update(a, ag);
+    }
+}
+
+/* Recompute client id's bits on ag from its remaining filters. */
+static void refresh_client_bits(struct alloc_agent *ag, uint32_t id)
+{
+    uint32_t i = filters_lower(ag, id);
+    bool any = i < ag->nfilters && ag->filters[i].client == id;
+    if (!any) {
+        bit_clear(ag->fbits, ag->nwords, id);
+        bit_clear(ag->cbits, ag->nwords, id);
+        return;
+    }
+    bit_clear(ag->cbits, ag->nwords, id);
+    if (!ag->cover_valid)
+        return;
+    for (; i < ag->nfilters && ag->filters[i].client == id; i++) {
+        if (res_list_contains(&ag->rsets[ag->filters[i].rset].res,
+                              &ag->cover_snap)) {
+            bit_set(ag->cbits, id);
+            return;
+        }
+    }
+}
+
+/* Remove every filter of client c on ag. */
+static void remove_client_on_agent(struct alloc *a, struct alloc_agent *ag,
+                                   struct client *c)
+{
+    uint32_t i = filters_lower(ag, c->id), j = i;
+    while (j < ag->nfilters && ag->filters[j].client == c->id) {
+        rset_put(ag, ag->filters[j].rset);
+        j++;
+    }
+    if (j == i)
+        return;
+    memmove(ag->filters + i, ag->filters + j,
+            (ag->nfilters - j) * sizeof(*ag->filters));
+    ag->nfilters -= j - i;
+    c->nfilters -= j - i;
+    a->filters_alive -= j - i;
+    bit_clear(ag->fbits, ag->nwords, c->id);
+    bit_clear(ag->cbits, ag->nwords, c->id);
+    recompute_min_expires(ag);
+    heap_update(a, ag);
+}
+
+void alloc_filter_remove_client(struct alloc *a, struct client *c)
+{
+    for (uint32_t i = 0; i < c->fagents.cap; i++) {
+        struct alloc_agent *ag = c->fagents.slots[i];
+        if (ag != NULL)
+            remove_client_on_agent(a, ag, c);
+    }
+    pset_free(&c->fagents);
+}
+
+void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag)
+{
+    for (uint32_t i = 0; i < ag->nfilters; i++) {
+        struct client *c = a->clients[ag->filters[i].client];
+        c->nfilters--;
+        a->filters_alive--;
+        if (i + 1 == ag->nfilters || ag->filters[i + 1].client != c->id)
+            pset_del(&c->fagents, ag);
+    }
+    for (uint32_t i = 0; i < ag->nrsets; i++)
+        res_list_clear(&ag->rsets[i].res);
+    free(ag->rsets);
+    ag->rsets = NULL;
+    ag->nrsets = 0;
+    ag->nfilters = 0;
+    if (ag->nwords > 0) {
+        memset(ag->fbits, 0, ag->nwords * sizeof(uint64_t));
+        memset(ag->cbits, 0, ag->nwords * sizeof(uint64_t));
+    }
+    ag->min_expires = INT64_MAX;
+    heap_update(a, ag);
+}
+
+void alloc_filter_expire(struct alloc *a, int64_t now)
+{
+    while (a->nfheap > 0 && a->fheap[0]->min_expires <= now) {
+        struct alloc_agent *ag = a->fheap[0];
+        uint32_t out = 0;
+        for (uint32_t i = 0; i < ag->nfilters; i++) {
+            struct ofilter f = ag->filters[i];
+            if (f.expires > now) {
+                ag->filters[out++] = f;
+                continue;
+            }
+            struct client *c = a->clients[f.client];
+            rset_put(ag, f.rset);
+            c->nfilters--;
+            a->filters_alive--;
+        }
+        uint32_t before = ag->nfilters;
+        ag->nfilters = out;
+        if (out != before) {
+            /* Refresh the bits and agent sets of every client that had a
+             * filter here; clients are found from the set bits. */
+            for (uint32_t w = 0; w < ag->nwords; w++) {
+                uint64_t bits = ag->fbits[w];
+                while (bits != 0) {
+                    uint32_t id = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    refresh_client_bits(ag, id);
+                    if (!alloc_bit_get(ag->fbits, ag->nwords, id))
+                        pset_del(&a->clients[id]->fagents, ag);
+                }
+            }
+            ag->candidate = true;
+        }
+        recompute_min_expires(ag);
+        heap_update(a, ag);
+    }
+}
+
+void alloc_filter_refresh_cover(struct alloc *a, struct alloc_agent *ag)
+{
+    (void)a;
+    ag->cover_valid = true;
+    if (ag->nwords > 0)
+        memset(ag->cbits, 0, ag->nwords * sizeof(uint64_t));
+    if (ag->nfilters == 0) {
+        res_list_clear(&ag->cover_snap);
+        return;
+    }
+    res_list_copy(&ag->cover_snap, &ag->available);
+    /* One containment test per distinct refused set, not per filter. */
+    bool stack_covers[64];
+    bool *covers =
+        ag->nrsets <= 64 ? stack_covers : xcalloc(ag->nrsets, sizeof(bool));
+    for (uint32_t i = 0; i < ag->nrsets; i++)
+        covers[i] = ag->rsets[i].refs > 0 &&
+                    res_list_contains(&ag->rsets[i].res, &ag->cover_snap);
+    for (uint32_t i = 0; i < ag->nfilters; i++)
+        if (covers[ag->filters[i].rset])
+            bit_set(ag->cbits, ag->filters[i].client);
+    if (covers != stack_covers)
+        free(covers);
+}
+
+bool alloc_filter_blocks(const struct alloc_agent *ag, const struct client *c,
+                         const res_list *offer)
+{
+    for (uint32_t i = filters_lower(ag, c->id);
+         i < ag->nfilters && ag->filters[i].client == c->id; i++)
+        if (res_list_contains(&ag->rsets[ag->filters[i].rset].res, offer))
+            return true;
+    return false;
+}
+
+void alloc_filter_available_grew(struct alloc_agent *ag)
+{
+    if (!ag->cover_valid || ag->nfilters == 0)
+        return;
+    if (!res_list_contains(&ag->cover_snap, &ag->available))
+        ag->cover_valid = false;
+}

@@ -1,0 +1,181 @@
+/*
+ * Interned scalar resource names and dense quantity vectors. Shares, quota
+ * and headroom are sums over scalar names; interning turns each sum into an
+ * array indexed by a small integer, so the cycle never compares strings.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc_private.h"
+#include "common/mem.h"
+
+/* FNV-1a: names are short, and the table only needs a fair spread. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+void alloc_names_init(struct alloc_names *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->nslots = 16;
+    t->slots = xcalloc(t->nslots, sizeof(*t->slots));
+}
+
+void alloc_names_free(struct alloc_names *t)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        free(t->v[i]);
+    free(t->v);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+int32_t alloc_name_find(const struct alloc_names *t, const char *name)
+{
+    uint32_t mask = t->nslots - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t s = t->slots[i];
+        if (s == 0)
+            return -1;
+        if (strcmp(t->v[s - 1], name) == 0)
+            return (int32_t)(s - 1);
+    }
+}
+
+static void names_grow(struct alloc_names *t)
+{
+    uint32_t nslots = t->nslots * 2;
+    uint32_t *slots = xcalloc(nslots, sizeof(*slots));
+    for (uint32_t id = 0; id < t->n; id++) {
+        uint32_t i = name_hash(t->v[id]) & (nslots - 1);
+        while (slots[i] != 0)
+            i = (i + 1) & (nslots - 1);
+        slots[i] = id + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+}
+
+uint32_t alloc_name_intern(struct alloc_names *t, const char *name)
+{
+    int32_t found = alloc_name_find(t, name);
+    if (found >= 0)
+        return (uint32_t)found;
+    if (2 * (t->n + 1) >= t->nslots)
+        names_grow(t);
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 8;
+        t->v = xreallocarray(t->v, t->cap, sizeof(*t->v));
+    }
+    uint32_t id = t->n++;
+    t->v[id] = xstrdup(name);
+    uint32_t mask = t->nslots - 1;
+    uint32_t i = name_hash(name) & mask;
+    while (t->slots[i] != 0)
+        i = (i + 1) & mask;
+    t->slots[i] = id + 1;
+    return id;
+}
+
+void qvec_free(struct qvec *q)
+{
+    free(q->v);
+    q->v = NULL;
+    q->n = 0;
+}
+
+void qvec_add(struct qvec *q, uint32_t id, int64_t delta)
+{
+    if (id >= q->n) {
+        if (delta == 0)
+            return;
+        uint32_t n = id + 1 < 4 ? 4 : id + 1;
+        q->v = xreallocarray(q->v, n, sizeof(*q->v));
+        memset(q->v + q->n, 0, (n - q->n) * sizeof(*q->v));
+        q->n = n;
+    }
+    int64_t v = q->v[id] + delta;
+    q->v[id] = v < 0 ? 0 : v;
+}
+
+bool qvec_is_zero(const struct qvec *q)
+{
+    for (uint32_t i = 0; i < q->n; i++)
+        if (q->v[i] != 0)
+            return false;
+    return true;
+}
+
+void qvec_copy(struct qvec *dst, const struct qvec *src)
+{
+    if (dst->n < src->n) {
+        dst->v = xreallocarray(dst->v, src->n, sizeof(*dst->v));
+        dst->n = src->n;
+    }
+    if (src->n > 0)
+        memcpy(dst->v, src->v, src->n * sizeof(*dst->v));
+    for (uint32_t i = src->n; i < dst->n; i++)
+        dst->v[i] = 0;
+}
+
+void qvec_add_res(struct alloc_names *t, struct qvec *q, const res_list *l,
+                  int sign, bool (*pred)(const struct resource *))
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct resource *r = &l->v[i];
+        if (r->type != RES_SCALAR || (pred != NULL && !pred(r)))
+            continue;
+        int64_t amount = r->scalar;
+        /* A shared resource counts once, however many copies are held. */
+        qvec_add(q, alloc_name_intern(t, r->name), sign * amount);
+    }
+}
+
+void qvec_to_qlist(const struct alloc_names *t, const struct qvec *q,
+                   struct alloc_qlist *out)
+{
+    out->n = 0;
+    out->v = NULL;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        n += q->v[i] != 0;
+    if (n == 0)
+        return;
+    out->v = xcalloc(n, sizeof(*out->v));
+    for (uint32_t i = 0; i < q->n && i < t->n; i++) {
+        if (q->v[i] == 0)
+            continue;
+        out->v[out->n].name = t->v[i];
+        out->v[out->n].milli = q->v[i];
+        out->n++;
+    }
+}
+
+void qvec_from_quantities(struct alloc_names *t, struct qvec *q,
+                          const struct alloc_quantities *in)
+{
+    for (uint32_t i = 0; i < q->n; i++)
+        q->v[i] = 0;
+    if (in == NULL)
+        return;
+    for (uint32_t i = 0; i < in->n; i++)
+        qvec_add(q, alloc_name_intern(t, in->v[i].name), in->v[i].milli);
+}
+
+bool alloc_res_is_unreserved_nonrevocable(const struct resource *r)
+{
+    return r->nresv == 0 && !r->revocable;
+}
+
+bool alloc_res_is_reserved(const struct resource *r)
+{
+    return r->nresv > 0;
+}

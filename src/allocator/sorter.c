@@ -1,0 +1,399 @@
+/*
+ * The role tree and the DRF orderings the cycle walks.
+ *
+ * Every role keeps two sorted arrays: `order` (its child roles and its own
+ * "self" leaf, by weighted dominant share) and `eligible` (its own eligible
+ * clients, by dominant share). Orders are kept sorted incrementally: after
+ * one client's allocation changes, the client and each entry on its path to
+ * the root move to their new place by binary search and one memmove, so an
+ * allocation costs O(depth * log n) comparisons instead of a re-sort. Only
+ * when the cluster total changes (every share changes at once) is the whole
+ * tree re-sorted, lazily, before the next use.
+ *
+ * Entries sort by (blocked, share, seq): `blocked` entries (roles at their
+ * quota limit, see alloc_private.h) go last so that agents without reserved
+ * or revocable resources can stop at the first of them.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc_private.h"
+#include "common/mem.h"
+
+/* ---- Shares ------------------------------------------------------------ */
+
+double alloc_share(const struct alloc *a, const struct qvec *q, double w)
+{
+    double share = 0.0;
+    uint32_t n = q->n < a->total.n ? q->n : a->total.n;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t t = a->total.v[i];
+        if (t <= 0 || q->v[i] == 0)
+            continue;
+        double s = (double)q->v[i] / (double)t;
+        if (s > share)
+            share = s;
+    }
+    return share / w;
+}
+
+/* ---- Sorted arrays of entries ------------------------------------------ */
+
+/* Entries do not store their index: moving one entry from the front of a
+ * 1,000-entry order to its back would otherwise rewrite 1,000 indices
+ * scattered over memory. An entry is found by binary search on its key
+ * (blocked, share, seq), which is unique because seq is. */
+
+static int key_cmp(bool xb, double xs, uint64_t xq, const struct sentry *y)
+{
+    if (xb != y->blocked)
+        return xb ? 1 : -1;
+    if (xs < y->share)
+        return -1;
+    if (xs > y->share)
+        return 1;
+    return xq < y->seq ? -1 : (xq > y->seq ? 1 : 0);
+}
+
+static int entry_cmp(const struct sentry *x, const struct sentry *y)
+{
+    return key_cmp(x->blocked, x->share, x->seq, y);
+}
+
+static int entry_qsort_cmp(const void *x, const void *y)
+{
+    return entry_cmp(*(struct sentry *const *)x, *(struct sentry *const *)y);
+}
+
+/* First index in arr[lo..hi) whose entry is not below the key. */
+static uint32_t lower_bound(struct sentry **arr, uint32_t lo, uint32_t hi,
+                            bool blocked, double share, uint64_t seq)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(blocked, share, seq, arr[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index of e in arr (e must be in it under its current key). */
+static uint32_t order_find(struct sentry **arr, uint32_t n,
+                           const struct sentry *e)
+{
+    uint32_t i = lower_bound(arr, 0, n, e->blocked, e->share, e->seq);
+    /* An entry missing from its order is an allocator bug. */
+    if (i >= n || arr[i] != e)
+        abort();
+    return i;
+}
+
+static void order_insert(struct sentry ***arr, uint32_t *n, uint32_t *cap,
+                         struct sentry *e)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 4;
+        *arr = xreallocarray(*arr, *cap, sizeof(**arr));
+    }
+    uint32_t i = lower_bound(*arr, 0, *n, e->blocked, e->share, e->seq);
+    memmove(*arr + i + 1, *arr + i, (*n - i) * sizeof(**arr));
+    (*arr)[i] = e;
+    (*n)++;
+    e->in_order = true;
+}
+
+static void order_remove(struct sentry **arr, uint32_t *n, struct sentry *e)
+{
+    uint32_t i = order_find(arr, *n, e);
+    memmove(arr + i, arr + i + 1, (*n - i - 1) * sizeof(*arr));
+    (*n)--;
+    e->in_order = false;
+}
+
+/* Give e (in arr) a new key and move it to its place. */
+static void order_rekey(struct sentry **arr, uint32_t n, struct sentry *e,
+                        bool blocked, double share)
+{
+    if (e->blocked == blocked && e->share == share)
+        return;
+    uint32_t p = order_find(arr, n, e);
+    int dir = key_cmp(blocked, share, e->seq, e);
+    e->blocked = blocked;
+    e->share = share;
+    if (dir < 0) {
+        uint32_t i = lower_bound(arr, 0, p, blocked, share, e->seq);
+        memmove(arr + i + 1, arr + i, (p - i) * sizeof(*arr));
+        arr[i] = e;
+    } else {
+        /* The last index in (p, n) whose entry is below the new key. */
+        uint32_t j = lower_bound(arr, p + 1, n, blocked, share, e->seq) - 1;
+        memmove(arr + p, arr + p + 1, (j - p) * sizeof(*arr));
+        arr[j] = e;
+    }
+}
+
+/* Re-key e in arr when it is there, else just store the key. */
+static void rekey(struct sentry **arr, uint32_t n, struct sentry *e,
+                  bool blocked, double share)
+{
+    if (e->in_order) {
+        order_rekey(arr, n, e, blocked, share);
+    } else {
+        e->blocked = blocked;
+        e->share = share;
+    }
+}
+
+/* Refresh the keys of r's three entries (in its parent's order, its self
+ * leaf in its own order, its place among unsatisfied roles). */
+static void rekey_role(struct alloc *a, struct role *r)
+{
+    bool b = r->limit_blocked;
+    double child = alloc_share(a, &r->held, r->weight);
+    if (r->parent != NULL)
+        rekey(r->parent->order, r->parent->norder, &r->as_child, b, child);
+    rekey(r->order, r->norder, &r->self, b,
+          alloc_share(a, &r->held_self, r->weight));
+    rekey(a->unsatisfied, a->nunsatisfied, &r->quota_e, false, child);
+}
+
+/* ---- Role tree ---------------------------------------------------------- */
+
+static uint32_t path_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static void rtab_put(struct alloc *a, struct role *r)
+{
+    uint32_t mask = a->nrtab - 1;
+    uint32_t i = path_hash(r->path) & mask;
+    while (a->rtab[i] != NULL)
+        i = (i + 1) & mask;
+    a->rtab[i] = r;
+}
+
+static void rtab_rebuild(struct alloc *a, uint32_t nrtab)
+{
+    free(a->rtab);
+    a->nrtab = nrtab;
+    a->rtab = xcalloc(nrtab, sizeof(*a->rtab));
+    for (uint32_t i = 0; i < a->nroles; i++)
+        rtab_put(a, a->roles[i]);
+}
+
+struct role *alloc_role_find(struct alloc *a, const char *path)
+{
+    if (path[0] == '\0')
+        return a->root;
+    if (a->nrtab == 0)
+        return NULL;
+    uint32_t mask = a->nrtab - 1;
+    for (uint32_t i = path_hash(path) & mask;; i = (i + 1) & mask) {
+        struct role *r = a->rtab[i];
+        if (r == NULL)
+            return NULL;
+        if (strcmp(r->path, path) == 0)
+            return r;
+    }
+}
+
+static struct role *role_new(struct alloc *a, const char *path,
+                             struct role *parent)
+{
+    struct role *r = xcalloc(1, sizeof(*r));
+    r->path = xstrdup(path);
+    r->parent = parent;
+    r->weight = 1.0;
+    r->quota_e.owner = r;
+    r->quota_e.seq = a->seq++;
+    r->as_child.owner = r;
+    r->as_child.seq = a->seq++;
+    r->self.owner = r;
+    r->self.is_self = true;
+    r->self.seq = a->seq++;
+    if (parent != NULL) {
+        if (parent->nchildren == parent->capchildren) {
+            parent->capchildren =
+                parent->capchildren ? 2 * parent->capchildren : 4;
+            parent->children = xreallocarray(parent->children,
+                                             parent->capchildren, sizeof(*r));
+        }
+        parent->children[parent->nchildren++] = r;
+        if (a->nroles == a->caproles) {
+            a->caproles = a->caproles ? 2 * a->caproles : 16;
+            a->roles = xreallocarray(a->roles, a->caproles, sizeof(*r));
+        }
+        a->roles[a->nroles++] = r;
+        if (2 * a->nroles >= a->nrtab)
+            rtab_rebuild(a, a->nrtab ? 2 * a->nrtab : 64);
+        else
+            rtab_put(a, r);
+    }
+    return r;
+}
+
+struct role *alloc_role_get(struct alloc *a, const char *path)
+{
+    struct role *r = alloc_role_find(a, path);
+    if (r != NULL)
+        return r;
+    /* Create the parent first ("a/b/c" needs "a/b"). */
+    const char *slash = strrchr(path, '/');
+    struct role *parent = a->root;
+    if (slash != NULL) {
+        char *ppath = xstrndup(path, (size_t)(slash - path));
+        parent = alloc_role_get(a, ppath);
+        free(ppath);
+    }
+    return role_new(a, path, parent);
+}
+
+int64_t alloc_role_consumed(const struct role *r, uint32_t id)
+{
+    return qvec_get(&r->reserved, id) + qvec_get(&r->unres_held, id);
+}
+
+static bool role_is_unused(const struct role *r)
+{
+    return r->nchildren == 0 && r->nclients == 0 && !r->has_weight &&
+           !r->has_quota && qvec_is_zero(&r->held) &&
+           qvec_is_zero(&r->reserved);
+}
+
+static void role_destroy(struct alloc *a, struct role *r)
+{
+    struct role *p = r->parent;
+    for (uint32_t i = 0; i < p->nchildren; i++) {
+        if (p->children[i] == r) {
+            p->children[i] = p->children[--p->nchildren];
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < a->nroles; i++) {
+        if (a->roles[i] == r) {
+            a->roles[i] = a->roles[--a->nroles];
+            break;
+        }
+    }
+    rtab_rebuild(a, a->nrtab);
+    free(r->path);
+    free(r->children);
+    free(r->order);
+    free(r->clients);
+    free(r->eligible);
+    free(r->limits);
+    qvec_free(&r->guarantee);
+    qvec_free(&r->held_self);
+    qvec_free(&r->held);
+    qvec_free(&r->reserved);
+    qvec_free(&r->unres_held);
+    free(r);
+}
+
+void alloc_role_try_remove(struct alloc *a, struct role *r)
+{
+    while (r != NULL && r != a->root && role_is_unused(r)) {
+        struct role *parent = r->parent;
+        role_destroy(a, r);
+        r = parent;
+    }
+}
+
+/* ---- Keeping the orders ------------------------------------------------- */
+
+void alloc_sorter_update(struct alloc *a, struct client *c)
+{
+    if (a->shares_dirty)
+        return;
+    struct role *r = c->role;
+    rekey(r->eligible, r->neligible, &c->e, false,
+          alloc_share(a, &c->held, 1.0));
+    for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
+        rekey_role(a, x);
+}
+
+void alloc_sorter_role_changed(struct alloc *a, struct role *r)
+{
+    if (a->shares_dirty)
+        return;
+    rekey_role(a, r);
+}
+
+void alloc_sorter_set_unsatisfied(struct alloc *a, struct role *r, bool in)
+{
+    if (in == r->quota_e.in_order)
+        return;
+    if (in) {
+        r->quota_e.share = alloc_share(a, &r->held, r->weight);
+        order_insert(&a->unsatisfied, &a->nunsatisfied, &a->capunsatisfied,
+                     &r->quota_e);
+    } else {
+        order_remove(a->unsatisfied, &a->nunsatisfied, &r->quota_e);
+    }
+}
+
+void alloc_sorter_set_eligible(struct alloc *a, struct client *c, bool eligible)
+{
+    struct role *r = c->role;
+    if (eligible) {
+        c->e.share = alloc_share(a, &c->held, 1.0);
+        order_insert(&r->eligible, &r->neligible, &r->capeligible, &c->e);
+        if (r->neligible == 1) {
+            r->self.share = alloc_share(a, &r->held_self, r->weight);
+            r->self.blocked = r->limit_blocked;
+            order_insert(&r->order, &r->norder, &r->caporder, &r->self);
+        }
+        for (struct role *x = r; x->parent != NULL; x = x->parent) {
+            if (x->eligible_below++ > 0)
+                continue;
+            x->as_child.share = alloc_share(a, &x->held, x->weight);
+            x->as_child.blocked = x->limit_blocked;
+            order_insert(&x->parent->order, &x->parent->norder,
+                         &x->parent->caporder, &x->as_child);
+        }
+    } else {
+        order_remove(r->eligible, &r->neligible, &c->e);
+        if (r->neligible == 0)
+            order_remove(r->order, &r->norder, &r->self);
+        for (struct role *x = r; x->parent != NULL; x = x->parent) {
+            if (--x->eligible_below > 0)
+                continue;
+            order_remove(x->parent->order, &x->parent->norder, &x->as_child);
+        }
+    }
+}
+
+/* Recompute every key below r and sort every order there. */
+static void rebuild_role(struct alloc *a, struct role *r)
+{
+    for (uint32_t i = 0; i < r->neligible; i++) {
+        struct client *c = r->eligible[i]->client;
+        c->e.share = alloc_share(a, &c->held, 1.0);
+    }
+    qsort(r->eligible, r->neligible, sizeof(*r->eligible), entry_qsort_cmp);
+    for (uint32_t i = 0; i < r->nchildren; i++)
+        rebuild_role(a, r->children[i]);
+    r->as_child.share = alloc_share(a, &r->held, r->weight);
+    r->as_child.blocked = r->limit_blocked;
+    r->self.share = alloc_share(a, &r->held_self, r->weight);
+    r->self.blocked = r->limit_blocked;
+    r->quota_e.share = r->as_child.share;
+    qsort(r->order, r->norder, sizeof(*r->order), entry_qsort_cmp);
+}
+
+void alloc_sorter_rebuild(struct alloc *a)
+{
+    a->shares_dirty = false;
+    rebuild_role(a, a->root);
+    qsort(a->unsatisfied, a->nunsatisfied, sizeof(*a->unsatisfied),
+          entry_qsort_cmp);
+}

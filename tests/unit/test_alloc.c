@@ -1,0 +1,1194 @@
+/*
+ * Tests of the hierarchical DRF allocator (src/allocator/alloc.h): hand-made
+ * cases after Mesos's hierarchical allocator tests, then properties checked
+ * on randomized clusters over many cycles.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc.h"
+#include "allocator/alloc_private.h"
+#include "check_main.h"
+#include "common/mem.h"
+#include "common/resources.h"
+
+#define SEC 1000000000LL
+
+/* ---- A recording harness ------------------------------------------------ */
+
+struct offer_rec {
+    void *fw;
+    void *ag;
+    char *role;
+    res_list res;
+    bool has_unav;
+    struct alloc_unavailability unav;
+};
+
+struct io_rec {
+    void *fw;
+    void *ag;
+};
+
+struct rec {
+    struct offer_rec *offers;
+    uint32_t noffers, cap;
+    struct io_rec *ios;
+    uint32_t nios, capios;
+};
+
+static void on_offer(void *arg, void *fw, void *ag, const char *role,
+                     const res_list *res,
+                     const struct alloc_unavailability *unav)
+{
+    struct rec *r = arg;
+    if (r->noffers == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->offers = xreallocarray(r->offers, r->cap, sizeof(*r->offers));
+    }
+    struct offer_rec *o = &r->offers[r->noffers++];
+    memset(o, 0, sizeof(*o));
+    o->fw = fw;
+    o->ag = ag;
+    o->role = xstrdup(role);
+    res_list_copy(&o->res, res);
+    o->has_unav = unav != NULL;
+    if (unav)
+        o->unav = *unav;
+}
+
+static void on_inverse(void *arg, void *fw, void *ag,
+                       const struct alloc_unavailability *unav)
+{
+    (void)unav;
+    struct rec *r = arg;
+    if (r->nios == r->capios) {
+        r->capios = r->capios ? 2 * r->capios : 64;
+        r->ios = xreallocarray(r->ios, r->capios, sizeof(*r->ios));
+    }
+    r->ios[r->nios].fw = fw;
+    r->ios[r->nios].ag = ag;
+    r->nios++;
+}
+
+static void rec_clear(struct rec *r)
+{
+    for (uint32_t i = 0; i < r->noffers; i++) {
+        free(r->offers[i].role);
+        res_list_clear(&r->offers[i].res);
+    }
+    r->noffers = 0;
+    r->nios = 0;
+}
+
+static void rec_free(struct rec *r)
+{
+    rec_clear(r);
+    free(r->offers);
+    free(r->ios);
+}
+
+static struct alloc *new_alloc(struct rec *rec)
+{
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.on_inverse_offer = on_inverse;
+    o.cb_arg = rec;
+    return alloc_new(&o);
+}
+
+static res_list parse(const char *text)
+{
+    res_list l = RES_LIST_INIT;
+    char err[256];
+    ck_assert_msg(res_parse_text(text, NULL, &l, err, sizeof(err)) == 0,
+                  "%s: %s", text, err);
+    return l;
+}
+
+/* Parse and tag with an allocation role. */
+static res_list parse_alloc(const char *text, const char *role)
+{
+    res_list l = parse(text);
+    res_list_allocate(&l, role);
+    return l;
+}
+
+static struct alloc_agent *add_agent(struct alloc *a, void *udata,
+                                     const char *text)
+{
+    res_list l = parse(text);
+    struct alloc_agent *ag;
+    ck_assert_int_eq(
+        alloc_agent_add(a, udata, &l, ALLOC_AGENT_ALL_CAPS, NULL, NULL, 0, &ag),
+        0);
+    res_list_clear(&l);
+    return ag;
+}
+
+static struct alloc_framework *add_fw(struct alloc *a, void *udata,
+                                      const char *role, uint32_t caps)
+{
+    const char *roles[] = {role};
+    return alloc_framework_add(a, udata, roles, 1, caps, true);
+}
+
+/* The single offer recorded, checked to go to fw with resources `text`. */
+static void expect_one_offer(struct rec *rec, void *fw, void *ag,
+                             const char *text)
+{
+    ck_assert_uint_eq(rec->noffers, 1);
+    ck_assert_ptr_eq(rec->offers[0].fw, fw);
+    ck_assert_ptr_eq(rec->offers[0].ag, ag);
+    res_list want = parse_alloc(text, rec->offers[0].role);
+    char *got = res_list_render(&rec->offers[0].res);
+    ck_assert_msg(res_list_equal(&rec->offers[0].res, &want),
+                  "offered %s, want %s", got, text);
+    free(got);
+    res_list_clear(&want);
+}
+
+static int A1, A2, A3, A4, A5; /* agent udata tokens */
+static int F1, F2, F3, F4;     /* framework udata tokens */
+
+/* ---- Hand-made cases ---------------------------------------------------- */
+
+/* Mesos's UnreservedDRF: each new agent goes whole to the lowest share. */
+START_TEST(test_unreserved_drf)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *a1 = add_agent(a, &A1, "cpus:2;mem:1024;disk:0");
+    add_fw(a, &F1, "role1", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "cpus:2;mem:1024");
+    rec_clear(&rec);
+
+    add_fw(a, &F2, "role2", 0);
+    struct alloc_agent *a2 = add_agent(a, &A2, "cpus:1;mem:512;disk:0");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A2, "cpus:1;mem:512");
+    rec_clear(&rec);
+
+    struct alloc_agent *a3 = add_agent(a, &A3, "cpus:3;mem:2048;disk:0");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A3, "cpus:3;mem:2048");
+    rec_clear(&rec);
+
+    add_fw(a, &F3, "role1", 0);
+    struct alloc_agent *a4 = add_agent(a, &A4, "cpus:4;mem:4096;disk:0");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F3, &A4, "cpus:4;mem:4096");
+    rec_clear(&rec);
+
+    add_fw(a, &F4, "role1", 0);
+    struct alloc_agent *a5 = add_agent(a, &A5, "cpus:1;mem:512;disk:0");
+    alloc_run(a, 0);
+    /* role2 (0.36) is below role1 (0.63) although F4 holds nothing. */
+    expect_one_offer(&rec, &F2, &A5, "cpus:1;mem:512");
+    (void)a2;
+    (void)a3;
+    (void)a4;
+    (void)a1;
+    (void)a5;
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Reserved resources are offered only to their role (and below it). */
+START_TEST(test_reserved_only_to_role)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    add_fw(a, &F1, "other", 0);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus(eng):4;mem(eng):512");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    add_fw(a, &F2, "eng/web", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A1, "cpus(eng):4;mem(eng):512");
+    ck_assert_str_eq(rec.offers[0].role, "eng/web");
+    (void)ag;
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* A decline with a filter keeps the resources from the framework until the
+ * filter expires; other frameworks get them meanwhile. */
+START_TEST(test_filter_expiry)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:512");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:512");
+    ck_assert_int_eq(alloc_recover(a, ag, f1, &rec.offers[0].res, 10 * SEC, 0),
+                     0);
+    rec_clear(&rec);
+    alloc_candidates_all(a);
+    alloc_run(a, 5 * SEC);
+    ck_assert_uint_eq(rec.noffers, 0);
+    alloc_candidates_all(a);
+    alloc_run(a, 10 * SEC);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:512");
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* A filter refuses only supersets: more resources than refused are offered
+ * again at once. */
+START_TEST(test_filter_subset_semantics)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:2;mem:1024");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    /* Keep half, decline half with a long filter. */
+    res_list half = parse_alloc("cpus:1;mem:512", "r");
+    ck_assert_int_eq(alloc_recover(a, ag, f1, &half, 1000 * SEC, 0), 0);
+    rec_clear(&rec);
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 0);
+    /* The other half comes back unfiltered: the leftover is now more than
+     * what was refused, so it is offered. */
+    ck_assert_int_eq(alloc_recover(a, ag, f1, &half, 0, SEC), 0);
+    alloc_run(a, 2 * SEC);
+    expect_one_offer(&rec, &F1, &A1, "cpus:2;mem:1024");
+    res_list_clear(&half);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_suppress_and_revive)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:512");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_framework_suppress(a, f1, NULL, 0);
+    ck_assert(alloc_framework_is_suppressed(a, f1, "r"));
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    alloc_framework_revive(a, f1, NULL, 0);
+    ck_assert(alloc_has_candidates(a));
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:512");
+    /* Revive also clears filters. */
+    ck_assert_int_eq(
+        alloc_recover(a, ag, f1, &rec.offers[0].res, 1000 * SEC, 0), 0);
+    rec_clear(&rec);
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 0);
+    alloc_framework_revive(a, f1, NULL, 0);
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 1);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Leftovers below min_allocatable (cpus:0.01 | mem:32) are not offered. */
+START_TEST(test_min_allocatable)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    add_agent(a, &A1, "cpus:0.005;mem:16;disk:100");
+    add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    add_agent(a, &A2, "cpus:0.01;mem:16");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A2, "cpus:0.01;mem:16");
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_revocable_only_to_capable)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "mem:64");
+    res_list rev = parse("cpus:4");
+    rev.v[0].revocable = true;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ag, &rev), 0);
+    add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "mem:64");
+    rec_clear(&rec);
+    add_fw(a, &F2, "r2", ALLOC_FW_REVOCABLE);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F2);
+    ck_assert(rec.offers[0].res.n == 1 && rec.offers[0].res.v[0].revocable);
+    /* A non-revocable entry is refused as an estimate. */
+    res_list bad = parse("cpus:1");
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ag, &bad), -1);
+    res_list_clear(&bad);
+    res_list_clear(&rev);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_gpu_agents_only_to_gpu_frameworks)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    add_agent(a, &A1, "cpus:4;mem:1024;gpus:1");
+    add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    add_fw(a, &F2, "r", ALLOC_FW_GPU);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A1, "cpus:4;mem:1024;gpus:1");
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Weights 1:2:3 give 1, 2 and 3 of six equal agents (Mesos's
+ * UpdateWeight test). */
+START_TEST(test_weights)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    ck_assert_int_eq(alloc_role_set_weight(a, "role2", 2.0), 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "role3", 3.0), 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "bad", 0.0), -1);
+    add_fw(a, &F1, "role1", 0);
+    add_fw(a, &F2, "role2", 0);
+    add_fw(a, &F3, "role3", 0);
+    for (int i = 0; i < 6; i++)
+        add_agent(a, &A1, "cpus:2;mem:1024");
+    alloc_run(a, 0);
+    int got[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < rec.noffers; i++) {
+        if (rec.offers[i].fw == &F1)
+            got[0]++;
+        else if (rec.offers[i].fw == &F2)
+            got[1]++;
+        else
+            got[2]++;
+    }
+    ck_assert_int_eq(got[0], 1);
+    ck_assert_int_eq(got[1], 2);
+    ck_assert_int_eq(got[2], 3);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+static struct alloc_quantity q_cpus(int64_t milli)
+{
+    struct alloc_quantity q = {"cpus", milli};
+    return q;
+}
+
+/* A role with a guarantee gets it before a lower-share role without one.
+ * Without a limit it may burst past the guarantee in stage 1 (Mesos takes
+ * all unguaranteed resources along); with limit == guarantee the offer is
+ * chopped to the guarantee and the rest goes to fair share. */
+START_TEST(test_quota_guarantee_first)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    add_fw(a, &F1, "plain", 0);
+    add_fw(a, &F2, "quota", 0);
+    struct alloc_quantity g[] = {q_cpus(3000)};
+    struct alloc_quantities gq = {g, 1};
+    alloc_role_set_quota(a, "quota", &gq, NULL);
+    add_agent(a, &A1, "cpus:4;mem:1024");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A1, "cpus:4;mem:1024");
+    rec_free(&rec);
+    alloc_free(a);
+
+    memset(&rec, 0, sizeof(rec));
+    a = new_alloc(&rec);
+    add_fw(a, &F1, "plain", 0);
+    add_fw(a, &F2, "quota", 0);
+    alloc_role_set_quota(a, "quota", &gq, &gq);
+    add_agent(a, &A1, "cpus:4;mem:1024");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 2);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F2);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 3000);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "mem"), 1024000);
+    ck_assert_ptr_eq(rec.offers[1].fw, &F1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[1].res, "cpus"), 1000);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Limits are never exceeded, counting the subtree; headroom for unmet
+ * guarantees is held back from others. */
+START_TEST(test_quota_limits_and_headroom)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_quantity l[] = {q_cpus(2000)};
+    struct alloc_quantities lq = {l, 1};
+    alloc_role_set_quota(a, "capped", NULL, &lq);
+    add_fw(a, &F1, "capped/child", 0);
+    add_agent(a, &A1, "cpus:8;mem:1024");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 2000);
+    rec_clear(&rec);
+
+    /* A guaranteed role without a framework yet: its 4 cpus are held back
+     * from "plain". */
+    struct alloc_quantity g[] = {q_cpus(4000)};
+    struct alloc_quantities gq = {g, 1};
+    alloc_role_set_quota(a, "later", &gq, NULL);
+    add_fw(a, &F2, "plain", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F2);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 2000);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Offers of an agent with an unavailability carry it; frameworks holding
+ * resources there get exactly one inverse offer until they answer. */
+START_TEST(test_unavailability_and_inverse_offers)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:2;mem:1024");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    struct alloc_unavailability u = {1000 * SEC, 3600 * SEC};
+    alloc_agent_set_unavailability(a, ag, &u);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert(rec.offers[0].has_unav);
+    ck_assert_int_eq(rec.offers[0].unav.start_ns, 1000 * SEC);
+    /* F1 holds the agent: one inverse offer, and not again while
+     * outstanding. */
+    ck_assert_uint_eq(rec.nios, 1);
+    ck_assert_ptr_eq(rec.ios[0].fw, &F1);
+    enum alloc_io_status st;
+    ck_assert(alloc_inverse_offer_status(ag, f1, &st));
+    ck_assert_int_eq(st, ALLOC_IO_UNKNOWN);
+    rec.nios = 0;
+    alloc_candidates_all(a);
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.nios, 0);
+    /* Declined with a 10 s filter: sent again after it expires. */
+    alloc_inverse_offer_respond(a, ag, f1, ALLOC_IO_DECLINE, 10 * SEC, SEC);
+    ck_assert(alloc_inverse_offer_status(ag, f1, &st));
+    ck_assert_int_eq(st, ALLOC_IO_DECLINE);
+    alloc_candidates_all(a);
+    alloc_run(a, 5 * SEC);
+    ck_assert_uint_eq(rec.nios, 0);
+    alloc_candidates_all(a);
+    alloc_run(a, 11 * SEC);
+    ck_assert_uint_eq(rec.nios, 1);
+    /* A framework holding nothing there gets none. */
+    struct alloc_framework *f2 = add_fw(a, &F2, "r2", 0);
+    rec.nios = 0;
+    alloc_candidates_all(a);
+    alloc_run(a, 12 * SEC);
+    ck_assert_uint_eq(rec.nios, 0);
+    ck_assert(!alloc_inverse_offer_status(ag, f2, &st));
+    /* Clearing the unavailability forgets the answers. */
+    alloc_agent_set_unavailability(a, ag, NULL);
+    ck_assert(!alloc_inverse_offer_status(ag, f1, &st));
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_recover_rejects_what_is_not_held)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:2;mem:1024");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    struct alloc_framework *f2 = add_fw(a, &F2, "r", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    res_list too_much = parse_alloc("cpus:3", "r");
+    struct alloc_framework *holder = rec.offers[0].fw == &F1 ? f1 : f2;
+    struct alloc_framework *other = holder == f1 ? f2 : f1;
+    ck_assert_int_eq(alloc_recover(a, ag, holder, &too_much, 0, 0), -1);
+    ck_assert_int_eq(alloc_recover(a, ag, other, &rec.offers[0].res, 0, 0), -1);
+    res_list unroled = parse("cpus:1");
+    ck_assert_int_eq(alloc_recover(a, ag, holder, &unroled, 0, 0), -1);
+    ck_assert_int_eq(alloc_recover(a, ag, holder, &rec.offers[0].res, 0, 0), 0);
+    ck_assert(res_list_equal(alloc_agent_available(ag), alloc_agent_total(ag)));
+    res_list_clear(&unroled);
+    res_list_clear(&too_much);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Removing a framework frees what it held; removing an agent frees the
+ * framework's share of it. */
+START_TEST(test_remove_framework_and_agent)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:2;mem:1024");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    alloc_framework_remove(a, f1);
+    ck_assert(res_list_equal(alloc_agent_available(ag), alloc_agent_total(ag)));
+    add_fw(a, &F2, "r", 0);
+    rec_clear(&rec);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A1, "cpus:2;mem:1024");
+    alloc_agent_remove(a, ag);
+    struct alloc_stats st;
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.agents, 0);
+    ck_assert_uint_eq(st.frameworks, 1);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* An agent added with tasks of a framework counts them as held. */
+START_TEST(test_agent_with_used_resources)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    const char *roles[] = {"r"};
+    struct alloc_framework *f1 =
+        alloc_framework_add(a, &F1, roles, 1, 0, false);
+    res_list total = parse("cpus:4;mem:1024");
+    res_list used = parse_alloc("cpus:3;mem:512", "r");
+    struct alloc_used u = {f1, &used};
+    struct alloc_agent *ag;
+    ck_assert_int_eq(
+        alloc_agent_add(a, &A1, &total, ALLOC_AGENT_ALL_CAPS, NULL, &u, 1, &ag),
+        0);
+    add_fw(a, &F2, "r", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F2, &A1, "cpus:1;mem:512");
+    /* Used resources beyond the total are refused (the agent is kept). */
+    res_list huge = parse_alloc("cpus:100", "r");
+    struct alloc_used u2 = {f1, &huge};
+    struct alloc_agent *ag2;
+    ck_assert_int_eq(alloc_agent_add(a, &A2, &total, ALLOC_AGENT_ALL_CAPS, NULL,
+                                     &u2, 1, &ag2),
+                     -1);
+    ck_assert(res_list_equal(alloc_agent_available(ag2), &total));
+    res_list_clear(&huge);
+    res_list_clear(&used);
+    res_list_clear(&total);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Conversions of available and of allocated resources keep the totals in
+ * step. */
+START_TEST(test_update_available_and_allocation)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:4;mem:1024");
+    res_list from = parse("cpus:2");
+    res_list to = parse("cpus(eng):2");
+    ck_assert_int_eq(alloc_agent_update_available(a, ag, &from, &to), 0);
+    res_list want = parse("cpus:2;cpus(eng):2;mem:1024");
+    ck_assert(res_list_equal(alloc_agent_total(ag), &want));
+    res_list huge = parse("cpus:20");
+    ck_assert_int_eq(alloc_agent_update_available(a, ag, &huge, &to), -1);
+
+    struct alloc_framework *f1 = add_fw(a, &F1, "eng", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    res_list afrom = parse_alloc("cpus:1", "eng");
+    res_list ato = parse("cpus(eng):1");
+    res_list_allocate(&ato, "eng");
+    ck_assert_int_eq(alloc_agent_update_allocation(a, ag, f1, &afrom, &ato), 0);
+    res_list want2 = parse("cpus:1;cpus(eng):3;mem:1024");
+    ck_assert(res_list_equal(alloc_agent_total(ag), &want2));
+    ck_assert_int_eq(alloc_agent_update_allocation(a, ag, f1, &huge, &ato), -1);
+    res_list_clear(&want2);
+    res_list_clear(&afrom);
+    res_list_clear(&ato);
+    res_list_clear(&huge);
+    res_list_clear(&want);
+    res_list_clear(&from);
+    res_list_clear(&to);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_parse_min_allocatable)
+{
+    struct alloc_quantities *q;
+    uint32_t n;
+    char err[256];
+    ck_assert_int_eq(alloc_parse_min_allocatable("cpus:0.01|mem:32;disk:10", &q,
+                                                 &n, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(q[0].n, 1);
+    ck_assert_int_eq(q[0].v[0].milli, 10);
+    ck_assert_uint_eq(q[1].n, 2);
+    alloc_quantities_free(q, n);
+    ck_assert_int_eq(
+        alloc_parse_min_allocatable("ports:[1-2]", &q, &n, err, sizeof(err)),
+        -1);
+    ck_assert_int_eq(
+        alloc_parse_min_allocatable("cpus:x", &q, &n, err, sizeof(err)), -1);
+}
+END_TEST
+
+/* ---- Randomized clusters ------------------------------------------------ */
+
+#define RF 12 /* frameworks */
+#define RA 30 /* agents */
+
+static const char *role_pool[] = {"a", "a/x", "a/y", "b", "c", "c/z"};
+#define NROLES (sizeof(role_pool) / sizeof(role_pool[0]))
+
+struct world {
+    struct alloc *a;
+    struct rec rec;
+    uint64_t rng;
+    int fw_tok[RF], ag_tok[RA];
+    struct alloc_framework *fw[RF];
+    const char *fw_role[RF];
+    uint32_t fw_caps[RF];
+    bool fw_suppressed[RF];
+    struct alloc_agent *ag[RA];
+    res_list total[RA];
+    bool has_unav[RA];
+    /* filters the world knows of: frameworks must not get these again */
+    struct {
+        int fw, ag;
+        res_list res;
+        int64_t until;
+    } filters[4096];
+    int nfilters;
+    /* what each framework holds on each agent */
+    res_list held[RF][RA];
+    int64_t now;
+    bool with_quota;
+    int64_t limit_a;
+    int limit_hits; /* cycles where "a" reached its limit */
+};
+
+static int64_t world_consumed_cpus(struct world *w, const char *role);
+
+static uint64_t wrand(struct world *w)
+{
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+static int fw_index(struct world *w, void *tok)
+{
+    for (int i = 0; i < RF; i++)
+        if (&w->fw_tok[i] == tok)
+            return i;
+    ck_abort_msg("unknown framework token");
+    return -1;
+}
+
+static int ag_index(struct world *w, void *tok)
+{
+    for (int i = 0; i < RA; i++)
+        if (&w->ag_tok[i] == tok)
+            return i;
+    ck_abort_msg("unknown agent token");
+    return -1;
+}
+
+static void random_agent_text(struct world *w, char *buf, size_t len, int i)
+{
+    const char *resv = role_pool[wrand(w) % NROLES];
+    int n =
+        snprintf(buf, len, "cpus:%d;mem:%d;disk:%d;ports:[%d-%d];cpus(%s):%d",
+                 1 + (int)(wrand(w) % 8), 256 * (1 + (int)(wrand(w) % 8)),
+                 (int)(wrand(w) % 2000), 31000 + i, 31000 + i + 100,
+                 strchr(resv, '/') ? "a" : resv, (int)(wrand(w) % 3));
+    if (wrand(w) % 5 == 0)
+        snprintf(buf + n, len - (size_t)n, ";gpus:1");
+}
+
+static void world_init(struct world *w, uint64_t seed, bool with_quota)
+{
+    memset(w, 0, sizeof(*w));
+    w->rng = seed * 2654435761u + 1;
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.on_inverse_offer = on_inverse;
+    o.cb_arg = &w->rec;
+    o.seed = seed;
+    w->a = alloc_new(&o);
+    for (int i = 0; i < RF; i++) {
+        w->fw_role[i] = role_pool[wrand(w) % NROLES];
+        uint32_t caps = 0;
+        if (wrand(w) % 2)
+            caps |= ALLOC_FW_REVOCABLE;
+        if (wrand(w) % 3 == 0)
+            caps |= ALLOC_FW_GPU;
+        w->fw_caps[i] = caps;
+        w->fw[i] = alloc_framework_add(w->a, &w->fw_tok[i], &w->fw_role[i], 1,
+                                       caps, true);
+    }
+    for (int i = 0; i < RA; i++) {
+        char text[256];
+        random_agent_text(w, text, sizeof(text), i);
+        w->total[i] = parse(text);
+        ck_assert_int_eq(alloc_agent_add(w->a, &w->ag_tok[i], &w->total[i],
+                                         ALLOC_AGENT_ALL_CAPS, NULL, NULL, 0,
+                                         &w->ag[i]),
+                         0);
+        if (wrand(w) % 3 == 0) {
+            res_list rev = parse("cpus:2");
+            rev.v[0].revocable = true;
+            ck_assert_int_eq(
+                alloc_agent_update_oversubscribed(w->a, w->ag[i], &rev), 0);
+            res_list_add_all(&w->total[i], &rev);
+            res_list_clear(&rev);
+        }
+    }
+    w->with_quota = with_quota;
+    if (with_quota) {
+        struct alloc_quantity g[] = {q_cpus(6000)};
+        struct alloc_quantities gq = {g, 1};
+        struct alloc_quantity l[] = {q_cpus(10000)};
+        struct alloc_quantities lq = {l, 1};
+        alloc_role_set_quota(w->a, "b", &gq, &lq);
+        /* "a"'s limit binds: its reservations plus 8 cpus. */
+        w->limit_a = world_consumed_cpus(w, "a") + 8000;
+        struct alloc_quantity la[] = {q_cpus(w->limit_a)};
+        struct alloc_quantities laq = {la, 1};
+        alloc_role_set_quota(w->a, "a", NULL, &laq);
+        alloc_role_set_weight(w->a, "c", 2.5);
+    }
+}
+
+static void world_free(struct world *w)
+{
+    for (int i = 0; i < RF; i++)
+        for (int j = 0; j < RA; j++)
+            res_list_clear(&w->held[i][j]);
+    for (int i = 0; i < RA; i++)
+        res_list_clear(&w->total[i]);
+    for (int i = 0; i < w->nfilters; i++)
+        res_list_clear(&w->filters[i].res);
+    rec_free(&w->rec);
+    alloc_free(w->a);
+}
+
+/* Consumed quota of role (and subtree) as the world sees it. */
+static int64_t world_consumed_cpus(struct world *w, const char *role)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < RA; i++) {
+        for (uint32_t k = 0; k < w->total[i].n; k++) {
+            const struct resource *r = &w->total[i].v[k];
+            if (r->nresv > 0 && strcmp(r->name, "cpus") == 0 &&
+                res_role_is_subrole(res_reservation_role(r), role))
+                sum += r->scalar;
+        }
+        for (int f = 0; f < RF; f++) {
+            for (uint32_t k = 0; k < w->held[f][i].n; k++) {
+                const struct resource *r = &w->held[f][i].v[k];
+                if (r->nresv == 0 && !r->revocable &&
+                    strcmp(r->name, "cpus") == 0 &&
+                    res_role_is_subrole(r->alloc_role, role))
+                    sum += r->scalar;
+            }
+        }
+    }
+    return sum;
+}
+
+/* Check every offer of the last cycle, and the conservation invariant. */
+static void world_check_cycle(struct world *w, int64_t consumed_b_before,
+                              int64_t consumed_a_before)
+{
+    int64_t consumed_a_after = consumed_a_before;
+    for (uint32_t i = 0; i < w->rec.noffers; i++) {
+        struct offer_rec *o = &w->rec.offers[i];
+        int f = fw_index(w, o->fw);
+        int g = ag_index(w, o->ag);
+        ck_assert_str_eq(o->role, w->fw_role[f]);
+        ck_assert_msg(!w->fw_suppressed[f], "suppressed framework offered");
+        for (uint32_t k = 0; k < o->res.n; k++) {
+            const struct resource *r = &o->res.v[k];
+            ck_assert_str_eq(r->alloc_role, o->role);
+            /* Reserved resources stay within their role's subtree. */
+            if (r->nresv > 0)
+                ck_assert_msg(
+                    res_role_is_subrole(o->role, res_reservation_role(r)),
+                    "reserved to %s offered to %s", res_reservation_role(r),
+                    o->role);
+            if (r->revocable)
+                ck_assert(w->fw_caps[f] & ALLOC_FW_REVOCABLE);
+            if (strcmp(r->name, "cpus") == 0 && r->nresv == 0 &&
+                !r->revocable && res_role_is_subrole(o->role, "a")) {
+                consumed_a_after += r->scalar;
+            }
+        }
+        if (res_list_scalar(&w->total[g], "gpus") > 0)
+            ck_assert(w->fw_caps[f] & ALLOC_FW_GPU);
+        /* No live filter of this framework on this agent covers it. */
+        res_list un = RES_LIST_INIT;
+        res_list_copy(&un, &o->res);
+        res_list_allocate(&un, NULL);
+        for (int k = 0; k < w->nfilters; k++)
+            if (w->filters[k].fw == f && w->filters[k].ag == g &&
+                w->filters[k].until > w->now)
+                ck_assert_msg(!res_list_contains(&w->filters[k].res, &un),
+                              "filtered resources offered");
+        res_list_clear(&un);
+        res_list_add_all(&w->held[f][g], &o->res);
+    }
+    /* Limits are never pushed past by new allocations. */
+    if (w->with_quota && consumed_a_after > consumed_a_before) {
+        ck_assert_int_le(consumed_a_after, w->limit_a);
+        if (consumed_a_after == w->limit_a)
+            w->limit_hits++;
+    }
+    (void)consumed_b_before;
+    /* Conservation: available + everything held == total, per agent. */
+    for (int g = 0; g < RA; g++) {
+        res_list sum = RES_LIST_INIT;
+        res_list_copy(&sum, alloc_agent_available(w->ag[g]));
+        for (int f = 0; f < RF; f++) {
+            res_list un = RES_LIST_INIT;
+            res_list_copy(&un, &w->held[f][g]);
+            res_list_allocate(&un, NULL);
+            res_list_add_all(&sum, &un);
+            res_list_clear(&un);
+        }
+        char *s1 = res_list_render(&sum), *s2 = res_list_render(&w->total[g]);
+        ck_assert_msg(res_list_equal(&sum, &w->total[g]),
+                      "agent %d: available+held %s != total %s", g, s1, s2);
+        free(s1);
+        free(s2);
+        res_list_clear(&sum);
+    }
+}
+
+/* Give back a random part of what framework f holds on agent g. */
+static void world_recover(struct world *w, int f, int g, bool with_filter)
+{
+    if (w->held[f][g].n == 0)
+        return;
+    res_list give = RES_LIST_INIT;
+    if (wrand(w) % 2) {
+        res_list_copy(&give, &w->held[f][g]);
+    } else {
+        uint32_t k = (uint32_t)(wrand(w) % w->held[f][g].n);
+        res_list_add(&give, &w->held[f][g].v[k]);
+    }
+    int64_t refuse = with_filter ? (int64_t)(1 + wrand(w) % 20) * SEC : 0;
+    ck_assert_int_eq(
+        alloc_recover(w->a, w->ag[g], w->fw[f], &give, refuse, w->now), 0);
+    res_list_sub_all(&w->held[f][g], &give);
+    if (refuse > 0 && w->nfilters < 4096) {
+        int k = w->nfilters++;
+        w->filters[k].fw = f;
+        w->filters[k].ag = g;
+        res_list_init(&w->filters[k].res);
+        res_list_copy(&w->filters[k].res, &give);
+        res_list_allocate(&w->filters[k].res, NULL);
+        int64_t d = refuse < SEC ? SEC : refuse;
+        w->filters[k].until = w->now + d;
+    }
+    res_list_clear(&give);
+}
+
+static void run_random_world(uint64_t seed, bool with_quota)
+{
+    struct world *w = xcalloc(1, sizeof(*w));
+    world_init(w, seed, with_quota);
+    for (int round = 0; round < 60; round++) {
+        w->now += SEC / 2;
+        /* Events. */
+        int nev = (int)(wrand(w) % 12);
+        for (int e = 0; e < nev; e++) {
+            int f = (int)(wrand(w) % RF), g = (int)(wrand(w) % RA);
+            switch (wrand(w) % 8) {
+            case 0:
+            case 1:
+            case 2:
+                world_recover(w, f, g, true);
+                break;
+            case 3:
+                world_recover(w, f, g, false);
+                break;
+            case 4:
+                alloc_framework_suppress(w->a, w->fw[f], NULL, 0);
+                w->fw_suppressed[f] = true;
+                break;
+            case 5:
+                alloc_framework_revive(w->a, w->fw[f], NULL, 0);
+                w->fw_suppressed[f] = false;
+                for (int k = 0; k < w->nfilters; k++)
+                    if (w->filters[k].fw == f)
+                        w->filters[k].until = 0;
+                break;
+            case 6: {
+                struct alloc_unavailability u = {w->now, 3600 * SEC};
+                bool on = wrand(w) % 2;
+                alloc_agent_set_unavailability(w->a, w->ag[g], on ? &u : NULL);
+                w->has_unav[g] = on;
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        if (round % 3 == 0)
+            alloc_candidates_all(w->a);
+        int64_t cb = world_consumed_cpus(w, "b");
+        int64_t ca = world_consumed_cpus(w, "a");
+        rec_clear(&w->rec);
+        alloc_run(w->a, w->now);
+        world_check_cycle(w, cb, ca);
+        /* Inverse offers only for agents with an unavailability, to
+         * frameworks holding something there. */
+        for (uint32_t i = 0; i < w->rec.nios; i++) {
+            int f = fw_index(w, w->rec.ios[i].fw);
+            int g = ag_index(w, w->rec.ios[i].ag);
+            ck_assert(w->has_unav[g]);
+            ck_assert_msg(w->held[f][g].n > 0,
+                          "inverse offer to a framework holding nothing");
+        }
+        /* ...and each such framework has one outstanding or answered. */
+        if (round % 3 == 0) {
+            for (int g = 0; g < RA; g++) {
+                if (!w->has_unav[g])
+                    continue;
+                for (int f = 0; f < RF; f++) {
+                    if (w->held[f][g].n == 0)
+                        continue;
+                    enum alloc_io_status st;
+                    ck_assert_msg(
+                        alloc_inverse_offer_status(w->ag[g], w->fw[f], &st),
+                        "framework %d holds on draining agent %d but has no "
+                        "inverse offer",
+                        f, g);
+                }
+            }
+        }
+    }
+    if (with_quota)
+        ck_assert_msg(w->limit_hits > 0,
+                      "seed %" PRIu64 ": the limit never bound", seed);
+    world_free(w);
+    free(w);
+}
+
+START_TEST(test_random_clusters)
+{
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        run_random_world(seed, false);
+}
+END_TEST
+
+START_TEST(test_random_clusters_with_quota)
+{
+    for (uint64_t seed = 100; seed <= 140; seed++)
+        run_random_world(seed, true);
+}
+END_TEST
+
+/* DRF converges to weighted fair shares within one agent's granularity:
+ * frameworks that keep everything, in roles of different weights, over
+ * identical agents. */
+START_TEST(test_drf_converges_to_weighted_shares)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct rec rec = {0};
+        struct alloc_options o;
+        alloc_options_default(&o);
+        o.on_offer = on_offer;
+        o.cb_arg = &rec;
+        o.seed = seed;
+        struct alloc *a = alloc_new(&o);
+        const char *roles[] = {"r0", "r1", "r2", "r3"};
+        double weights[] = {1.0, 2.0, 0.5, 3.0};
+        int tok[4];
+        for (int i = 0; i < 4; i++) {
+            alloc_role_set_weight(a, roles[i], weights[i]);
+            alloc_framework_add(a, &tok[i], &roles[i], 1, 0, true);
+        }
+        int nagents = 40 + (int)(seed % 40);
+        for (int i = 0; i < nagents; i++)
+            add_agent(a, &A1, "cpus:4;mem:4096");
+        alloc_run(a, 0);
+        double share[4] = {0};
+        for (uint32_t i = 0; i < rec.noffers; i++) {
+            int k = (int *)rec.offers[i].fw - tok;
+            share[k] += res_list_scalar(&rec.offers[i].res, "cpus") /
+                        (4000.0 * nagents);
+        }
+        double lo = 1e9, hi = 0;
+        for (int k = 0; k < 4; k++) {
+            double s = share[k] / weights[k];
+            lo = s < lo ? s : lo;
+            hi = s > hi ? s : hi;
+        }
+        /* One agent's share, divided by the smallest weight. */
+        double grain = 1.0 / nagents / 0.5;
+        ck_assert_msg(hi - lo <= grain + 1e-9,
+                      "seed %" PRIu64 ": weighted shares spread %f > %f", seed,
+                      hi - lo, grain);
+        rec_free(&rec);
+        alloc_free(a);
+    }
+}
+END_TEST
+
+/* Quota guarantees are met in the first cycle when the cluster can meet
+ * them, however much other roles want. */
+START_TEST(test_guarantees_met_before_fair_share)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct rec rec = {0};
+        struct alloc_options o;
+        alloc_options_default(&o);
+        o.on_offer = on_offer;
+        o.cb_arg = &rec;
+        o.seed = seed;
+        struct alloc *a = alloc_new(&o);
+        int tok[8];
+        char names[8][8];
+        const char *rolep[8];
+        for (int i = 0; i < 8; i++) {
+            snprintf(names[i], sizeof(names[i]), "q%d", i);
+            rolep[i] = names[i];
+        }
+        /* Four greedy roles without quota first, so they sort first. */
+        for (int i = 4; i < 8; i++)
+            alloc_framework_add(a, &tok[i], &rolep[i], 1, 0, true);
+        int64_t want[4];
+        for (int i = 0; i < 4; i++) {
+            want[i] = (int64_t)(1 + (seed + (uint64_t)i) % 5) * 1000;
+            struct alloc_quantity g[] = {q_cpus(want[i])};
+            struct alloc_quantities gq = {g, 1};
+            alloc_role_set_quota(a, rolep[i], &gq, NULL);
+            alloc_framework_add(a, &tok[i], &rolep[i], 1, 0, true);
+        }
+        for (int i = 0; i < 16; i++)
+            add_agent(a, &A1, "cpus:3;mem:3072");
+        alloc_run(a, 0);
+        int64_t got[4] = {0};
+        for (uint32_t i = 0; i < rec.noffers; i++) {
+            int k = (int *)rec.offers[i].fw - tok;
+            if (k < 4)
+                got[k] += res_list_scalar(&rec.offers[i].res, "cpus");
+        }
+        for (int k = 0; k < 4; k++)
+            ck_assert_msg(got[k] >= want[k],
+                          "seed %" PRIu64 ": role q%d got %" PRId64
+                          " of its guarantee %" PRId64,
+                          seed, k, got[k], want[k]);
+        rec_free(&rec);
+        alloc_free(a);
+    }
+}
+END_TEST
+
+/* Mesos's DeclineOffers shape, small: every offer declined forever; no
+ * agent is offered twice to the same framework, and once every framework
+ * refused every agent, nothing is offered. */
+START_TEST(test_decline_forever_exhausts)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    enum { NF = 6, NA = 10 };
+    int ftok[NF], atok[NA];
+    struct alloc_framework *fws[NF];
+    struct alloc_agent *ags[NA];
+    for (int i = 0; i < NF; i++)
+        fws[i] = add_fw(a, &ftok[i], "*", 0);
+    for (int i = 0; i < NA; i++)
+        ags[i] = add_agent(a, &atok[i], "cpus:2;mem:512;ports:[1-100]");
+    bool seen[NF][NA] = {{false}};
+    int64_t now = 0;
+    for (int round = 0; round < 2 * NF; round++) {
+        alloc_candidates_all(a);
+        alloc_run(a, now);
+        if (round >= NF)
+            ck_assert_uint_eq(rec.noffers, 0);
+        for (uint32_t i = 0; i < rec.noffers; i++) {
+            int f = (int *)rec.offers[i].fw - ftok;
+            int g = (int *)rec.offers[i].ag - atok;
+            ck_assert(!seen[f][g]);
+            seen[f][g] = true;
+            ck_assert_int_eq(alloc_recover(a, ags[g], fws[f],
+                                           &rec.offers[i].res, INT64_MAX, now),
+                             0);
+        }
+        rec_clear(&rec);
+        now += SEC;
+    }
+    struct alloc_stats st;
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.filters_active, NF * NA);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+static Suite *alloc_suite(void)
+{
+    Suite *s = suite_create("alloc");
+    TCase *tc = tcase_create("cases");
+    tcase_add_test(tc, test_unreserved_drf);
+    tcase_add_test(tc, test_reserved_only_to_role);
+    tcase_add_test(tc, test_filter_expiry);
+    tcase_add_test(tc, test_filter_subset_semantics);
+    tcase_add_test(tc, test_suppress_and_revive);
+    tcase_add_test(tc, test_min_allocatable);
+    tcase_add_test(tc, test_revocable_only_to_capable);
+    tcase_add_test(tc, test_gpu_agents_only_to_gpu_frameworks);
+    tcase_add_test(tc, test_weights);
+    tcase_add_test(tc, test_quota_guarantee_first);
+    tcase_add_test(tc, test_quota_limits_and_headroom);
+    tcase_add_test(tc, test_unavailability_and_inverse_offers);
+    tcase_add_test(tc, test_recover_rejects_what_is_not_held);
+    tcase_add_test(tc, test_remove_framework_and_agent);
+    tcase_add_test(tc, test_agent_with_used_resources);
+    tcase_add_test(tc, test_update_available_and_allocation);
+    tcase_add_test(tc, test_parse_min_allocatable);
+    tcase_add_test(tc, test_decline_forever_exhausts);
+    suite_add_tcase(s, tc);
+    TCase *props = tcase_create("properties");
+    tcase_set_timeout(props, 120);
+    tcase_add_test(props, test_random_clusters);
+    tcase_add_test(props, test_random_clusters_with_quota);
+    tcase_add_test(props, test_drf_converges_to_weighted_shares);
+    tcase_add_test(props, test_guarantees_met_before_fair_share);
+    suite_add_tcase(s, props);
+    return s;
+}
+
+OFFERD_CHECK_MAIN(alloc_suite)
