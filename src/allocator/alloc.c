@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "allocator/alloc_private.h"
 #include "common/mem.h"
@@ -101,6 +102,7 @@ struct alloc *alloc_new(const struct alloc_options *o)
     a->root->path = xstrdup("");
     a->root->weight = 1.0;
     a->rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
+    a->elig_epoch = 1;
     return a;
 }
 
@@ -139,7 +141,14 @@ static bool is_allocatable(struct alloc *a, const res_list *l)
         const struct alloc_quantities *alt = &a->min_alloc[k];
         bool ok = true;
         for (uint32_t j = 0; j < alt->n && ok; j++) {
-            int64_t have = res_list_scalar(l, alt->v[j].name);
+            const char *name = alt->v[j].name;
+            int64_t have = 0;
+            for (uint32_t i = 0; i < l->n; i++) {
+                const struct resource *r = &l->v[i];
+                if (r->type == RES_SCALAR && r->name[0] == name[0] &&
+                    strcmp(r->name, name) == 0)
+                    have += r->scalar;
+            }
             ok = have >= alt->v[j].milli;
         }
         if (ok)
@@ -148,12 +157,43 @@ static bool is_allocatable(struct alloc *a, const res_list *l)
     return false;
 }
 
-static void mark_candidate(struct alloc *a, struct alloc_agent *ag)
+/* Recompute ag->sum after ag->available changed. */
+static void avail_changed(struct alloc *a, struct alloc_agent *ag)
 {
-    if (!ag->candidate) {
-        ag->candidate = true;
+    struct avail_sum *sum = &ag->sum;
+    sum->exact = true;
+    sum->special = false;
+    sum->nq = 0;
+    for (uint32_t i = 0; i < ag->available.n; i++) {
+        const struct resource *r = &ag->available.v[i];
+        if (r->nresv > 0 || r->revocable || r->shared)
+            sum->special = true;
+        if (r->type != RES_SCALAR)
+            continue;
+        if (sum->nq == ALLOC_SUM_MAX) {
+            sum->exact = false;
+            continue;
+        }
+        sum->q[sum->nq].id = alloc_name_intern(&a->names, r->name);
+        sum->q[sum->nq].unres = alloc_res_is_unreserved_nonrevocable(r);
+        sum->q[sum->nq].milli = r->scalar;
+        sum->nq++;
+    }
+    sum->allocatable = is_allocatable(a, &ag->available);
+}
+
+void alloc_agent_touch(struct alloc *a, struct alloc_agent *ag)
+{
+    a->quiet[ag->index] = 0;
+    if (!a->candidate[ag->index]) {
+        a->candidate[ag->index] = 1;
         a->ncandidates++;
     }
+}
+
+static void mark_candidate(struct alloc *a, struct alloc_agent *ag)
+{
+    alloc_agent_touch(a, ag);
 }
 
 void alloc_candidates_all(struct alloc *a)
@@ -273,6 +313,28 @@ static void track_held(struct alloc *a, struct client *c, const res_list *l,
     alloc_sorter_update(a, c);
 }
 
+/* track_held for a summary's quantities (an agent's whole leftover). */
+static void track_held_sum(struct alloc *a, struct client *c,
+                           const struct avail_sum *sum, int sign)
+{
+    struct role *r = c->role;
+    for (uint32_t i = 0; i < sum->nq; i++) {
+        uint32_t id = sum->q[i].id;
+        int64_t d = sign * sum->q[i].milli;
+        qvec_add(&c->held, id, d);
+        qvec_add(&r->held_self, id, d);
+        for (struct role *x = r; x != NULL && x != a->root; x = x->parent) {
+            qvec_add(&x->held, id, d);
+            if (sum->q[i].unres)
+                qvec_add(&x->unres_held, id, d);
+        }
+    }
+    for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
+        if (x->has_quota)
+            refresh_quota_state(a, x);
+    alloc_sorter_update(a, c);
+}
+
 /* ---- Clients ---------------------------------------------------------- */
 
 static void refresh_eligible(struct alloc *a, struct client *c)
@@ -281,6 +343,8 @@ static void refresh_eligible(struct alloc *a, struct client *c)
     if (want == c->eligible)
         return;
     c->eligible = want;
+    if (++a->elig_epoch == 0)
+        a->elig_epoch = 1;
     uint32_t w = c->id / 64;
     uint64_t bit = 1ULL << (c->id % 64);
     if (want) {
@@ -380,6 +444,52 @@ static void client_destroy(struct alloc *a, struct client *c)
     alloc_role_try_remove(a, r);
 }
 
+/* ---- Moving resources between lists ------------------------------------ */
+
+/* Fill view with shallow copies of l's entries, their allocation role
+ * replaced by `role` (borrowed; NULL strips it). The view shares l's
+ * strings and arrays: never clear it, only reset its n. */
+static void role_view(const res_list *l, const char *role, res_list *view)
+{
+    if (view->cap < l->n) {
+        view->cap = l->n;
+        view->v = xreallocarray(view->v, view->cap, sizeof(*view->v));
+    }
+    for (uint32_t i = 0; i < l->n; i++) {
+        view->v[i] = l->v[i];
+        view->v[i].alloc_role = (char *)role;
+    }
+    view->n = l->n;
+}
+
+/* dst += src, moving src's storage when dst is empty (src is left empty
+ * either way). */
+static void move_all(res_list *dst, res_list *src)
+{
+    if (dst->n == 0) {
+        res_list_clear(dst);
+        *dst = *src;
+        res_list_init(src);
+        return;
+    }
+    res_list_add_all(dst, src);
+    res_list_clear(src);
+}
+
+/* Take `part` (contained in *from) out of *from and add it to *to. When
+ * part is all of *from the storage moves without a copy. */
+static void transfer(res_list *from, const res_list *part, res_list *to)
+{
+    if (part->n == from->n && res_list_contains(part, from)) {
+        res_list whole = *from;
+        res_list_init(from);
+        move_all(to, &whole);
+        return;
+    }
+    res_list_sub_all(from, part);
+    res_list_add_all(to, part);
+}
+
 /* ---- Holdings ---------------------------------------------------------- */
 
 static struct holding *holding_find(struct alloc_agent *ag,
@@ -427,13 +537,10 @@ static void release_holding(struct alloc *a, struct alloc_agent *ag,
                             struct holding *h)
 {
     struct client *c = h->c;
-    res_list unalloc = RES_LIST_INIT;
-    res_list_copy(&unalloc, &h->res);
-    res_list_allocate(&unalloc, NULL);
-    res_list_add_all(&ag->available, &unalloc);
-    alloc_filter_available_grew(ag);
     track_held(a, c, &h->res, -1);
-    res_list_clear(&unalloc);
+    move_all(&ag->available, &h->res);
+    avail_changed(a, ag);
+    alloc_filter_available_grew(ag);
     res_list_clear(&h->res);
     *h = ag->holds[--ag->nholds];
 }
@@ -567,6 +674,63 @@ bool alloc_framework_is_suppressed(const struct alloc *a,
     return c != NULL && c->suppressed;
 }
 
+/* ---- Agent structs --------------------------------------------------------
+ */
+
+/* Slabs are 2 MiB, aligned and advised for a transparent huge page where
+ * the kernel allows it: a cycle visits agents in random order, and with
+ * agents spread over ordinary pages each visit would miss the TLB. */
+#define SLAB_BYTES (2u << 20)
+
+static struct alloc_agent *agent_new(struct alloc *a)
+{
+    struct alloc_agent *ag = a->free_agents;
+    if (ag != NULL) {
+        a->free_agents = ag->udata;
+    } else {
+        uint32_t per_slab = SLAB_BYTES / sizeof(*ag);
+        if (a->nslabs == 0 || a->slab_used == per_slab) {
+            void *slab = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
+            if (slab == NULL)
+                slab = xmalloc(SLAB_BYTES);
+#ifdef MADV_HUGEPAGE
+            madvise(slab, SLAB_BYTES, MADV_HUGEPAGE);
+#endif
+            a->slabs =
+                xreallocarray(a->slabs, a->nslabs + 1, sizeof(*a->slabs));
+            a->slabs[a->nslabs++] = slab;
+            a->slab_used = 0;
+        }
+        ag = (struct alloc_agent *)a->slabs[a->nslabs - 1] + a->slab_used++;
+    }
+    memset(ag, 0, sizeof(*ag));
+    return ag;
+}
+
+/* Free what an agent struct owns and put it on the free list. */
+static void agent_release(struct alloc *a, struct alloc_agent *ag)
+{
+    for (uint32_t j = 0; j < ag->nholds; j++)
+        res_list_clear(&ag->holds[j].res);
+    for (uint32_t j = 0; j < ag->nrsets; j++)
+        res_list_clear(&ag->rsets[j].res);
+    res_list_clear(&ag->total);
+    res_list_clear(&ag->available);
+    res_list_clear(&ag->cover_snap);
+    res_list_clear(&ag->shared_offered);
+    free(ag->holds);
+    free(ag->filters);
+    free(ag->rsets);
+    if (ag->fbits != ag->bits_inline) {
+        free(ag->fbits);
+        free(ag->cbits);
+    }
+    free(ag->io);
+    memset(ag, 0, sizeof(*ag));
+    ag->udata = a->free_agents;
+    a->free_agents = ag;
+}
+
 /* ---- Agents ------------------------------------------------------------ */
 
 static void agent_scan_total(struct alloc_agent *ag)
@@ -619,10 +783,10 @@ static int add_used(struct alloc *a, struct alloc_agent *ag,
             struct client *c = client_find(fw, role);
             if (c == NULL)
                 c = client_new(a, fw, role); /* not subscribed: held only */
-            res_list_sub_all(&ag->available, &unalloc);
             struct holding *h = holding_get(ag, c);
-            res_list_add_all(&h->res, &group);
-            track_held(a, c, &group, 1);
+            transfer(&ag->available, &unalloc, &h->res);
+            avail_changed(a, ag);
+            track_held(a, c, &unalloc, 1);
         }
         res_list_clear(&unalloc);
         res_list_clear(&group);
@@ -635,7 +799,7 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
                     const struct alloc_used *used, uint32_t nused,
                     struct alloc_agent **out)
 {
-    struct alloc_agent *ag = xcalloc(1, sizeof(*ag));
+    struct alloc_agent *ag = agent_new(a);
     ag->udata = udata;
     ag->caps = caps;
     ag->active = true;
@@ -644,17 +808,23 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
     ag->cover_valid = true;
     res_list_copy(&ag->total, total);
     res_list_copy(&ag->available, total);
+    avail_changed(a, ag);
     agent_scan_total(ag);
     if (unav != NULL) {
         ag->has_unav = true;
         ag->unav = *unav;
+        a->n_unav++;
     }
     if (a->nagents == a->capagents) {
         a->capagents = a->capagents ? 2 * a->capagents : 64;
         a->agents = xreallocarray(a->agents, a->capagents, sizeof(ag));
+        a->candidate = xreallocarray(a->candidate, a->capagents, 1);
+        a->quiet = xreallocarray(a->quiet, a->capagents, sizeof(uint32_t));
     }
     ag->index = a->nagents;
     a->agents[a->nagents++] = ag;
+    a->candidate[ag->index] = 0;
+    a->quiet[ag->index] = 0;
     total_changed(a, total, 1);
     int rc = 0;
     for (uint32_t i = 0; i < nused; i++)
@@ -677,20 +847,16 @@ void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag)
     }
     alloc_filter_remove_agent(a, ag);
     total_changed(a, &ag->total, -1);
-    if (ag->candidate)
+    if (a->candidate[ag->index])
         a->ncandidates--;
-    a->agents[ag->index] = a->agents[--a->nagents];
+    if (ag->has_unav)
+        a->n_unav--;
+    uint32_t last = --a->nagents;
+    a->agents[ag->index] = a->agents[last];
+    a->candidate[ag->index] = a->candidate[last];
+    a->quiet[ag->index] = a->quiet[last];
     a->agents[ag->index]->index = ag->index;
-    res_list_clear(&ag->total);
-    res_list_clear(&ag->available);
-    res_list_clear(&ag->cover_snap);
-    res_list_clear(&ag->shared_offered);
-    free(ag->holds);
-    free(ag->filters);
-    free(ag->fbits);
-    free(ag->cbits);
-    free(ag->io);
-    free(ag);
+    agent_release(a, ag);
 }
 
 void alloc_agent_set_active(struct alloc *a, struct alloc_agent *ag,
@@ -704,6 +870,8 @@ void alloc_agent_set_active(struct alloc *a, struct alloc_agent *ag,
 void alloc_agent_set_unavailability(struct alloc *a, struct alloc_agent *ag,
                                     const struct alloc_unavailability *unav)
 {
+    if (ag->has_unav != (unav != NULL))
+        a->n_unav += unav != NULL ? 1 : -1;
     ag->has_unav = unav != NULL;
     if (unav != NULL)
         ag->unav = *unav;
@@ -747,6 +915,7 @@ int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
     res_list_copy(&fresh, revocable);
     res_list_sub_all(&fresh, &held);
     res_list_add_all(&ag->available, &fresh);
+    avail_changed(a, ag);
     /* Any growth invalidates the covered bits unless still within them. */
     alloc_filter_available_grew(ag);
     res_list_clear(&fresh);
@@ -765,6 +934,7 @@ int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
         return -1;
     res_list_sub_all(&ag->available, from);
     res_list_add_all(&ag->available, to);
+    avail_changed(a, ag);
     alloc_filter_available_grew(ag);
     total_changed(a, from, -1);
     res_list_sub_all(&ag->total, from);
@@ -783,18 +953,19 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
         return -1;
     struct client *c = client_find(fw, from->v[0].alloc_role);
     struct holding *h = c ? holding_find(ag, c) : NULL;
-    if (h == NULL || !res_list_contains(&h->res, from))
-        return -1;
-    res_list_sub_all(&h->res, from);
-    track_held(a, c, from, -1);
-    res_list_add_all(&h->res, to);
-    track_held(a, c, to, 1);
-
     res_list ufrom = RES_LIST_INIT, uto = RES_LIST_INIT;
     res_list_copy(&ufrom, from);
     res_list_allocate(&ufrom, NULL);
+    if (h == NULL || !res_list_contains(&h->res, &ufrom)) {
+        res_list_clear(&ufrom);
+        return -1;
+    }
     res_list_copy(&uto, to);
     res_list_allocate(&uto, NULL);
+    res_list_sub_all(&h->res, &ufrom);
+    track_held(a, c, &ufrom, -1);
+    res_list_add_all(&h->res, &uto);
+    track_held(a, c, &uto, 1);
     total_changed(a, &ufrom, -1);
     res_list_sub_all(&ag->total, &ufrom);
     res_list_add_all(&ag->total, &uto);
@@ -823,23 +994,22 @@ int alloc_recover(struct alloc *a, struct alloc_agent *ag,
             return -1;
     struct client *c = client_find(fw, role);
     struct holding *h = c ? holding_find(ag, c) : NULL;
-    if (h == NULL || !res_list_contains(&h->res, resources))
+    res_list *unalloc = &a->scratch_unrole;
+    role_view(resources, NULL, unalloc);
+    if (h == NULL || !res_list_contains(&h->res, unalloc))
         return -1;
 
-    res_list_sub_all(&h->res, resources);
-    track_held(a, c, resources, -1);
-    res_list unalloc = RES_LIST_INIT;
-    res_list_copy(&unalloc, resources);
-    res_list_allocate(&unalloc, NULL);
-    res_list_add_all(&ag->available, &unalloc);
+    track_held(a, c, unalloc, -1);
+    /* The view still points into the caller's list after the transfer. */
+    transfer(&h->res, unalloc, &ag->available);
+    avail_changed(a, ag);
     alloc_filter_available_grew(ag);
     if (refuse_ns > 0) {
         int64_t d = clamp_refuse(refuse_ns);
         if (d < a->opt.allocation_interval_ns)
             d = a->opt.allocation_interval_ns;
-        alloc_filter_add(a, ag, c, &unalloc, add_sat(now, d));
+        alloc_filter_add(a, ag, c, unalloc, add_sat(now, d));
     }
-    res_list_clear(&unalloc);
     holding_drop_if_empty(ag, h);
     mark_candidate(a, ag);
     client_gc(a, c);
@@ -1050,47 +1220,107 @@ static bool limit_room(struct alloc *a, const struct role *r, int64_t *room,
     return any;
 }
 
-/* Make the offer: copy the view, take it from the agent, account it, tell
- * the caller. */
+/* True when view (shallow entries of avail, in order) is all of avail,
+ * unshrunk. */
+static bool view_is_all(const res_list *view, const res_list *avail)
+{
+    if (view->n != avail->n)
+        return false;
+    for (uint32_t i = 0; i < view->n; i++)
+        if (view->v[i].name != avail->v[i].name ||
+            view->v[i].scalar != avail->v[i].scalar)
+            return false;
+    return true;
+}
+
+/* Make the offer: take the view from the agent into c's holding, account
+ * it, tell the caller. When the offer is everything the agent has left and
+ * c held nothing there, the agent's list moves whole: no copy. */
 static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
 {
     struct alloc *a = cy->a;
     struct alloc_agent *ag = cy->ag;
-    res_list offer = RES_LIST_INIT;
-    res_list_copy(&offer, view);
-    res_list_sub_all(&ag->available, &offer);
+    struct holding *h = holding_get(ag, c);
+    res_list copy = RES_LIST_INIT;
+    const res_list *offer;
+    if (h->res.n == 0 && view_is_all(view, &ag->available)) {
+        res_list_clear(&h->res);
+        h->res = ag->available;
+        res_list_init(&ag->available);
+        offer = &h->res;
+    } else {
+        res_list_copy(&copy, view);
+        res_list_sub_all(&ag->available, &copy);
+        offer = &copy;
+    }
+    avail_changed(a, ag);
     if (ag->has_shared) {
         if (ag->shared_cycle != a->cycle) {
             res_list_clear(&ag->shared_offered);
             ag->shared_cycle = a->cycle;
         }
-        for (uint32_t i = 0; i < offer.n; i++)
-            if (offer.v[i].shared)
-                res_list_add(&ag->shared_offered, &offer.v[i]);
+        for (uint32_t i = 0; i < offer->n; i++)
+            if (offer->v[i].shared)
+                res_list_add(&ag->shared_offered, &offer->v[i]);
     }
     if (cy->quota) {
-        for (uint32_t i = 0; i < offer.n; i++) {
-            const struct resource *r = &offer.v[i];
+        for (uint32_t i = 0; i < offer->n; i++) {
+            const struct resource *r = &offer->v[i];
             if (r->type == RES_SCALAR &&
                 alloc_res_is_unreserved_nonrevocable(r))
                 qvec_add(&cy->avail_head, alloc_name_intern(&a->names, r->name),
                          -r->scalar);
         }
     }
-    res_list_allocate(&offer, c->role->path);
-    track_held(a, c, &offer, 1);
+    track_held(a, c, offer, 1);
     a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
-                    &offer, ag->has_unav ? &ag->unav : NULL);
-    struct holding *h = holding_get(ag, c);
-    if (h->res.n == 0) {
-        res_list_clear(&h->res);
-        h->res = offer; /* move */
-    } else {
-        res_list_add_all(&h->res, &offer);
-        res_list_clear(&offer);
-    }
+                    offer, ag->has_unav ? &ag->unav : NULL);
+    if (offer == &copy)
+        move_all(&h->res, &copy);
     cy->offers++;
     a->stat_offers++;
+}
+
+/* make_offer for the common case: all of the agent's leftover, plain
+ * unreserved resources (ag->sum exact and not special). */
+static void make_offer_all(struct cycle *cy, struct client *c)
+{
+    struct alloc *a = cy->a;
+    struct alloc_agent *ag = cy->ag;
+    struct holding *h = holding_get(ag, c);
+    if (cy->quota)
+        for (uint32_t i = 0; i < ag->sum.nq; i++)
+            if (ag->sum.q[i].unres)
+                qvec_add(&cy->avail_head, ag->sum.q[i].id, -ag->sum.q[i].milli);
+    track_held_sum(a, c, &ag->sum, 1);
+    res_list copy = RES_LIST_INIT;
+    const res_list *offer;
+    if (h->res.n == 0) {
+        res_list_clear(&h->res);
+        h->res = ag->available;
+        offer = &h->res;
+    } else {
+        copy = ag->available;
+        offer = &copy;
+    }
+    res_list_init(&ag->available);
+    memset(&ag->sum, 0, sizeof(ag->sum));
+    ag->sum.exact = true;
+    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
+                    offer, ag->has_unav ? &ag->unav : NULL);
+    if (offer == &copy)
+        move_all(&h->res, &copy);
+    cy->offers++;
+    a->stat_offers++;
+}
+
+/* True when r or an ancestor has a quota limit. */
+static bool role_limited(const struct alloc *a, const struct role *r)
+{
+    for (; r != NULL && r != a->root; r = r->parent)
+        if (r->nlimits > 0)
+            return true;
+    return false;
 }
 
 /* Stage 2: offer ag's leftover to client c under limits and headroom. */
@@ -1102,6 +1332,18 @@ static enum try_result try_fair(struct cycle *cy, struct client *c)
         return TRY_NO;
     if (!capable_of_agent(a, c, ag))
         return TRY_NO;
+    /* Common path: plain unreserved leftovers, no limit, no headroom to
+     * keep: the offer is the whole leftover, decided from the summary. */
+    if (ag->sum.exact && !ag->sum.special && !role_limited(a, c->role) &&
+        !(cy->quota && !qvec_is_zero(&cy->req_head))) {
+        if (!ag->sum.allocatable)
+            return TRY_NO;
+        if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
+            alloc_filter_blocks(ag, c, &ag->available))
+            return TRY_NO;
+        make_offer_all(cy, c);
+        return TRY_OFFERED;
+    }
     res_list *view = &a->scratch_view;
     build_available_view(a, c, ag, view);
     if (!is_allocatable(a, view))
@@ -1256,31 +1498,43 @@ static bool all_covered(const struct alloc *a, const struct alloc_agent *ag)
 /* Walk r's order for stage 2: returns TRY_OFFERED as soon as an offer was
  * made (the caller restarts: orders moved), TRY_NO when the subtree gave
  * nothing. */
+/* Offer ag to r's own eligible clients, lowest share first. */
+static enum try_result walk_clients(struct cycle *cy, struct role *r,
+                                    enum try_result (*try)(struct cycle *,
+                                                           struct client *))
+{
+    for (uint32_t i = 0; i < r->neligible; i++) {
+        struct client *c = r->eligible[i]->client;
+        if (c->visit == cy->stamp)
+            continue;
+        c->visit = cy->stamp;
+        if (try(cy, c) == TRY_OFFERED)
+            return TRY_OFFERED;
+    }
+    return TRY_NO;
+}
+
+/* Walk r's order for stage 2: returns TRY_OFFERED as soon as an offer was
+ * made (the caller restarts: orders moved), TRY_NO when the subtree gave
+ * nothing. */
 static enum try_result walk_fair(struct cycle *cy, struct role *r)
 {
     for (uint32_t i = 0; i < r->norder; i++) {
         struct sentry *e = r->order[i];
         if (e->blocked && !cy->agent_has_special)
-            break; /* every entry from here on is at its limit */
-        if (!e->is_self) {
-            if (walk_fair(cy, e->owner) == TRY_OFFERED)
-                return TRY_OFFERED;
-            continue;
-        }
-        for (uint32_t j = 0; j < r->neligible; j++) {
-            struct client *c = r->eligible[j]->client;
-            if (c->visit == cy->stamp)
-                continue;
-            c->visit = cy->stamp;
-            if (try_fair(cy, c) == TRY_OFFERED)
-                return TRY_OFFERED;
-        }
+            return TRY_NO; /* every entry from here on is at its limit */
+        enum try_result res = e->is_self ? walk_clients(cy, r, try_fair)
+                                         : walk_fair(cy, e->owner);
+        if (res == TRY_OFFERED)
+            return TRY_OFFERED;
     }
     return TRY_NO;
 }
 
 static bool agent_has_special(const struct alloc_agent *ag)
 {
+    if (ag->sum.exact)
+        return ag->sum.special;
     for (uint32_t i = 0; i < ag->available.n; i++)
         if (ag->available.v[i].nresv > 0 || ag->available.v[i].revocable)
             return true;
@@ -1295,12 +1549,17 @@ static void stage_fair(struct cycle *cy, struct alloc_agent *ag)
     while (ag->available.n > 0) {
         if (!ag->cover_valid)
             alloc_filter_refresh_cover(a, ag);
-        if (all_covered(a, ag))
+        if (all_covered(a, ag)) {
+            /* Only filters and eligibility can change that: quiet until
+             * the agent is touched or eligibility changes. */
+            a->quiet[ag->index] = a->elig_epoch;
             return;
+        }
         cy->agent_has_special = agent_has_special(ag);
         if (walk_fair(cy, a->root) != TRY_OFFERED)
             return;
     }
+    a->quiet[ag->index] = a->elig_epoch; /* nothing left */
 }
 
 static void stage_quota(struct cycle *cy, struct alloc_agent *ag)
@@ -1315,19 +1574,10 @@ static void stage_quota(struct cycle *cy, struct alloc_agent *ag)
             alloc_filter_refresh_cover(a, ag);
         if (all_covered(a, ag))
             return;
-        for (uint32_t i = 0; i < a->nunsatisfied && !again; i++) {
-            struct role *r = a->unsatisfied[i]->owner;
-            for (uint32_t j = 0; j < r->neligible; j++) {
-                struct client *c = r->eligible[j]->client;
-                if (c->visit == cy->stamp)
-                    continue;
-                c->visit = cy->stamp;
-                if (try_quota(cy, c) == TRY_OFFERED) {
-                    again = true; /* the unsatisfied list may have moved */
-                    break;
-                }
-            }
-        }
+        /* Offers reorder the list: restart from its front after each. */
+        for (uint32_t i = 0; i < a->nunsatisfied && !again; i++)
+            again = walk_clients(cy, a->unsatisfied[i]->owner, try_quota) ==
+                    TRY_OFFERED;
     }
 }
 
@@ -1393,6 +1643,28 @@ static void make_inverse_offers(struct alloc *a, struct alloc_agent **ags,
     }
 }
 
+/* The cycle visits agents in random order, so each visit would wait on
+ * memory for the agent, its resources and its bitmaps. Ask for them ahead:
+ * the agent struct PREFETCH_FAR visits ahead, what it points to
+ * PREFETCH_NEAR visits ahead (by then the struct has arrived). */
+#define PREFETCH_FAR  8
+#define PREFETCH_NEAR 4
+
+static inline void prefetch_agents(const struct alloc *a, uint32_t i,
+                                   uint32_t n)
+{
+    if (i + PREFETCH_FAR < n) {
+        const char *p = (const char *)a->cands[i + PREFETCH_FAR];
+        for (size_t off = 0; off < sizeof(struct alloc_agent); off += 64)
+            __builtin_prefetch(p + off);
+    }
+    if (i + PREFETCH_NEAR < n) {
+        const struct alloc_agent *ag = a->cands[i + PREFETCH_NEAR];
+        __builtin_prefetch(ag->holds);
+        __builtin_prefetch(ag->available.v);
+    }
+}
+
 uint32_t alloc_run(struct alloc *a, int64_t now)
 {
     a->cycle++;
@@ -1407,11 +1679,12 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
     }
     uint32_t n = 0;
     for (uint32_t i = 0; i < a->nagents; i++) {
-        struct alloc_agent *ag = a->agents[i];
-        if (a->all_candidates || ag->candidate)
-            a->cands[n++] = ag;
-        ag->candidate = false;
+        if ((a->all_candidates || a->candidate[i]) &&
+            a->quiet[i] != a->elig_epoch)
+            a->cands[n++] = a->agents[i];
     }
+    if (a->nagents > 0)
+        memset(a->candidate, 0, a->nagents);
     a->all_candidates = false;
     a->ncandidates = 0;
     for (uint32_t i = n; i > 1; i--) {
@@ -1429,12 +1702,16 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
             for (uint32_t i = 0; i < n; i++)
                 if (a->cands[i]->active && a->cands[i]->available.n > 0)
                     stage_quota(&cy, a->cands[i]);
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
+            prefetch_agents(a, i, n);
             if (a->cands[i]->active && a->cands[i]->available.n > 0)
                 stage_fair(&cy, a->cands[i]);
+        }
     }
-    if (a->opt.on_inverse_offer != NULL)
-        make_inverse_offers(a, a->cands, n, now);
+    /* Inverse offers look at every agent with an unavailability, quiet
+     * or not. */
+    if (a->opt.on_inverse_offer != NULL && a->n_unav > 0)
+        make_inverse_offers(a, a->agents, a->nagents, now);
     qvec_free(&cy.req_head);
     qvec_free(&cy.avail_head);
     return cy.offers;
@@ -1582,24 +1859,11 @@ void alloc_free(struct alloc *a)
 {
     if (a == NULL)
         return;
-    for (uint32_t i = 0; i < a->nagents; i++) {
-        struct alloc_agent *ag = a->agents[i];
-        for (uint32_t j = 0; j < ag->nholds; j++)
-            res_list_clear(&ag->holds[j].res);
-        for (uint32_t j = 0; j < ag->nrsets; j++)
-            res_list_clear(&ag->rsets[j].res);
-        res_list_clear(&ag->total);
-        res_list_clear(&ag->available);
-        res_list_clear(&ag->cover_snap);
-        res_list_clear(&ag->shared_offered);
-        free(ag->holds);
-        free(ag->filters);
-        free(ag->rsets);
-        free(ag->fbits);
-        free(ag->cbits);
-        free(ag->io);
-        free(ag);
-    }
+    for (uint32_t i = 0; i < a->nagents; i++)
+        agent_release(a, a->agents[i]);
+    for (uint32_t i = 0; i < a->nslabs; i++)
+        free(a->slabs[i]);
+    free(a->slabs);
     /* Frameworks are found through their clients. */
     for (uint32_t i = 0; i < a->nclient_ids; i++) {
         struct client *c = a->clients[i];
@@ -1624,10 +1888,13 @@ void alloc_free(struct alloc *a)
     free(a->free_ids);
     free(a->eligible_bits);
     free(a->agents);
+    free(a->candidate);
+    free(a->quiet);
     free(a->cands);
     free(a->fheap);
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
+    free(a->scratch_unrole.v);
     qvec_free(&a->total);
     for (uint32_t i = 0; i < a->n_min_alloc; i++)
         qvec_free(&a->min_alloc_q[i]);

@@ -35,6 +35,9 @@
  * Ownership: the allocator copies every res_list and string it keeps. The
  * res_list handed to the offer callback is borrowed for the duration of the
  * call only.
+ *
+ * Memory: agent structs come from 2 MiB slabs (advised for transparent huge
+ * pages), so even a small allocator holds one slab.
  */
 #ifndef OFFERD_ALLOCATOR_ALLOC_H
 #define OFFERD_ALLOCATOR_ALLOC_H
@@ -97,8 +100,11 @@ enum alloc_io_status {
 };
 
 /* Called once per (client, agent) an alloc_run() decides to offer.
- * `resources` carry allocation role `role` and are borrowed for the call;
- * `unavailability` is NULL unless the agent has one. */
+ * `resources` are offered to allocation role `role`; they are handed over
+ * without their allocation_info (the caller sets it from `role` when it
+ * builds the Offer) and are borrowed for the call. `unav` is NULL unless the
+ * agent has an unavailability. Give them back with alloc_recover, with the
+ * allocation role set. */
 typedef void (*alloc_offer_fn)(void *arg, void *framework_udata,
                                void *agent_udata, const char *role,
                                const res_list *resources,

@@ -58,7 +58,16 @@ static inline int64_t qvec_get(const struct qvec *q, uint32_t id)
     return id < q->n ? q->v[id] : 0;
 }
 /* q[id] += delta (saturating at 0 from below, which only a bug reaches). */
-void qvec_add(struct qvec *q, uint32_t id, int64_t delta);
+void qvec_add_slow(struct qvec *q, uint32_t id, int64_t delta);
+static inline void qvec_add(struct qvec *q, uint32_t id, int64_t delta)
+{
+    if (id < q->n) {
+        int64_t v = q->v[id] + delta;
+        q->v[id] = v < 0 ? 0 : v;
+        return;
+    }
+    qvec_add_slow(q, id, delta);
+}
 /* True when every entry is 0. */
 bool qvec_is_zero(const struct qvec *q);
 /* dst = src (dst's storage reused). */
@@ -205,7 +214,7 @@ struct client {
 /* What one client holds on one agent. */
 struct holding {
     struct client *c;
-    res_list res; /* offered + used, with allocation role */
+    res_list res; /* offered + used, without allocation role (c's role) */
 };
 
 /* One offer filter, stored in its agent's array sorted by client id. */
@@ -232,14 +241,35 @@ struct io_state {
     int64_t filter_expires; /* no new inverse offer before this */
 };
 
+/* A summary of an agent's available resources, kept in step with them
+ * (alloc.c avail_changed) so that the cycle's common path, an agent whose
+ * leftover is plain unreserved resources offered whole, never walks the
+ * resource entries or their name strings. */
+#define ALLOC_SUM_MAX 8
+
+/* Client bitmap words kept inside the agent struct: 16 words cover 1,024
+ * clients without a separate allocation (and a separate cache miss). */
+#define ALLOC_INLINE_WORDS 16
+struct avail_sum {
+    bool exact;       /* q lists every scalar entry (else: slow path) */
+    bool special;     /* some entry is reserved, revocable or shared */
+    bool allocatable; /* the whole leftover passes min_allocatable */
+    uint8_t nq;
+    struct {
+        uint32_t id;    /* interned name */
+        bool unres;     /* unreserved and not revocable */
+        int64_t milli;  /* amount */
+    } q[ALLOC_SUM_MAX]; /* the scalar entries */
+};
+
 struct alloc_agent {
     void *udata;
-    uint32_t index; /* in a->agents */
+    struct avail_sum sum; /* of `available` */
+    uint32_t index;       /* in a->agents */
     uint32_t caps;
     bool active;
     bool has_gpus;
     bool has_shared;
-    bool candidate; /* visit in the next event-driven cycle */
     res_list total;
     res_list available;
 
@@ -257,8 +287,9 @@ struct alloc_agent {
      * filter containing all of cover_snap. While cover_valid, available is
      * contained in cover_snap, so a client with its cbit set is refused
      * anything this agent could offer it, without computing the offer. */
-    uint64_t *fbits, *cbits;
+    uint64_t *fbits, *cbits; /* bits_inline until more words are needed */
     uint32_t nwords;
+    uint64_t bits_inline[2 * ALLOC_INLINE_WORDS];
     bool cover_valid;
     res_list cover_snap;
     res_list shared_offered; /* shared resources offered this cycle */
@@ -302,6 +333,19 @@ struct alloc {
 
     struct alloc_agent **agents;
     uint32_t nagents, capagents;
+    /* Agent structs come from slabs so that the cycle's random walk over
+     * agents stays within few pages (see agent_new in alloc.c). */
+    void **slabs;
+    uint32_t nslabs;
+    uint32_t slab_used;              /* structs handed out of the last slab */
+    struct alloc_agent *free_agents; /* released structs, linked by udata */
+    /* Dense per-agent state by agent index, so that a cycle can pass over
+     * agents without touching their memory: */
+    uint8_t *candidate;  /* visit in the next event-driven cycle */
+    uint32_t *quiet;     /* == elig_epoch: nothing to offer until touched */
+    uint32_t elig_epoch; /* bumped whenever any client's eligibility
+                            changes (never 0) */
+    uint32_t n_unav;     /* agents with an unavailability */
     struct alloc_agent **cands; /* scratch: this cycle's agents */
     uint32_t capcands;
     bool all_candidates;
@@ -318,7 +362,14 @@ struct alloc {
 
     res_list scratch_view; /* shallow views into agents' resources */
     res_list scratch_view2;
+    res_list scratch_cb;     /* the offer as the callback sees it */
+    res_list scratch_unrole; /* a caller's list without allocation roles */
 };
+
+/* Note that something about ag changed that may let it be offered again
+ * (resources came back, a filter went away): it becomes a candidate of the
+ * next cycle and is no longer quiet. */
+void alloc_agent_touch(struct alloc *a, struct alloc_agent *ag);
 
 /* Agent bitmap helpers. */
 static inline bool alloc_bit_get(const uint64_t *bits, uint32_t nwords,

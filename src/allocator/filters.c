@@ -113,11 +113,25 @@ static void bits_ensure(struct alloc_agent *ag, uint32_t id)
     uint32_t need = id / 64 + 1;
     if (need <= ag->nwords)
         return;
+    if (ag->fbits == NULL) {
+        /* First use: the words inside the struct. */
+        ag->fbits = ag->bits_inline;
+        ag->cbits = ag->bits_inline + ALLOC_INLINE_WORDS;
+        memset(ag->bits_inline, 0, sizeof(ag->bits_inline));
+        ag->nwords = ALLOC_INLINE_WORDS;
+        if (need <= ag->nwords)
+            return;
+    }
     uint32_t n = need < 2 * ag->nwords ? 2 * ag->nwords : need;
-    ag->fbits = xreallocarray(ag->fbits, n, sizeof(*ag->fbits));
-    ag->cbits = xreallocarray(ag->cbits, n, sizeof(*ag->cbits));
-    memset(ag->fbits + ag->nwords, 0, (n - ag->nwords) * sizeof(uint64_t));
-    memset(ag->cbits + ag->nwords, 0, (n - ag->nwords) * sizeof(uint64_t));
+    uint64_t *f = xcalloc(n, sizeof(*f)), *c = xcalloc(n, sizeof(*c));
+    memcpy(f, ag->fbits, ag->nwords * sizeof(uint64_t));
+    memcpy(c, ag->cbits, ag->nwords * sizeof(uint64_t));
+    if (ag->fbits != ag->bits_inline) {
+        free(ag->fbits);
+        free(ag->cbits);
+    }
+    ag->fbits = f;
+    ag->cbits = c;
     ag->nwords = n;
 }
 
@@ -345,6 +359,7 @@ static void remove_client_on_agent(struct alloc *a, struct alloc_agent *ag,
     bit_clear(ag->cbits, ag->nwords, c->id);
     recompute_min_expires(ag);
     heap_update(a, ag);
+    alloc_agent_touch(a, ag);
 }
 
 void alloc_filter_remove_client(struct alloc *a, struct client *c)
@@ -411,7 +426,7 @@ void alloc_filter_expire(struct alloc *a, int64_t now)
                         pset_del(&a->clients[id]->fagents, ag);
                 }
             }
-            ag->candidate = true;
+            alloc_agent_touch(a, ag);
         }
         recompute_min_expires(ag);
         heap_update(a, ag);

@@ -92,7 +92,7 @@ void qvec_free(struct qvec *q)
     q->n = 0;
 }
 
-void qvec_add(struct qvec *q, uint32_t id, int64_t delta)
+void qvec_add_slow(struct qvec *q, uint32_t id, int64_t delta)
 {
     if (id >= q->n) {
         if (delta == 0)

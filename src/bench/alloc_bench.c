@@ -83,7 +83,6 @@ static void on_offer(void *arg, void *fw, void *ag, const char *role,
                      const res_list *res,
                      const struct alloc_unavailability *unav)
 {
-    (void)role;
     (void)unav;
     struct recorder *r = arg;
     int64_t t0 = now_ns();
@@ -97,6 +96,7 @@ static void on_offer(void *arg, void *fw, void *ag, const char *role,
         o->ag = r->ag_by_udata[(uintptr_t)ag];
         res_list_init(&o->res);
         res_list_copy(&o->res, res);
+        res_list_allocate(&o->res, role);
     }
     r->n++;
     r->callback_ns += now_ns() - t0;
@@ -185,6 +185,8 @@ static void decline_offers(uint32_t nagents, uint32_t nfw, bool verbose,
     alloc_run(a, clock);
 
     uint32_t rounds = 2 * nfw;
+    if (getenv("BENCH_DECLINE_ROUNDS"))
+        rounds = (uint32_t)atoi(getenv("BENCH_DECLINE_ROUNDS"));
     double *t = xcalloc(rounds, sizeof(*t));
     for (uint32_t r = 0; r < rounds; r++) {
         for (uint32_t i = 0; i < rec.n; i++)
@@ -409,6 +411,11 @@ int main(int argc, char **argv)
     bool verbose = !json;
 
     uint32_t d_agents = quick ? 1000 : 10000, d_fw = quick ? 50 : 1000;
+    /* Shape overrides, for exploring (not part of the reported figures). */
+    if (getenv("BENCH_DECLINE_AGENTS"))
+        d_agents = (uint32_t)atoi(getenv("BENCH_DECLINE_AGENTS"));
+    if (getenv("BENCH_DECLINE_FRAMEWORKS"))
+        d_fw = (uint32_t)atoi(getenv("BENCH_DECLINE_FRAMEWORKS"));
     uint32_t q_small = quick ? 250 : 2500, q_large = quick ? 50 : 500;
     uint32_t q_agents = quick ? 300 : 3000;
     uint32_t r_res = quick ? 640 : 6400, r_fw = quick ? 160 : 1600;

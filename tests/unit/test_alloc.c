@@ -56,6 +56,9 @@ static void on_offer(void *arg, void *fw, void *ag, const char *role,
     o->ag = ag;
     o->role = xstrdup(role);
     res_list_copy(&o->res, res);
+    for (uint32_t i = 0; i < res->n; i++)
+        ck_assert_ptr_null(res->v[i].alloc_role);
+    res_list_allocate(&o->res, role);
     o->has_unav = unav != NULL;
     if (unav)
         o->unav = *unav;
