@@ -1646,24 +1646,25 @@ static void make_inverse_offers(struct alloc *a, struct alloc_agent **ags,
 /* The cycle visits agents in random order, so each visit would wait on
  * memory for the agent, its resources and its bitmaps. Ask for them ahead:
  * the agent struct PREFETCH_FAR visits ahead, what it points to
- * PREFETCH_NEAR visits ahead (by then the struct has arrived). */
-#define PREFETCH_FAR  8
+ * PREFETCH_NEAR visits ahead (by then the struct has arrived). This is a
+ * macro on purpose: GCC deems a function holding only prefetches free of
+ * side effects and deletes the call. */
+#define PREFETCH_FAR  16
 #define PREFETCH_NEAR 4
-
-static inline void prefetch_agents(const struct alloc *a, uint32_t i,
-                                   uint32_t n)
-{
-    if (i + PREFETCH_FAR < n) {
-        const char *p = (const char *)a->cands[i + PREFETCH_FAR];
-        for (size_t off = 0; off < sizeof(struct alloc_agent); off += 64)
-            __builtin_prefetch(p + off);
-    }
-    if (i + PREFETCH_NEAR < n) {
-        const struct alloc_agent *ag = a->cands[i + PREFETCH_NEAR];
-        __builtin_prefetch(ag->holds);
-        __builtin_prefetch(ag->available.v);
-    }
-}
+#define PREFETCH_AGENTS(a, i, n)                                               \
+    do {                                                                       \
+        if ((i) + PREFETCH_FAR < (n)) {                                        \
+            const char *p_ = (const char *)(a)->cands[(i) + PREFETCH_FAR];     \
+            for (size_t off_ = 0; off_ < sizeof(struct alloc_agent);           \
+                 off_ += 64)                                                   \
+                __builtin_prefetch(p_ + off_);                                 \
+        }                                                                      \
+        if ((i) + PREFETCH_NEAR < (n)) {                                       \
+            const struct alloc_agent *ag_ = (a)->cands[(i) + PREFETCH_NEAR];   \
+            __builtin_prefetch(ag_->holds);                                    \
+            __builtin_prefetch(ag_->available.v);                              \
+        }                                                                      \
+    } while (0)
 
 uint32_t alloc_run(struct alloc *a, int64_t now)
 {
@@ -1703,7 +1704,7 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
                 if (a->cands[i]->active && a->cands[i]->available.n > 0)
                     stage_quota(&cy, a->cands[i]);
         for (uint32_t i = 0; i < n; i++) {
-            prefetch_agents(a, i, n);
+            PREFETCH_AGENTS(a, i, n);
             if (a->cands[i]->active && a->cands[i]->available.n > 0)
                 stage_fair(&cy, a->cands[i]);
         }

@@ -84,6 +84,9 @@ static uint32_t lower_bound(struct sentry **arr, uint32_t lo, uint32_t hi,
 static uint32_t order_find(struct sentry **arr, uint32_t n,
                            const struct sentry *e)
 {
+    /* DRF offers to the lowest share: the entry is usually the first. */
+    if (n > 0 && arr[0] == e)
+        return 0;
     uint32_t i = lower_bound(arr, 0, n, e->blocked, e->share, e->seq);
     /* An entry missing from its order is an allocator bug. */
     if (i >= n || arr[i] != e)
@@ -128,8 +131,12 @@ static void order_rekey(struct sentry **arr, uint32_t n, struct sentry *e,
         memmove(arr + i + 1, arr + i, (p - i) * sizeof(*arr));
         arr[i] = e;
     } else {
-        /* The last index in (p, n) whose entry is below the new key. */
-        uint32_t j = lower_bound(arr, p + 1, n, blocked, share, e->seq) - 1;
+        /* The last index in (p, n) whose entry is below the new key; often
+         * the end, when the offer lifted it above everyone. */
+        uint32_t j =
+            key_cmp(blocked, share, e->seq, arr[n - 1]) > 0
+                ? n - 1
+                : lower_bound(arr, p + 1, n, blocked, share, e->seq) - 1;
         memmove(arr + p, arr + p + 1, (j - p) * sizeof(*arr));
         arr[j] = e;
     }
