@@ -386,7 +386,9 @@ static void rebuild_role(struct alloc *a, struct role *r)
         struct client *c = r->eligible[i]->client;
         c->e.share = alloc_share(a, &c->held, 1.0);
     }
-    qsort(r->eligible, r->neligible, sizeof(*r->eligible), entry_qsort_cmp);
+    if (r->neligible > 1)
+        qsort(r->eligible, r->neligible, sizeof(*r->eligible),
+              entry_qsort_cmp);
     for (uint32_t i = 0; i < r->nchildren; i++)
         rebuild_role(a, r->children[i]);
     r->as_child.share = alloc_share(a, &r->held, r->weight);
@@ -394,13 +396,15 @@ static void rebuild_role(struct alloc *a, struct role *r)
     r->self.share = alloc_share(a, &r->held_self, r->weight);
     r->self.blocked = r->limit_blocked;
     r->quota_e.share = r->as_child.share;
-    qsort(r->order, r->norder, sizeof(*r->order), entry_qsort_cmp);
+    if (r->norder > 1)
+        qsort(r->order, r->norder, sizeof(*r->order), entry_qsort_cmp);
 }
 
 void alloc_sorter_rebuild(struct alloc *a)
 {
     a->shares_dirty = false;
     rebuild_role(a, a->root);
-    qsort(a->unsatisfied, a->nunsatisfied, sizeof(*a->unsatisfied),
-          entry_qsort_cmp);
+    if (a->nunsatisfied > 1)
+        qsort(a->unsatisfied, a->nunsatisfied, sizeof(*a->unsatisfied),
+              entry_qsort_cmp);
 }

@@ -25,6 +25,35 @@ void master_flags_init(struct master_flags *mf)
          "Lowest level of log messages written to stderr: DEBUG, INFO, "
          "WARNING or ERROR.",
          &mf->logging_level},
+        {"allocation_interval", FLAG_DURATION, "1secs",
+         "Time between periodic allocation cycles over every agent (cycles "
+         "also run right after events that free or add resources).",
+         &mf->allocation_interval},
+        {"offer_timeout", FLAG_DURATION, NULL,
+         "Rescind offers a framework has not answered within this time. "
+         "Unset: offers are never rescinded for age.",
+         &mf->offer_timeout},
+        {"agent_ping_timeout", FLAG_DURATION, "15secs",
+         "Interval of the master's PINGs to each agent; a PING not answered "
+         "before the next one counts as a miss.",
+         &mf->agent_ping_timeout},
+        {"max_agent_ping_timeouts", FLAG_INT, "5",
+         "Missed PINGs in a row after which an agent is removed as "
+         "unreachable.",
+         &mf->max_agent_ping_timeouts},
+        {"min_allocatable_resources", FLAG_STRING, "cpus:0.01|mem:32",
+         "An agent's leftover is offered only if it holds at least one of "
+         "these alternatives ('|'-separated lists of scalar resources).",
+         &mf->min_allocatable_resources},
+        {"filter_gpu_resources", FLAG_BOOL, "true",
+         "Offer agents with GPUs only to frameworks with the GPU_RESOURCES "
+         "capability.",
+         &mf->filter_gpu_resources},
+        {"registry", FLAG_STRING, "sqlite",
+         "Where the master keeps what must survive a restart: 'sqlite' (a "
+         "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
+         "for tests and experiments).",
+         &mf->registry},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -45,6 +74,27 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  "--logging_level: unknown level '%s' (expected DEBUG, INFO, "
                  "WARNING or ERROR)",
                  mf->logging_level);
+        return FLAGS_ERROR;
+    }
+    if (mf->allocation_interval <= 0) {
+        snprintf(err, errlen, "--allocation_interval: must be positive");
+        return FLAGS_ERROR;
+    }
+    if (mf->agent_ping_timeout <= 0) {
+        snprintf(err, errlen, "--agent_ping_timeout: must be positive");
+        return FLAGS_ERROR;
+    }
+    if (mf->max_agent_ping_timeouts < 1 || mf->max_agent_ping_timeouts > 1000) {
+        snprintf(err, errlen,
+                 "--max_agent_ping_timeouts: must be between 1 and 1000");
+        return FLAGS_ERROR;
+    }
+    if (strcmp(mf->registry, "sqlite") != 0 &&
+        strcmp(mf->registry, "in_memory") != 0) {
+        snprintf(err, errlen,
+                 "--registry: unknown registry '%s' (expected sqlite or "
+                 "in_memory)",
+                 mf->registry);
         return FLAGS_ERROR;
     }
     if (mf->work_dir[0] == '\0') {

@@ -1,12 +1,11 @@
 /*
- * offerd, the master daemon: parse flags, prepare the work_dir, serve the
- * HTTP endpoints on one libevent loop, and shut down cleanly on SIGTERM or
- * SIGINT (delivered as loop events; the handlers only stop the loop).
+ * offerd, the master daemon: parse flags, prepare the work_dir, run the
+ * master on one libevent loop, and shut down cleanly on SIGTERM or SIGINT
+ * (delivered as loop events; the handlers only stop the loop).
  */
-#include "common/http.h"
 #include "common/log.h"
 #include "master/flags_master.h"
-#include "master/system_endpoints.h"
+#include "master/master.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -80,7 +79,7 @@ int main(int argc, char **argv)
     log_set_level(mf.log_level);
 
     struct event_base *base = NULL;
-    struct http_server *srv = NULL;
+    struct master *m = NULL;
     struct event *sigterm = NULL, *sigint = NULL;
 
     if (make_dirs(mf.work_dir, err, sizeof(err)) != 0) {
@@ -102,19 +101,14 @@ int main(int argc, char **argv)
         log_error("cannot watch signals");
         goto out;
     }
-
-    srv = http_server_new(base, NULL);
-    if (master_system_endpoints_register(srv, master_flags_object(&mf)) != 0) {
-        log_error("cannot register the endpoints");
-        goto out;
-    }
-    uint16_t bound = 0;
-    if (http_server_bind(srv, mf.ip, mf.port, &bound, err, sizeof(err)) != 0) {
+    m = master_new(base, &mf, err, sizeof(err));
+    if (m == NULL) {
         log_error("%s", err);
         goto out;
     }
     log_info("offerd %s listening on %s:%u (hostname %s, work_dir %s)",
-             OFFERD_VERSION, mf.ip, (unsigned)bound, mf.hostname, mf.work_dir);
+             OFFERD_VERSION, mf.ip, (unsigned)master_port(m), mf.hostname,
+             mf.work_dir);
 
     if (event_base_dispatch(base) < 0) {
         log_error("event loop failed");
@@ -124,7 +118,7 @@ int main(int argc, char **argv)
     rc = 0;
 
 out:
-    http_server_free(srv);
+    master_free(m);
     if (sigterm != NULL)
         event_free(sigterm);
     if (sigint != NULL)

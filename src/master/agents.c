@@ -1,0 +1,672 @@
+/*
+ * Agents: the agent API (POST /api/v1/agent, docs/agent-protocol.md):
+ * registration and re-registration (durable before REGISTERED), the calls
+ * an agent makes on its subscription (status updates, pongs), liveness by
+ * pings, disconnection, and removal of agents that stop answering.
+ */
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+#include "master/master_state.h"
+
+struct agent *master_agent_find(struct master *m, const char *id)
+{
+    return hmap_get(m->agents, id);
+}
+
+void master_agent_free(struct agent *ag)
+{
+    if (ag == NULL)
+        return;
+    if (ag->stream != NULL)
+        http_stream_close(ag->stream);
+    hmap_free(ag->tasks, NULL); /* tasks belong to their frameworks */
+    hmap_free(ag->offers, NULL);
+    if (ag->info != NULL)
+        protobuf_c_message_free_unpacked(&ag->info->base, NULL);
+    res_list_clear(&ag->total);
+    free(ag->ip);
+    free(ag->version);
+    free(ag->id);
+    free(ag);
+}
+
+/* ---- The stream ------------------------------------------------------------
+ */
+
+static void agent_disconnected(struct master *m, struct agent *ag)
+{
+    ag->connected = false;
+    if (ag->alloc != NULL)
+        alloc_agent_set_active(m->alloc, ag->alloc, false);
+    master_offers_on_agent(m, ag, true);
+}
+
+static void on_stream_close(struct http_stream *s, enum http_close_reason why,
+                            void *arg)
+{
+    struct agent *ag = arg;
+    log_info("agent %s disconnected (%s)", ag->id,
+             why == HTTP_CLOSE_SLOW ? "too slow to read its events"
+                                    : "connection closed");
+    http_stream_close(s);
+    ag->stream = NULL;
+    agent_disconnected(ag->m, ag);
+}
+
+/* ---- Removal ---------------------------------------------------------------
+ */
+
+static void removal_recorded(struct master *m, bool ok, const char *err,
+                             void *arg)
+{
+    (void)m;
+    char *id = arg;
+    if (!ok)
+        log_warn("removal of agent %s not recorded: %s", id, err);
+    free(id);
+}
+
+void master_agent_remove(struct master *m, struct agent *ag, bool unreachable,
+                         const char *why)
+{
+    log_warn("removing agent %s (%s): %s", ag->id, ag->info->hostname, why);
+    master_offers_on_agent(m, ag, true);
+
+    /* Its tasks are lost to their frameworks: UNREACHABLE for those that
+     * handle partitions, LOST for the others. */
+    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
+    struct task **tasks = xcalloc(n ? n : 1, sizeof(*tasks));
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val))
+        tasks[k++] = val;
+    for (size_t i = 0; i < k; i++) {
+        struct task *t = tasks[i];
+        if (!master_task_state_is_terminal(t->state)) {
+            Mesos__V1__TaskState st = unreachable
+                                          ? master_lost_state(t->fw)
+                                          : MESOS__V1__TASK_STATE__TASK_LOST;
+            t->recovered = true; /* the allocator forgets the agent */
+            master_task_transition(
+                m, t, st, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
+                MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED, why);
+        }
+        t->recovered = true;
+        master_task_remove(m, t);
+    }
+    free(tasks);
+
+    if (ag->stream != NULL) {
+        http_stream_close(ag->stream);
+        ag->stream = NULL;
+    }
+    if (ag->alloc != NULL)
+        alloc_agent_remove(m->alloc, ag->alloc);
+    ag->alloc = NULL;
+    hmap_del(m->agents, ag->id);
+    m->metrics.slave_removals++;
+    if (unreachable)
+        master_persist_agent_unreachable(m, ag->id, removal_recorded,
+                                         xstrdup(ag->id));
+    master_agent_free(ag);
+    master_allocate_soon(m);
+}
+
+/* ---- Pings -----------------------------------------------------------------
+ */
+
+void master_agents_ping(struct master *m)
+{
+    size_t n = hmap_count(m->agents), pos = 0, k = 0;
+    if (n == 0)
+        return;
+    struct agent **v = xcalloc(n, sizeof(*v));
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val))
+        v[k++] = val;
+    for (size_t i = 0; i < k; i++) {
+        struct agent *ag = v[i];
+        if (ag->subscribing)
+            continue;
+        if (ag->pong_pending)
+            ag->missed_pings++;
+        else
+            ag->missed_pings = 0;
+        if (ag->missed_pings >= (uint32_t)m->flags->max_agent_ping_timeouts) {
+            char why[128];
+            snprintf(why, sizeof(why), "agent did not answer %u pings in a row",
+                     ag->missed_pings);
+            master_agent_remove(m, ag, true, why);
+            continue;
+        }
+        ag->ping_seq++;
+        ag->pong_pending = true;
+        Offerd__Agent__Event__Ping p = OFFERD__AGENT__EVENT__PING__INIT;
+        p.sequence = ag->ping_seq;
+        Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+        ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+        ev.ping = &p;
+        master_send_to_agent(m, ag, &ev);
+    }
+    free(v);
+}
+
+/* ---- SUBSCRIBE
+ * ---------------------------------------------------------------- */
+
+struct agent_subscribe {
+    struct master *m;
+    struct http_request *req;
+    enum http_encoding enc;
+    char *id;
+    bool is_new; /* no record in memory: a new or recovered agent */
+    Offerd__Agent__Call__Subscribe *sub; /* owned copy */
+    char *ip;
+    res_list total;
+};
+
+static void agent_subscribe_free(struct agent_subscribe *s)
+{
+    if (s->sub != NULL)
+        protobuf_c_message_free_unpacked(&s->sub->base, NULL);
+    res_list_clear(&s->total);
+    free(s->ip);
+    free(s->id);
+    free(s);
+}
+
+static void send_registered(struct master *m, struct agent *ag)
+{
+    Mesos__V1__MasterInfo mi;
+    Mesos__V1__Address addr;
+    master_fill_info(m, &mi, &addr);
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = ag->id;
+    Offerd__Agent__Event__Registered r = OFFERD__AGENT__EVENT__REGISTERED__INIT;
+    r.agent_id = &aid;
+    r.master_info = &mi;
+    double ping = (double)m->flags->agent_ping_timeout / CLOCK_NS_PER_SEC;
+    r.has_ping_interval_seconds = true;
+    r.ping_interval_seconds = ping;
+    r.has_ping_timeout_seconds = true;
+    r.ping_timeout_seconds = ping;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
+    ev.registered = &r;
+    master_send_to_agent(m, ag, &ev);
+}
+
+/* Adopt the tasks a (re-)registering agent reports that the master does not
+ * hold (after a master restart): their frameworks come from the report when
+ * unknown. Returns the resources they use per framework for the allocator.
+ * Full reconciliation of conflicting states is done by the agent protocol's
+ * RECONCILE; here the agent's state is taken as the truth. */
+static void adopt_tasks(struct master *m, struct agent *ag,
+                        const Offerd__Agent__Call__Subscribe *sub,
+                        struct alloc_used **used_out, uint32_t *nused_out,
+                        res_list **lists_out)
+{
+    *used_out = NULL;
+    *nused_out = 0;
+    *lists_out = NULL;
+    if (sub->n_tasks == 0)
+        return;
+    struct alloc_used *used = xcalloc(sub->n_tasks, sizeof(*used));
+    res_list *lists = xcalloc(sub->n_tasks, sizeof(*lists));
+    uint32_t nused = 0;
+    for (size_t i = 0; i < sub->n_tasks; i++) {
+        const Mesos__V1__Task *rt = sub->tasks[i];
+        const char *fid = rt->framework_id->value;
+        if (master_task_state_is_terminal(rt->state))
+            continue; /* its resources are free already */
+        struct framework *fw = master_framework_find(m, fid);
+        if (fw == NULL && hmap_get(m->completed, fid) == NULL) {
+            for (size_t j = 0; j < sub->n_frameworks; j++) {
+                const Mesos__V1__FrameworkInfo *fi = sub->frameworks[j];
+                if (fi->id != NULL && strcmp(fi->id->value, fid) == 0) {
+                    fw = master_framework_placeholder(m, fi);
+                    break;
+                }
+            }
+        }
+        if (fw == NULL || hmap_get(fw->tasks, rt->task_id->value) != NULL)
+            continue;
+        res_list res = RES_LIST_INIT;
+        char err[256];
+        if (res_list_from_pb(rt->resources, rt->n_resources, &res, err,
+                             sizeof(err)) != 0) {
+            log_warn("agent %s reports task %s with bad resources: %s", ag->id,
+                     rt->task_id->value, err);
+            continue;
+        }
+        const char *role = master_single_role(&res);
+        if (role == NULL) {
+            role = fw->nroles > 0 ? fw->roles[0] : "*";
+            res_list_allocate(&res, role);
+        }
+        struct task *t = xcalloc(1, sizeof(*t));
+        t->fw = fw;
+        t->agent = ag;
+        Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
+        mesos__v1__task_info__init(ti);
+        ti->name = xstrdup(rt->name);
+        ti->task_id =
+            master_pb_copy(&mesos__v1__task_id__descriptor, &rt->task_id->base);
+        ti->agent_id = xmalloc(sizeof(*ti->agent_id));
+        mesos__v1__agent_id__init(ti->agent_id);
+        ti->agent_id->value = xstrdup(ag->id);
+        ti->resources = res_list_to_pb(&res, true, &ti->n_resources);
+        t->info = ti;
+        t->key = xasprintf("%s/%s", fw->id, rt->task_id->value);
+        t->resources = res;
+        t->role = xstrdup(role);
+        t->state = rt->state;
+        if (rt->n_statuses > 0)
+            t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
+                                       &rt->statuses[rt->n_statuses - 1]->base);
+        hmap_put(fw->tasks, rt->task_id->value, t);
+        hmap_put(ag->tasks, t->key, t);
+        /* One used entry per framework. */
+        uint32_t u = 0;
+        while (u < nused && used[u].fw != fw->alloc)
+            u++;
+        if (u == nused) {
+            used[u].fw = fw->alloc;
+            used[u].resources = &lists[u];
+            nused++;
+        }
+        res_list_add_all(&lists[u], &t->resources);
+        log_info("adopted task %s of framework %s from agent %s",
+                 rt->task_id->value, fw->id, ag->id);
+    }
+    *used_out = used;
+    *nused_out = nused;
+    *lists_out = lists;
+}
+
+static void agent_subscribe_done(struct master *m, bool ok, const char *err,
+                                 void *arg)
+{
+    struct agent_subscribe *s = arg;
+    struct agent *ag = master_agent_find(m, s->id);
+    if (!ok) {
+        log_warn("agent %s: registration not recorded: %s", s->id, err);
+        http_reply_error(s->req, 503, "registry write failed: %s", err);
+        if (ag != NULL)
+            ag->subscribing = false;
+        agent_subscribe_free(s);
+        return;
+    }
+    const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
+    if (ag == NULL) {
+        ag = xcalloc(1, sizeof(*ag));
+        ag->m = m;
+        ag->id = xstrdup(s->id);
+        ag->tasks = hmap_new();
+        ag->offers = hmap_new();
+        ag->registered_time = master_now();
+        hmap_put(m->agents, ag->id, ag);
+        bool recovered = hmap_get(m->recovered_agents, s->id) != NULL;
+        if (recovered) {
+            master_persist_free_recovered(hmap_del(m->recovered_agents, s->id));
+            m->metrics.slave_reregistrations++;
+            m->metrics.messages_reregister_slave++;
+        } else {
+            m->metrics.slave_registrations++;
+            m->metrics.messages_register_slave++;
+        }
+    } else {
+        ag->reregistered_time = master_now();
+        m->metrics.slave_reregistrations++;
+        m->metrics.messages_reregister_slave++;
+    }
+    ag->subscribing = false;
+    if (ag->info != NULL)
+        protobuf_c_message_free_unpacked(&ag->info->base, NULL);
+    ag->info = master_pb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
+    if (ag->info->id == NULL) {
+        ag->info->id = xmalloc(sizeof(*ag->info->id));
+        mesos__v1__agent_id__init(ag->info->id);
+        ag->info->id->value = xstrdup(ag->id);
+    }
+    free(ag->ip);
+    ag->ip = xstrdup(s->ip);
+    ag->port = ai->has_port ? (uint16_t)ai->port : 5051;
+    if (s->sub->address != NULL && s->sub->address->port > 0)
+        ag->port = (uint16_t)s->sub->address->port;
+    free(ag->version);
+    ag->version = xstrdup(s->sub->version != NULL ? s->sub->version : "");
+
+    if (ag->alloc == NULL) {
+        res_list_copy(&ag->total, &s->total);
+        struct alloc_used *used;
+        uint32_t nused;
+        res_list *lists;
+        adopt_tasks(m, ag, s->sub, &used, &nused, &lists);
+        if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
+                            NULL, used, nused, &ag->alloc) != 0)
+            log_warn("agent %s: some reported tasks do not fit its "
+                     "resources",
+                     ag->id);
+        for (uint32_t i = 0; i < nused; i++)
+            res_list_clear(&lists[i]);
+        free(lists);
+        free(used);
+    } else {
+        alloc_agent_set_active(m->alloc, ag->alloc, true);
+    }
+
+    if (ag->stream != NULL) {
+        /* A new subscription replaces the old connection. */
+        http_stream_close(ag->stream);
+        ag->stream = NULL;
+    }
+    id_uuid_v4(ag->stream_id);
+    ag->enc = s->enc;
+    http_reply_header(s->req, "Mesos-Stream-Id", ag->stream_id);
+    ag->stream = http_stream_start(
+        s->req,
+        s->enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF, 0,
+        on_stream_close, ag);
+    ag->connected = true;
+    ag->pong_pending = false;
+    ag->missed_pings = 0;
+    send_registered(m, ag);
+    log_info("agent %s (%s at %s:%u) %s", ag->id, ag->info->hostname, ag->ip,
+             (unsigned)ag->port, s->is_new ? "registered" : "re-registered");
+
+    /* Kills asked for while the agent was away. */
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
+        struct task *t = val;
+        if (t->kill_requested && !master_task_state_is_terminal(t->state)) {
+            t->kill_requested = false;
+            master_task_kill(m, t->fw, t->info->task_id->value, ag->id, NULL);
+        }
+    }
+    agent_subscribe_free(s);
+    master_allocate_soon(m);
+}
+
+/* The peer's IP from "ip:port" ("[v6]:port" keeps the brackets off). */
+static char *peer_ip(const char *peer)
+{
+    const char *colon = strrchr(peer, ':');
+    size_t len = colon != NULL ? (size_t)(colon - peer) : strlen(peer);
+    if (len >= 2 && peer[0] == '[' && peer[len - 1] == ']')
+        return xstrndup(peer + 1, len - 2);
+    return xstrndup(peer, len);
+}
+
+static void handle_subscribe(struct master *m, struct http_request *req,
+                             const Offerd__Agent__Call *call,
+                             enum http_encoding enc)
+{
+    if (http_request_header(req, "Mesos-Stream-Id") != NULL) {
+        http_reply_error(req, 400,
+                         "SUBSCRIBE must not carry a Mesos-Stream-Id header");
+        return;
+    }
+    const Offerd__Agent__Call__Subscribe *sub = call->subscribe;
+    if (sub == NULL) {
+        http_reply_error(req, 400, "subscribe: required for SUBSCRIBE");
+        return;
+    }
+    const Mesos__V1__AgentInfo *ai = sub->agent_info;
+    if (ai->hostname[0] == '\0') {
+        http_reply_error(req, 400, "subscribe.agent_info.hostname: empty");
+        return;
+    }
+    if (ai->has_port && (ai->port <= 0 || ai->port > 65535)) {
+        http_reply_error(req, 400, "subscribe.agent_info.port: out of range");
+        return;
+    }
+    res_list total = RES_LIST_INIT;
+    char err[256];
+    if (res_list_from_pb(ai->resources, ai->n_resources, &total, err,
+                         sizeof(err)) != 0) {
+        http_reply_error(req, 400, "subscribe.agent_info.resources: %s", err);
+        return;
+    }
+    for (uint32_t i = 0; i < total.n; i++) {
+        if (total.v[i].revocable || res_is_dynamically_reserved(&total.v[i]) ||
+            res_is_persistent_volume(&total.v[i])) {
+            res_list_clear(&total);
+            http_reply_error(req, 400,
+                             "subscribe.agent_info.resources: only "
+                             "unreserved or statically reserved resources "
+                             "may be registered");
+            return;
+        }
+    }
+    const char *id = ai->id != NULL ? ai->id->value : NULL;
+    if (id != NULL && (id[0] == '\0' || strlen(id) > 255)) {
+        res_list_clear(&total);
+        http_reply_error(req, 400, "agent_info.id: must be 1 to 255 bytes");
+        return;
+    }
+    struct agent *ag = id != NULL ? master_agent_find(m, id) : NULL;
+    if (ag != NULL && ag->subscribing) {
+        res_list_clear(&total);
+        http_reply_error(req, 409, "a registration of agent %s is in progress",
+                         id);
+        return;
+    }
+    if (ag == NULL && hmap_count(m->agents) >= MASTER_MAX_AGENTS) {
+        res_list_clear(&total);
+        http_reply_error(req, 503, "too many agents (%d)", MASTER_MAX_AGENTS);
+        return;
+    }
+    char newid[ID_DERIVED_SIZE];
+    if (id == NULL) {
+        id_derive(ID_AGENT, m->id, m->next_agent++, newid, sizeof(newid));
+        id = newid;
+    }
+    struct agent_subscribe *s = xcalloc(1, sizeof(*s));
+    s->m = m;
+    s->req = req;
+    s->enc = enc;
+    s->id = xstrdup(id);
+    s->is_new = ag == NULL;
+    s->sub =
+        master_pb_copy(&offerd__agent__call__subscribe__descriptor, &sub->base);
+    s->ip = sub->address != NULL && sub->address->ip != NULL &&
+                    sub->address->ip[0] != '\0'
+                ? xstrdup(sub->address->ip)
+                : peer_ip(http_request_peer(req));
+    s->total = total;
+    if (ag != NULL)
+        ag->subscribing = true;
+    /* The admitted agent as the registry records it. */
+    Mesos__V1__AgentInfo *rec =
+        master_pb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
+    if (rec->id == NULL) {
+        rec->id = xmalloc(sizeof(*rec->id));
+        mesos__v1__agent_id__init(rec->id);
+        rec->id->value = NULL;
+    }
+    free(rec->id->value);
+    rec->id->value = xstrdup(id);
+    master_persist_agent_info(m, rec, agent_subscribe_done, s);
+    protobuf_c_message_free_unpacked(&rec->base, NULL);
+}
+
+/* ---- Other calls
+ * ---------------------------------------------------------------- */
+
+static void handle_update(struct master *m, struct http_request *req,
+                          struct agent *ag, const Offerd__Agent__Call *call)
+{
+    const Offerd__Agent__Call__Update *u = call->update;
+    if (u == NULL) {
+        http_reply_error(req, 400, "update: required for UPDATE");
+        return;
+    }
+    if (u->status->has_uuid && u->status->uuid.len != 16) {
+        http_reply_error(req, 400, "update.status.uuid: must be 16 bytes");
+        return;
+    }
+    master_task_status_update(m, ag, u);
+    http_reply(req, 202, NULL, NULL, 0);
+}
+
+static void handle_oversubscribed(struct master *m, struct http_request *req,
+                                  struct agent *ag,
+                                  const Offerd__Agent__Call *call)
+{
+    const Offerd__Agent__Call__UpdateOversubscribed *u =
+        call->update_oversubscribed;
+    if (u == NULL) {
+        http_reply_error(req, 400,
+                         "update_oversubscribed: required for "
+                         "UPDATE_OVERSUBSCRIBED");
+        return;
+    }
+    res_list rev = RES_LIST_INIT;
+    char err[256];
+    if (res_list_from_pb(u->oversubscribed_resources,
+                         u->n_oversubscribed_resources, &rev, err,
+                         sizeof(err)) != 0) {
+        http_reply_error(req, 400,
+                         "update_oversubscribed.oversubscribed_resources: %s",
+                         err);
+        return;
+    }
+    if (alloc_agent_update_oversubscribed(m->alloc, ag->alloc, &rev) != 0) {
+        res_list_clear(&rev);
+        http_reply_error(req, 400,
+                         "update_oversubscribed.oversubscribed_resources: "
+                         "every resource must be revocable");
+        return;
+    }
+    res_list_clear(&rev);
+    master_allocate_soon(m);
+    http_reply(req, 202, NULL, NULL, 0);
+}
+
+/* Data from an executor for its framework: a MESSAGE event. */
+static void handle_executor_message(struct master *m, struct http_request *req,
+                                    struct agent *ag,
+                                    const Offerd__Agent__Call *call)
+{
+    const Offerd__Agent__Call__ExecutorMessage *em = call->executor_message;
+    if (em == NULL) {
+        http_reply_error(req, 400,
+                         "executor_message: required for EXECUTOR_MESSAGE");
+        return;
+    }
+    struct framework *fw = master_framework_find(m, em->framework_id->value);
+    http_reply(req, 202, NULL, NULL, 0);
+    if (fw == NULL)
+        return;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = ag->id;
+    Mesos__V1__Scheduler__Event__Message msg =
+        MESOS__V1__SCHEDULER__EVENT__MESSAGE__INIT;
+    msg.agent_id = &aid;
+    msg.executor_id = em->executor_id;
+    msg.data = em->data;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__MESSAGE;
+    ev.message = &msg;
+    master_send_to_framework(m, fw, &ev);
+}
+
+void master_agent_api(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    enum http_encoding body_enc, reply_enc;
+    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
+        return;
+    size_t len;
+    const uint8_t *body = http_request_body(req, &len);
+    char err[512];
+    Offerd__Agent__Call *call = (Offerd__Agent__Call *)jpb_decode(
+        &offerd__agent__call__descriptor, (enum jpb_format)body_enc, body, len,
+        err, sizeof(err));
+    if (call == NULL) {
+        m->metrics.invalid_calls++;
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
+    if (call->type == OFFERD__AGENT__CALL__TYPE__SUBSCRIBE) {
+        handle_subscribe(m, req, call, reply_enc);
+        jpb_free(&call->base);
+        return;
+    }
+    const char *stream_id = http_request_header(req, "Mesos-Stream-Id");
+    struct agent *ag = NULL;
+    if (call->type == OFFERD__AGENT__CALL__TYPE__UNKNOWN ||
+        protobuf_c_enum_descriptor_get_value(
+            &offerd__agent__call__type__descriptor, call->type) == NULL) {
+        http_reply_error(req, 400, "unknown call type %d", (int)call->type);
+        goto out;
+    }
+    if (call->agent_id == NULL) {
+        http_reply_error(req, 400, "agent_id: required");
+        goto out;
+    }
+    if (stream_id == NULL) {
+        http_reply_error(req, 400, "the Mesos-Stream-Id header is required");
+        goto out;
+    }
+    ag = master_agent_find(m, call->agent_id->value);
+    if (ag == NULL || ag->stream == NULL) {
+        http_reply_error(req, 403, "agent %s is not subscribed",
+                         call->agent_id->value);
+        goto out;
+    }
+    if (strcmp(stream_id, ag->stream_id) != 0) {
+        http_reply_error(req, 400,
+                         "Mesos-Stream-Id %s is not the stream of agent %s",
+                         stream_id, ag->id);
+        goto out;
+    }
+    switch (call->type) {
+    case OFFERD__AGENT__CALL__TYPE__UPDATE:
+        handle_update(m, req, ag, call);
+        break;
+    case OFFERD__AGENT__CALL__TYPE__PONG:
+        if (call->pong == NULL) {
+            http_reply_error(req, 400, "pong: required for PONG");
+            break;
+        }
+        if (call->pong->sequence == ag->ping_seq) {
+            ag->pong_pending = false;
+            ag->missed_pings = 0;
+        }
+        http_reply(req, 202, NULL, NULL, 0);
+        break;
+    case OFFERD__AGENT__CALL__TYPE__UPDATE_OVERSUBSCRIBED:
+        handle_oversubscribed(m, req, ag, call);
+        break;
+    case OFFERD__AGENT__CALL__TYPE__UNREGISTER:
+        http_reply(req, 202, NULL, NULL, 0);
+        master_agent_remove(m, ag, false, "the agent unregistered");
+        break;
+    case OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE:
+        handle_executor_message(m, req, ag, call);
+        break;
+    default:
+        /* CHECKPOINTED_RESOURCES and EXECUTOR_EXITED report what the agent
+         * did; the master's view does not depend on them (yet): they are
+         * logged. */
+        log_info("agent %s: %s", ag->id,
+                 protobuf_c_enum_descriptor_get_value(
+                     &offerd__agent__call__type__descriptor, call->type)
+                     ->name);
+        http_reply(req, 202, NULL, NULL, 0);
+        break;
+    }
+out:
+    jpb_free(&call->base);
+}

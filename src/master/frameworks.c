@@ -1,0 +1,653 @@
+/*
+ * Frameworks: SUBSCRIBE (new and re-subscription of a known id within its
+ * failover timeout), the subscription stream, disconnection and the failover
+ * timeout, and removal (TEARDOWN or a failover timeout that ran out).
+ *
+ * A subscription is durable before the framework hears of it: the registry
+ * records the framework, then the stream starts with SUBSCRIBED. A failed
+ * registry write answers 503 and changes nothing.
+ */
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "master/master_state.h"
+
+#define MAX_FAILOVER_SECS (365.0 * 24 * 3600 * 100) /* Mesos: a Duration */
+
+struct framework *master_framework_find(struct master *m, const char *id)
+{
+    return hmap_get(m->frameworks, id);
+}
+
+/* ---- Capabilities and roles ---------------------------------------------- */
+
+static bool has_cap(const Mesos__V1__FrameworkInfo *fi,
+                    Mesos__V1__FrameworkInfo__Capability__Type t)
+{
+    for (size_t i = 0; i < fi->n_capabilities; i++)
+        if (fi->capabilities[i]->has_type && fi->capabilities[i]->type == t)
+            return true;
+    return false;
+}
+
+static uint32_t alloc_caps_of(const Mesos__V1__FrameworkInfo *fi)
+{
+    uint32_t caps = 0;
+    if (has_cap(
+            fi,
+            MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__REVOCABLE_RESOURCES))
+        caps |= ALLOC_FW_REVOCABLE;
+    if (has_cap(fi, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__GPU_RESOURCES))
+        caps |= ALLOC_FW_GPU;
+    if (has_cap(fi,
+                MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__SHARED_RESOURCES))
+        caps |= ALLOC_FW_SHARED;
+    if (has_cap(fi, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__MULTI_ROLE))
+        caps |= ALLOC_FW_MULTI_ROLE;
+    if (has_cap(
+            fi,
+            MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__RESERVATION_REFINEMENT))
+        caps |= ALLOC_FW_REFINEMENT;
+    return caps;
+}
+
+/* The roles a FrameworkInfo subscribes to, validated as Mesos does: with
+ * MULTI_ROLE the `roles` list (and `role` unset), without it the single
+ * `role` (default "*"). Returns the count and a malloc'd array of borrowed
+ * strings in *out, or -1 with a reason. */
+static int roles_of(const Mesos__V1__FrameworkInfo *fi, const char ***out,
+                    char *err, size_t errlen)
+{
+    bool multi =
+        has_cap(fi, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__MULTI_ROLE);
+    const char **roles;
+    size_t n;
+    if (multi) {
+        if (fi->role != NULL &&
+            fi->role != mesos__v1__framework_info__role__default_value) {
+            snprintf(err, errlen,
+                     "framework_info.role must not be set with the MULTI_ROLE "
+                     "capability (use framework_info.roles)");
+            return -1;
+        }
+        n = fi->n_roles;
+        roles = xcalloc(n ? n : 1, sizeof(*roles));
+        for (size_t i = 0; i < n; i++)
+            roles[i] = fi->roles[i];
+    } else {
+        if (fi->n_roles > 0) {
+            snprintf(err, errlen,
+                     "framework_info.roles needs the MULTI_ROLE capability");
+            return -1;
+        }
+        n = 1;
+        roles = xcalloc(1, sizeof(*roles));
+        roles[0] = fi->role != NULL ? fi->role : "*";
+    }
+    if (n > 1024) {
+        free(roles);
+        snprintf(err, errlen, "framework_info.roles: at most 1024 roles");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char rerr[256];
+        if (res_role_validate(roles[i], rerr, sizeof(rerr)) != 0) {
+            snprintf(err, errlen, "framework_info.roles[%zu]: %s", i, rerr);
+            free(roles);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(roles[i], roles[j]) == 0) {
+                snprintf(err, errlen,
+                         "framework_info.roles: '%s' is listed twice",
+                         roles[i]);
+                free(roles);
+                return -1;
+            }
+        }
+    }
+    *out = roles;
+    return (int)n;
+}
+
+static void set_roles(struct framework *fw, const char **roles, int n)
+{
+    for (uint32_t i = 0; i < fw->nroles; i++)
+        free(fw->roles[i]);
+    free(fw->roles);
+    fw->roles = xcalloc(n ? (size_t)n : 1, sizeof(*fw->roles));
+    for (int i = 0; i < n; i++)
+        fw->roles[i] = xstrdup(roles[i]);
+    fw->nroles = (uint32_t)n;
+}
+
+/* Take capabilities and roles from fw->info into the framework record. */
+static void apply_info(struct framework *fw, const char **roles, int nroles)
+{
+    fw->alloc_caps = alloc_caps_of(fw->info);
+    fw->partition_aware = has_cap(
+        fw->info, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__PARTITION_AWARE);
+    fw->refinement = (fw->alloc_caps & ALLOC_FW_REFINEMENT) != 0;
+    set_roles(fw, roles, nroles);
+}
+
+/* ---- Records ------------------------------------------------------------- */
+
+static struct framework *framework_new(struct master *m, const char *id)
+{
+    struct framework *fw = xcalloc(1, sizeof(*fw));
+    fw->m = m;
+    fw->id = xstrdup(id);
+    fw->tasks = hmap_new();
+    fw->offers = hmap_new();
+    return fw;
+}
+
+static void task_free_cb(void *p)
+{
+    master_task_free(p);
+}
+
+void master_framework_free(struct framework *fw)
+{
+    if (fw == NULL)
+        return;
+    if (fw->stream != NULL)
+        http_stream_close(fw->stream);
+    if (fw->failover_timer != NULL)
+        event_free(fw->failover_timer);
+    hmap_free(fw->tasks, task_free_cb);
+    hmap_free(fw->offers, NULL); /* offers are owned by m->offers */
+    if (fw->info != NULL)
+        protobuf_c_message_free_unpacked(&fw->info->base, NULL);
+    for (uint32_t i = 0; i < fw->nroles; i++)
+        free(fw->roles[i]);
+    free(fw->roles);
+    free(fw->pending_offers);
+    free(fw->id);
+    free(fw);
+}
+
+/* Stamp the id into a FrameworkInfo we own. */
+static void set_info_id(Mesos__V1__FrameworkInfo *fi, const char *id)
+{
+    if (fi->id == NULL) {
+        fi->id = xmalloc(sizeof(*fi->id));
+        mesos__v1__framework_id__init(fi->id);
+        fi->id->value = NULL;
+    }
+    free(fi->id->value);
+    fi->id->value = xstrdup(id);
+}
+
+/* ---- Failover timeout ------------------------------------------------------
+ */
+
+static void on_failover_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct framework *fw = arg;
+    log_info("framework %s did not re-subscribe within its failover timeout",
+             fw->id);
+    master_framework_remove(fw->m, fw, "failover timeout expired");
+}
+
+static void start_failover_timer(struct framework *fw)
+{
+    double secs =
+        fw->info->has_failover_timeout ? fw->info->failover_timeout : 0.0;
+    if (!(secs >= 0) || secs > MAX_FAILOVER_SECS)
+        secs = 0;
+    if (fw->failover_timer == NULL)
+        fw->failover_timer = evtimer_new(fw->m->base, on_failover_timeout, fw);
+    struct timeval tv = {(time_t)secs,
+                         (suseconds_t)((secs - floor(secs)) * 1e6)};
+    evtimer_add(fw->failover_timer, &tv);
+}
+
+/* ---- The stream ------------------------------------------------------------
+ */
+
+static void on_stream_close(struct http_stream *s, enum http_close_reason why,
+                            void *arg)
+{
+    struct framework *fw = arg;
+    log_info("framework %s disconnected (%s)", fw->id,
+             why == HTTP_CLOSE_SLOW ? "too slow to read its events"
+                                    : "connection closed");
+    http_stream_close(s);
+    fw->stream = NULL;
+    master_framework_disconnected(fw->m, fw);
+}
+
+void master_framework_disconnected(struct master *m, struct framework *fw)
+{
+    if (fw->stream != NULL) {
+        http_stream_close(fw->stream);
+        fw->stream = NULL;
+    }
+    fw->active = false;
+    alloc_framework_set_active(m->alloc, fw->alloc, false);
+    master_offers_of_framework(m, fw, false);
+    start_failover_timer(fw);
+}
+
+/* ---- SUBSCRIBE --------------------------------------------------------------
+ */
+
+/* What a SUBSCRIBE carries across the registry write. */
+struct subscribe {
+    struct master *m;
+    struct http_request *req;
+    enum http_encoding enc;
+    char *id;
+    bool is_new;
+    Mesos__V1__FrameworkInfo *info; /* the new info, owned */
+};
+
+static void send_subscribed(struct master *m, struct framework *fw)
+{
+    Mesos__V1__MasterInfo mi;
+    Mesos__V1__Address addr;
+    master_fill_info(m, &mi, &addr);
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = fw->id;
+    Mesos__V1__Scheduler__Event__Subscribed sub =
+        MESOS__V1__SCHEDULER__EVENT__SUBSCRIBED__INIT;
+    sub.framework_id = &fid;
+    sub.has_heartbeat_interval_seconds = true;
+    sub.heartbeat_interval_seconds = MASTER_HEARTBEAT_SECS;
+    sub.master_info = &mi;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__SUBSCRIBED;
+    ev.subscribed = &sub;
+    master_send_to_framework(m, fw, &ev);
+}
+
+static void send_error_event(struct master *m, struct framework *fw,
+                             const char *message)
+{
+    Mesos__V1__Scheduler__Event__Error e =
+        MESOS__V1__SCHEDULER__EVENT__ERROR__INIT;
+    e.message = (char *)message;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__ERROR;
+    ev.error = &e;
+    master_send_to_framework(m, fw, &ev);
+}
+
+static void subscribe_free(struct subscribe *s)
+{
+    if (s->info != NULL)
+        protobuf_c_message_free_unpacked(&s->info->base, NULL);
+    free(s->id);
+    free(s);
+}
+
+static void subscribe_done(struct master *m, bool ok, const char *err,
+                           void *arg)
+{
+    struct subscribe *s = arg;
+    struct framework *fw = master_framework_find(m, s->id);
+    if (fw == NULL) {
+        /* Removed while the write was in flight (a teardown won). */
+        http_reply_error(s->req, 409, "framework %s was removed meanwhile",
+                         s->id);
+        subscribe_free(s);
+        return;
+    }
+    fw->subscribing = false;
+    if (!ok) {
+        log_warn("framework %s: subscription not recorded: %s", s->id, err);
+        http_reply_error(s->req, 503, "registry write failed: %s", err);
+        if (s->is_new) {
+            hmap_del(m->frameworks, fw->id);
+            master_framework_free(fw);
+        }
+        subscribe_free(s);
+        return;
+    }
+
+    /* Apply: the new info, the allocator, the stream. */
+    const char **roles = NULL;
+    char rerr[256];
+    int nroles = roles_of(s->info, &roles, rerr, sizeof(rerr));
+    if (fw->info != NULL)
+        protobuf_c_message_free_unpacked(&fw->info->base, NULL);
+    fw->info = s->info;
+    s->info = NULL;
+    apply_info(fw, roles, nroles < 0 ? 0 : nroles);
+    if (fw->alloc == NULL) {
+        fw->alloc = alloc_framework_add(
+            m->alloc, fw, roles, (uint32_t)fw->nroles, fw->alloc_caps, true);
+    } else {
+        alloc_framework_update(m->alloc, fw->alloc, roles, (uint32_t)fw->nroles,
+                               fw->alloc_caps);
+        alloc_framework_set_active(m->alloc, fw->alloc, true);
+    }
+    free(roles);
+    if (fw->failover_timer != NULL)
+        evtimer_del(fw->failover_timer);
+
+    if (fw->stream != NULL) {
+        /* A new subscription replaces the old connection (Mesos: the
+         * framework failed over). */
+        send_error_event(m, fw, "Framework failed over");
+        http_stream_close(fw->stream);
+        fw->stream = NULL;
+    }
+    if (s->is_new) {
+        fw->registered_time = master_now();
+        m->metrics.messages_register_framework++;
+    } else {
+        fw->reregistered_time = master_now();
+        m->metrics.messages_reregister_framework++;
+    }
+    id_uuid_v4(fw->stream_id);
+    fw->enc = s->enc;
+    http_reply_header(s->req, "Mesos-Stream-Id", fw->stream_id);
+    fw->stream = http_stream_start(
+        s->req,
+        s->enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF, 0,
+        on_stream_close, fw);
+    fw->active = true;
+    send_subscribed(m, fw);
+    log_info("framework %s (%s) %s", fw->id, fw->info->name,
+             s->is_new ? "subscribed" : "re-subscribed");
+    subscribe_free(s);
+    master_allocate_soon(m);
+}
+
+void master_framework_subscribe(struct master *m, struct http_request *req,
+                                const Mesos__V1__Scheduler__Call *call,
+                                enum http_encoding reply_enc)
+{
+    const Mesos__V1__FrameworkInfo *fi = call->subscribe->framework_info;
+    char err[512];
+    if (http_request_header(req, "Mesos-Stream-Id") != NULL) {
+        http_reply_error(req, 400,
+                         "SUBSCRIBE must not carry a Mesos-Stream-Id header");
+        return;
+    }
+    const char *id = NULL;
+    if (fi->id != NULL)
+        id = fi->id->value;
+    if (call->framework_id != NULL) {
+        if (id != NULL && strcmp(id, call->framework_id->value) != 0) {
+            http_reply_error(req, 400,
+                             "framework_id differs from "
+                             "subscribe.framework_info.id");
+            return;
+        }
+        id = call->framework_id->value;
+    }
+    if (id != NULL && (id[0] == '\0' || strlen(id) > 255)) {
+        http_reply_error(req, 400, "framework_id: must be 1 to 255 bytes");
+        return;
+    }
+    const char **roles = NULL;
+    int nroles = roles_of(fi, &roles, err, sizeof(err));
+    if (nroles < 0) {
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
+    free(roles);
+    if (fi->has_failover_timeout &&
+        (!(fi->failover_timeout >= 0) ||
+         fi->failover_timeout > MAX_FAILOVER_SECS)) {
+        http_reply_error(req, 400,
+                         "framework_info.failover_timeout: must be a "
+                         "non-negative number of seconds");
+        return;
+    }
+    if (id != NULL && hmap_get(m->completed, id) != NULL) {
+        http_reply_error(req, 403, "framework %s has been removed", id);
+        return;
+    }
+
+    struct framework *fw = id != NULL ? master_framework_find(m, id) : NULL;
+    bool is_new = fw == NULL;
+    if (fw != NULL && fw->subscribing) {
+        http_reply_error(req, 409,
+                         "a subscription of framework %s is in progress", id);
+        return;
+    }
+    if (fw != NULL && fw->info != NULL && fw->info->principal != NULL &&
+        (fi->principal == NULL ||
+         strcmp(fw->info->principal, fi->principal) != 0)) {
+        http_reply_error(req, 400,
+                         "changing a framework's principal is not allowed");
+        return;
+    }
+    if (is_new && hmap_count(m->frameworks) >= MASTER_MAX_FRAMEWORKS) {
+        http_reply_error(req, 503, "too many frameworks (%d)",
+                         MASTER_MAX_FRAMEWORKS);
+        return;
+    }
+
+    char newid[ID_DERIVED_SIZE];
+    if (is_new && id == NULL) {
+        id_derive(ID_FRAMEWORK, m->id, m->next_framework++, newid,
+                  sizeof(newid));
+        id = newid;
+    }
+    struct subscribe *s = xcalloc(1, sizeof(*s));
+    s->m = m;
+    s->req = req;
+    s->enc = reply_enc;
+    s->id = xstrdup(id);
+    s->is_new = is_new;
+    s->info = master_pb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
+    set_info_id(s->info, id);
+    if (is_new) {
+        fw = framework_new(m, id);
+        hmap_put(m->frameworks, fw->id, fw);
+    }
+    fw->subscribing = true;
+    /* The request is deferred: it is answered when the write completes. */
+    master_persist_framework(m, s->info,
+                             is_new ? master_now() : fw->registered_time,
+                             subscribe_done, s);
+}
+
+/* ---- UPDATE_FRAMEWORK ---------------------------------------------------- */
+
+struct update {
+    struct http_request *req;
+    char *id;
+    Mesos__V1__FrameworkInfo *info; /* owned */
+};
+
+static void update_done(struct master *m, bool ok, const char *err, void *arg)
+{
+    struct update *u = arg;
+    struct framework *fw = master_framework_find(m, u->id);
+    if (!ok || fw == NULL) {
+        if (!ok)
+            http_reply_error(u->req, 503, "registry write failed: %s", err);
+        else
+            http_reply_error(u->req, 409, "framework %s was removed meanwhile",
+                             u->id);
+    } else {
+        const char **roles = NULL;
+        char rerr[256];
+        int n = roles_of(u->info, &roles, rerr, sizeof(rerr));
+        protobuf_c_message_free_unpacked(&fw->info->base, NULL);
+        fw->info = u->info;
+        u->info = NULL;
+        apply_info(fw, roles, n < 0 ? 0 : n);
+        alloc_framework_update(m->alloc, fw->alloc, roles, fw->nroles,
+                               fw->alloc_caps);
+        free(roles);
+        log_info("framework %s updated", fw->id);
+        http_reply(u->req, 200, NULL, NULL, 0);
+        master_allocate_soon(m);
+    }
+    if (u->info != NULL)
+        protobuf_c_message_free_unpacked(&u->info->base, NULL);
+    free(u->id);
+    free(u);
+}
+
+void master_framework_update(struct master *m, struct http_request *req,
+                             struct framework *fw,
+                             const Mesos__V1__FrameworkInfo *fi)
+{
+    char err[512];
+    const char **roles = NULL;
+    if (roles_of(fi, &roles, err, sizeof(err)) < 0) {
+        http_reply_error(req, 400, "update_framework.%s", err);
+        return;
+    }
+    free(roles);
+    if (fi->has_failover_timeout &&
+        (!(fi->failover_timeout >= 0) ||
+         fi->failover_timeout > MAX_FAILOVER_SECS)) {
+        http_reply_error(req, 400,
+                         "update_framework.framework_info.failover_timeout: "
+                         "must be a non-negative number of seconds");
+        return;
+    }
+    if ((fw->info->principal == NULL) != (fi->principal == NULL) ||
+        (fi->principal != NULL &&
+         strcmp(fw->info->principal, fi->principal) != 0)) {
+        http_reply_error(req, 400,
+                         "changing a framework's principal is not allowed");
+        return;
+    }
+    if (strcmp(fw->info->user, fi->user) != 0) {
+        http_reply_error(req, 400,
+                         "changing a framework's user is not allowed");
+        return;
+    }
+    struct update *u = xcalloc(1, sizeof(*u));
+    u->req = req;
+    u->id = xstrdup(fw->id);
+    u->info = master_pb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
+    master_persist_framework(m, u->info, fw->registered_time, update_done, u);
+}
+
+/* ---- Placeholders -------------------------------------------------------- */
+
+struct framework *
+master_framework_placeholder(struct master *m,
+                             const Mesos__V1__FrameworkInfo *info)
+{
+    const char *id = info->id->value;
+    struct framework *fw = framework_new(m, id);
+    fw->info =
+        master_pb_copy(&mesos__v1__framework_info__descriptor, &info->base);
+    const char **roles = NULL;
+    char err[256];
+    int n = roles_of(fw->info, &roles, err, sizeof(err));
+    if (n < 0) {
+        /* An agent's or the registry's copy that no longer validates:
+         * keep the framework in the default role. */
+        roles = xcalloc(1, sizeof(*roles));
+        roles[0] = "*";
+        n = 1;
+    }
+    apply_info(fw, roles, n);
+    fw->alloc = alloc_framework_add(m->alloc, fw, roles, (uint32_t)n,
+                                    fw->alloc_caps, false);
+    free(roles);
+    fw->registered_time = master_now();
+    hmap_put(m->frameworks, fw->id, fw);
+    start_failover_timer(fw);
+    return fw;
+}
+
+/* ---- Removal ------------------------------------------------------------- */
+
+static void removal_recorded(struct master *m, bool ok, const char *err,
+                             void *arg)
+{
+    (void)m;
+    char *id = arg;
+    if (!ok)
+        log_warn("removal of framework %s not recorded: %s", id, err);
+    free(id);
+}
+
+static void remember_completed(struct master *m, struct framework *fw)
+{
+    if (m->ncompleted == MASTER_MAX_COMPLETED) {
+        struct framework *old = hmap_del(m->completed, m->completed_order[0]);
+        master_framework_free(old);
+        free(m->completed_order[0]);
+        memmove(m->completed_order, m->completed_order + 1,
+                (m->ncompleted - 1) * sizeof(char *));
+        m->ncompleted--;
+    }
+    m->completed_order =
+        xreallocarray(m->completed_order, m->ncompleted + 1, sizeof(char *));
+    m->completed_order[m->ncompleted++] = xstrdup(fw->id);
+    hmap_put(m->completed, fw->id, fw);
+}
+
+void master_framework_remove(struct master *m, struct framework *fw,
+                             const char *why)
+{
+    log_info("removing framework %s: %s", fw->id, why);
+    if (fw->stream != NULL) {
+        http_stream_close(fw->stream);
+        fw->stream = NULL;
+    }
+    fw->active = false;
+    if (fw->failover_timer != NULL)
+        evtimer_del(fw->failover_timer);
+    master_offers_of_framework(m, fw, false);
+
+    /* Tell every agent with tasks of the framework to shut it down, once
+     * each, then forget the tasks: the allocator frees their resources
+     * when the framework leaves it. */
+    struct hmap *told = hmap_new();
+    const char *key;
+    void *val;
+    size_t pos = 0;
+    uint32_t ntasks = (uint32_t)hmap_count(fw->tasks);
+    struct task **tasks = xcalloc(ntasks ? ntasks : 1, sizeof(*tasks));
+    uint32_t k = 0;
+    while (hmap_next(fw->tasks, &pos, &key, &val))
+        tasks[k++] = val;
+    for (uint32_t i = 0; i < k; i++) {
+        struct task *t = tasks[i];
+        if (t->agent != NULL && hmap_get(told, t->agent->id) == NULL) {
+            hmap_put(told, t->agent->id, t->agent);
+            Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+            fid.value = fw->id;
+            Offerd__Agent__Event__ShutdownFramework sf =
+                OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+            sf.framework_id = &fid;
+            Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+            ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+            ev.shutdown_framework = &sf;
+            master_send_to_agent(m, t->agent, &ev);
+        }
+        if (!master_task_state_is_terminal(t->state))
+            master_task_count(m, MESOS__V1__TASK_STATE__TASK_KILLED);
+        t->recovered = true; /* alloc_framework_remove frees them */
+        master_task_remove(m, t);
+    }
+    free(tasks);
+    hmap_free(told, NULL);
+
+    alloc_framework_remove(m->alloc, fw->alloc);
+    fw->alloc = NULL;
+    hmap_del(m->frameworks, fw->id);
+    fw->unregistered_time = master_now();
+    m->metrics.messages_unregister_framework++;
+    master_persist_framework_removed(m, fw->id, removal_recorded,
+                                     xstrdup(fw->id));
+    remember_completed(m, fw);
+    master_allocate_soon(m);
+}

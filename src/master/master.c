@@ -1,0 +1,330 @@
+/*
+ * The master's lifecycle and the glue between its parts: creating and
+ * freeing the state, the periodic timers (allocation cycles, agent pings,
+ * framework heartbeats), sending events on framework and agent streams, and
+ * running the allocator (its offers become Offer messages in offers.c).
+ */
+#include "master/master.h"
+
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "master/master_state.h"
+#include "master/system_endpoints.h"
+
+/* ---- Small shared helpers -------------------------------------------------
+ */
+
+double master_now(void)
+{
+    return clock_wall_secs();
+}
+
+void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
+                     const ProtobufCMessage *msg)
+{
+    if (msg == NULL)
+        return NULL;
+    size_t len;
+    uint8_t *buf = jpb_to_pb(msg, &len);
+    char err[256];
+    ProtobufCMessage *copy = jpb_from_pb(desc, buf, len, err, sizeof(err));
+    free(buf);
+    if (copy == NULL) {
+        /* Only a message offerd itself holds gets here: a bug. */
+        log_error("copy of %s failed: %s", desc->name, err);
+        abort();
+    }
+    return copy;
+}
+
+const char *master_single_role(const res_list *l)
+{
+    const char *role = NULL;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const char *r = l->v[i].alloc_role;
+        if (r == NULL)
+            return NULL;
+        if (role == NULL)
+            role = r;
+        else if (strcmp(role, r) != 0)
+            return NULL;
+    }
+    return role;
+}
+
+void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
+                      Mesos__V1__Address *addr)
+{
+    mesos__v1__master_info__init(info);
+    mesos__v1__address__init(addr);
+    info->id = (char *)m->id;
+    /* Mesos's packed IPv4 (network byte order); the address supersedes it
+     * and carries IPv6 too. */
+    struct in_addr in;
+    info->ip = inet_pton(AF_INET, m->ip, &in) == 1 ? in.s_addr : 0;
+    info->port = m->port;
+    info->hostname = (char *)m->flags->hostname;
+    info->version = OFFERD_VERSION;
+    addr->hostname = (char *)m->flags->hostname;
+    addr->ip = m->ip;
+    addr->port = m->port;
+    info->address = addr;
+}
+
+int master_send_to_framework(struct master *m, struct framework *fw,
+                             const Mesos__V1__Scheduler__Event *ev)
+{
+    (void)m;
+    if (fw->stream == NULL)
+        return -1;
+    size_t len;
+    uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)fw->enc, &len);
+    int rc = http_stream_send_record(fw->stream, buf, len);
+    free(buf);
+    return rc;
+}
+
+int master_send_to_agent(struct master *m, struct agent *ag,
+                         const Offerd__Agent__Event *ev)
+{
+    (void)m;
+    if (ag->stream == NULL)
+        return -1;
+    size_t len;
+    uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)ag->enc, &len);
+    int rc = http_stream_send_record(ag->stream, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* ---- Allocation cycles --------------------------------------------------- */
+
+static void run_cycle(struct master *m)
+{
+    int64_t t0 = clock_monotonic_ns();
+    m->in_cycle = true;
+    alloc_run(m->alloc, t0);
+    m->in_cycle = false;
+    m->metrics.allocation_runs++;
+    m->metrics.allocation_run_ms =
+        (double)(clock_monotonic_ns() - t0) / (double)CLOCK_NS_PER_MS;
+    master_offers_flush(m);
+}
+
+static void on_alloc_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct master *m = arg;
+    alloc_candidates_all(m->alloc);
+    run_cycle(m);
+}
+
+static void on_alloc_soon(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct master *m = arg;
+    m->alloc_soon_pending = false;
+    if (alloc_has_candidates(m->alloc))
+        run_cycle(m);
+}
+
+void master_allocate_soon(struct master *m)
+{
+    if (m->alloc_soon_pending || m->alloc_soon == NULL)
+        return;
+    m->alloc_soon_pending = true;
+    struct timeval zero = {0, 0};
+    evtimer_add(m->alloc_soon, &zero);
+}
+
+/* ---- Heartbeats and pings ------------------------------------------------ */
+
+static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct master *m = arg;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__HEARTBEAT;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        if (fw->stream != NULL)
+            master_send_to_framework(m, fw, &ev);
+    }
+}
+
+static void on_ping(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    master_agents_ping(arg);
+}
+
+/* ---- Creation and teardown ------------------------------------------------
+ */
+
+static struct timeval tv_of_ns(int64_t ns)
+{
+    struct timeval tv = {(time_t)(ns / CLOCK_NS_PER_SEC),
+                         (suseconds_t)((ns % CLOCK_NS_PER_SEC) / 1000)};
+    return tv;
+}
+
+uint16_t master_port(const struct master *m)
+{
+    return m->port;
+}
+
+static struct alloc *make_allocator(struct master *m, char *err, size_t errlen)
+{
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.allocation_interval_ns = m->flags->allocation_interval;
+    o.filter_gpu_resources = m->flags->filter_gpu_resources;
+    o.seed = (uint64_t)clock_monotonic_ns() | 1;
+    o.on_offer = master_offer_from_alloc;
+    o.on_inverse_offer = NULL;
+    o.cb_arg = m;
+    struct alloc_quantities *min = NULL;
+    uint32_t nmin = 0;
+    if (m->flags->min_allocatable_resources != NULL &&
+        m->flags->min_allocatable_resources[0] != '\0') {
+        if (alloc_parse_min_allocatable(m->flags->min_allocatable_resources,
+                                        &min, &nmin, err, errlen) != 0)
+            return NULL;
+        o.min_allocatable = min;
+        o.n_min_allocatable = nmin;
+    }
+    struct alloc *a = alloc_new(&o);
+    alloc_quantities_free(min, nmin);
+    return a;
+}
+
+struct master *master_new(struct event_base *base,
+                          const struct master_flags *flags, char *err,
+                          size_t errlen)
+{
+    struct master *m = xcalloc(1, sizeof(*m));
+    m->base = base;
+    m->flags = flags;
+    id_uuid_v4(m->id);
+    m->start_time = master_now();
+    m->start_mono = clock_monotonic_ns();
+    m->frameworks = hmap_new();
+    m->agents = hmap_new();
+    m->offers = hmap_new();
+    m->completed = hmap_new();
+    m->recovered_agents = hmap_new();
+
+    m->alloc = make_allocator(m, err, errlen);
+    if (m->alloc == NULL)
+        goto fail;
+    if (master_persist_open(m, err, errlen) != 0)
+        goto fail;
+
+    m->http = http_server_new(base, NULL);
+    if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
+            0 ||
+        http_server_route(m->http, "/api/v1/scheduler", HTTP_POST,
+                          master_scheduler_api, m) != 0 ||
+        http_server_route(m->http, "/master/api/v1/scheduler", HTTP_POST,
+                          master_scheduler_api, m) != 0 ||
+        http_server_route(m->http, "/api/v1/agent", HTTP_POST, master_agent_api,
+                          m) != 0 ||
+        master_state_endpoints_register(m) != 0) {
+        snprintf(err, errlen, "cannot register the endpoints");
+        goto fail;
+    }
+    uint16_t bound = 0;
+    if (http_server_bind(m->http, flags->ip, flags->port, &bound, err,
+                         errlen) != 0)
+        goto fail;
+    m->port = bound;
+    /* Advertise a concrete address: the bound one, or loopback when bound
+     * to the wildcard (frameworks and agents on this machine reach it). */
+    m->ip =
+        xstrdup(strcmp(flags->ip, "0.0.0.0") == 0 ? "127.0.0.1" : flags->ip);
+
+    m->alloc_timer = event_new(base, -1, EV_PERSIST, on_alloc_timer, m);
+    m->alloc_soon = evtimer_new(base, on_alloc_soon, m);
+    m->ping_timer = event_new(base, -1, EV_PERSIST, on_ping, m);
+    m->heartbeat_timer = event_new(base, -1, EV_PERSIST, on_heartbeat, m);
+    struct timeval tv = tv_of_ns(flags->allocation_interval);
+    evtimer_add(m->alloc_timer, &tv);
+    tv = tv_of_ns(flags->agent_ping_timeout);
+    evtimer_add(m->ping_timer, &tv);
+    tv = tv_of_ns((int64_t)MASTER_HEARTBEAT_SECS * CLOCK_NS_PER_SEC);
+    evtimer_add(m->heartbeat_timer, &tv);
+    log_info("master %s listening on %s:%u", m->id, flags->ip,
+             (unsigned)m->port);
+    return m;
+
+fail:
+    master_free(m);
+    return NULL;
+}
+
+static void free_framework(void *p)
+{
+    master_framework_free(p);
+}
+
+static void free_agent(void *p)
+{
+    master_agent_free(p);
+}
+
+void master_free(struct master *m)
+{
+    if (m == NULL)
+        return;
+    if (m->alloc_timer)
+        event_free(m->alloc_timer);
+    if (m->alloc_soon)
+        event_free(m->alloc_soon);
+    if (m->ping_timer)
+        event_free(m->ping_timer);
+    if (m->heartbeat_timer)
+        event_free(m->heartbeat_timer);
+    /* Offers first: they point at frameworks and agents. */
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->offers, &pos, NULL, &val)) {
+        struct offer *o = val;
+        if (o->timer)
+            event_free(o->timer);
+        res_list_clear(&o->resources);
+        free(o->role);
+        free(o->id);
+        free(o);
+    }
+    hmap_free(m->offers, NULL);
+    /* Tasks are owned by their framework's map; agents only index them. */
+    hmap_free(m->frameworks, free_framework);
+    hmap_free(m->completed, free_framework);
+    hmap_free(m->agents, free_agent);
+    for (uint32_t i = 0; i < m->ncompleted; i++)
+        free(m->completed_order[i]);
+    free(m->completed_order);
+    free(m->cycle_fws);
+    master_persist_close(m);
+    hmap_free(m->recovered_agents, master_persist_free_recovered);
+    http_server_free(m->http);
+    alloc_free(m->alloc);
+    free(m->ip);
+    free(m);
+}

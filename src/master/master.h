@@ -1,0 +1,35 @@
+/*
+ * The offerd master: owns the cluster's state (frameworks, agents, tasks,
+ * offers), serves the Mesos v1 scheduler API, offerd's agent API and the
+ * read endpoints, and drives the allocator. One instance per process, on
+ * the caller's event loop; everything runs in loop callbacks.
+ */
+#ifndef OFFERD_MASTER_MASTER_H
+#define OFFERD_MASTER_MASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct master;
+struct master_flags;
+
+/*
+ * Create the master: open the registry in flags->work_dir (recovering what
+ * it holds), create the allocator, bind the HTTP server to flags->ip and
+ * flags->port, register every endpoint and start the timers. flags is
+ * borrowed and must outlive the master. Returns the master, or NULL with a
+ * one-line reason in err (nothing is left behind).
+ */
+struct master *master_new(struct event_base *base,
+                          const struct master_flags *flags, char *err,
+                          size_t errlen);
+
+/* The port the master listens on (useful with --port=0). */
+uint16_t master_port(const struct master *m);
+
+/* Close every stream, stop the timers, close the registry (waiting for
+ * writes in flight) and free everything. NULL is ignored. */
+void master_free(struct master *m);
+
+#endif

@@ -1,0 +1,403 @@
+/*
+ * The master's state and the functions its files share. Private to
+ * src/master: main.c sees only master.h.
+ *
+ * Everything here is touched only from the event loop's callbacks (STYLE.md,
+ * "One loop, one owner"). The master owns frameworks, agents, tasks and
+ * offers; the allocator (src/allocator) makes every allocation decision and
+ * hears back what is used and what is given back.
+ *
+ * Files:
+ *   master.c          lifecycle, timers, sending events, the allocator glue
+ *   frameworks.c      subscription, disconnection, failover, removal
+ *   agents.c          the agent API: registration, pings, status updates
+ *   tasks.c           tasks: launch, status updates, kills, reconciliation
+ *   offers.c          offers: creation from allocations, rescinds, timeouts
+ *   scheduler_api.c   POST /api/v1/scheduler: decoding and every call
+ *   state_endpoints.c /state, /frameworks, /slaves, /tasks, /roles, metrics
+ *   persist.c         durable changes through the registry
+ */
+#ifndef OFFERD_MASTER_MASTER_STATE_H
+#define OFFERD_MASTER_MASTER_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "allocator/alloc.h"
+#include "common/hmap.h"
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/resources.h"
+#include "master/flags_master.h"
+#include "mesos/v1/mesos.pb-c.h"
+#include "mesos/v1/scheduler.pb-c.h"
+#include "offerd/agent.pb-c.h"
+
+struct event;
+struct event_base;
+struct master;
+
+/* Mesos's default heartbeat interval for scheduler streams. */
+#define MASTER_HEARTBEAT_SECS 15
+
+/* Most frameworks, agents, offers, tasks per framework the master keeps:
+ * bounds on what peers can make it hold. */
+#define MASTER_MAX_FRAMEWORKS   10000
+#define MASTER_MAX_AGENTS       100000
+#define MASTER_MAX_TASKS_PER_FW 1000000
+#define MASTER_MAX_COMPLETED    1000 /* completed frameworks remembered */
+
+/* ---- Frameworks ---------------------------------------------------------- */
+
+struct framework {
+    struct master *m;
+    char *id;
+    Mesos__V1__FrameworkInfo *info; /* owned; info->id set */
+    struct alloc_framework *alloc;
+    uint32_t alloc_caps;
+    bool partition_aware;
+    bool refinement; /* RESERVATION_REFINEMENT: post-refinement format */
+    char **roles;    /* the roles it subscribed with */
+    uint32_t nroles;
+
+    struct http_stream *stream; /* NULL while disconnected */
+    char stream_id[ID_UUID_SIZE];
+    enum http_encoding enc; /* the stream's encoding */
+    bool active;            /* connected and not removed */
+    bool subscribing;       /* a SUBSCRIBE waits for the registry */
+
+    struct hmap *tasks;  /* task id -> struct task */
+    struct hmap *offers; /* offer id -> struct offer */
+    struct event *failover_timer;
+
+    double registered_time;   /* wall seconds */
+    double reregistered_time; /* 0: never */
+    double unregistered_time; /* set when completed */
+
+    /* Offers made in the current allocation cycle, sent as one OFFERS
+     * event when the cycle ends. */
+    struct offer **pending_offers;
+    uint32_t npending, cappending;
+};
+
+/* ---- Agents ----------------------------------------------------------------
+ */
+
+struct agent {
+    struct master *m;
+    char *id;
+    Mesos__V1__AgentInfo *info; /* owned; info->id set */
+    char *ip;                   /* address the agent reported or came from */
+    uint16_t port;
+    char *version;
+    struct alloc_agent *alloc;
+    res_list total; /* resources it registered with */
+
+    struct http_stream *stream; /* NULL while disconnected */
+    char stream_id[ID_UUID_SIZE];
+    enum http_encoding enc;
+    bool connected;
+    bool subscribing;
+
+    struct hmap *tasks;  /* "<framework id>/<task id>" -> struct task */
+    struct hmap *offers; /* offer id -> struct offer */
+
+    uint64_t ping_seq; /* last PING sent */
+    bool pong_pending; /* no PONG since the last PING */
+    uint32_t missed_pings;
+
+    double registered_time;
+    double reregistered_time;
+};
+
+/* ---- Tasks
+ * ------------------------------------------------------------------- */
+
+struct task {
+    struct framework *fw; /* may be a placeholder for an unknown framework */
+    struct agent *agent;
+    Mesos__V1__TaskInfo *info; /* owned */
+    char *key;                 /* "<framework id>/<task id>" (agent's map) */
+    res_list resources;        /* with allocation role */
+    char *role;                /* allocation role */
+    Mesos__V1__TaskState state;
+    Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
+    /* The uuid of the last update forwarded for a terminal state: its
+     * acknowledgement lets the master forget the task. */
+    uint8_t terminal_uuid[16];
+    bool has_terminal_uuid;
+    bool recovered;      /* resources given back to the allocator */
+    bool kill_requested; /* resend KILL_TASK when the agent reconnects */
+    /* The states the task went through, oldest first (the latest
+     * MASTER_TASK_HISTORY), for /state's "statuses". */
+    struct {
+        Mesos__V1__TaskState state;
+        double timestamp;
+    } hist[8];
+    uint32_t nhist;
+};
+#define MASTER_TASK_HISTORY 8
+
+/* ---- Offers
+ * ------------------------------------------------------------------- */
+
+struct offer {
+    char *id;
+    struct framework *fw;
+    struct agent *agent;
+    char *role;
+    res_list resources; /* with allocation role */
+    bool has_unav;
+    struct alloc_unavailability unav;
+    struct event *timer; /* --offer_timeout, NULL when none */
+};
+
+/* ---- Metrics
+ * ------------------------------------------------------------------ */
+
+struct master_metrics {
+    uint64_t tasks_by_state[16]; /* terminal transitions counted, by state */
+    uint64_t messages_register_framework;
+    uint64_t messages_reregister_framework;
+    uint64_t messages_unregister_framework;
+    uint64_t messages_launch_tasks;
+    uint64_t messages_decline_offers;
+    uint64_t messages_revive_offers;
+    uint64_t messages_suppress_offers;
+    uint64_t messages_kill_task;
+    uint64_t messages_status_update;
+    uint64_t messages_status_update_acknowledgement;
+    uint64_t messages_reconcile_tasks;
+    uint64_t messages_framework_to_executor;
+    uint64_t messages_register_slave;
+    uint64_t messages_reregister_slave;
+    uint64_t valid_status_updates;
+    uint64_t invalid_status_updates;
+    uint64_t valid_framework_to_executor_messages;
+    uint64_t invalid_framework_to_executor_messages;
+    uint64_t slave_registrations;
+    uint64_t slave_reregistrations;
+    uint64_t slave_removals;
+    uint64_t slave_unreachable_completed;
+    uint64_t offers_rescinded;
+    uint64_t offers_declined;
+    uint64_t offers_accepted;
+    uint64_t invalid_calls;
+    uint64_t allocation_runs;
+    double allocation_run_ms; /* last cycle */
+};
+
+/* ---- The master -------------------------------------------------------------
+ */
+
+struct master {
+    struct event_base *base;
+    struct http_server *http;
+    const struct master_flags *flags;
+    struct alloc *alloc;
+    struct registry *registry;
+
+    char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
+    char *ip;              /* advertised address */
+    uint16_t port;
+    double start_time;  /* wall seconds */
+    int64_t start_mono; /* monotonic ns */
+
+    struct hmap *frameworks; /* id -> struct framework */
+    struct hmap *agents;     /* id -> struct agent */
+    struct hmap *offers;     /* id -> struct offer */
+    /* Frameworks removed (torn down or failed over for good): they may not
+     * subscribe again. id -> struct framework (no tasks, no stream). */
+    struct hmap *completed;
+    char **completed_order; /* FIFO of completed ids, for the cap */
+    uint32_t ncompleted;
+    /* Agents the registry knows from before a restart that have not
+     * re-registered yet: id -> Offerd__Registry__Agent (owned). */
+    struct hmap *recovered_agents;
+
+    uint64_t next_framework, next_agent, next_offer;
+
+    struct event *alloc_timer; /* every --allocation_interval */
+    struct event *alloc_soon;  /* a cycle right after events */
+    bool alloc_soon_pending;
+    struct event *ping_timer;      /* every --agent_ping_timeout */
+    struct event *heartbeat_timer; /* every MASTER_HEARTBEAT_SECS */
+
+    bool in_cycle; /* inside alloc_run: offers batch per framework */
+    struct framework **cycle_fws; /* frameworks with pending offers */
+    uint32_t ncycle_fws, capcycle_fws;
+
+    struct master_metrics metrics;
+};
+
+/* ---- master.c ------------------------------------------------------------ */
+
+/* Wall-clock seconds now. */
+double master_now(void);
+/* Ask for an allocation cycle soon (after the current callback chain). */
+void master_allocate_soon(struct master *m);
+/* Encode ev in fw's encoding and send it on fw's stream (dropped if the
+ * framework is disconnected). Returns 0 when sent. */
+int master_send_to_framework(struct master *m, struct framework *fw,
+                             const Mesos__V1__Scheduler__Event *ev);
+/* Send ev on ag's stream (dropped if disconnected). */
+int master_send_to_agent(struct master *m, struct agent *ag,
+                         const Offerd__Agent__Event *ev);
+/* Fill a MasterInfo for events (strings borrowed from m; the message lives
+ * in *info and *addr, both caller storage). */
+void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
+                      Mesos__V1__Address *addr);
+/* Deep copy of a protobuf-c message (pack and unpack); NULL stays NULL. */
+void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
+                     const ProtobufCMessage *msg);
+/* The role string of a list of resources' allocation role, or NULL when
+ * they carry none or several. */
+const char *master_single_role(const res_list *l);
+
+/* ---- frameworks.c ------------------------------------------------------- */
+
+struct framework *master_framework_find(struct master *m, const char *id);
+/* Handle a SUBSCRIBE call (validated decode in call); replies on req. */
+void master_framework_subscribe(struct master *m, struct http_request *req,
+                                const Mesos__V1__Scheduler__Call *call,
+                                enum http_encoding reply_enc);
+/* Handle UPDATE_FRAMEWORK with a new FrameworkInfo (same id); replies on
+ * req (200 when applied). */
+void master_framework_update(struct master *m, struct http_request *req,
+                             struct framework *fw,
+                             const Mesos__V1__FrameworkInfo *fi);
+/* The framework's stream closed: deactivate, rescind offers, start the
+ * failover timeout. */
+void master_framework_disconnected(struct master *m, struct framework *fw);
+/* Remove a framework for good (teardown, failover timeout): kill its tasks,
+ * rescind its offers, remove it from the allocator and the registry, keep
+ * it among the completed ones. */
+void master_framework_remove(struct master *m, struct framework *fw,
+                             const char *why);
+/* Create an inactive framework known only from an agent's report. */
+struct framework *
+master_framework_placeholder(struct master *m,
+                             const Mesos__V1__FrameworkInfo *info);
+void master_framework_free(struct framework *fw);
+
+/* ---- agents.c ----------------------------------------------------------- */
+
+struct agent *master_agent_find(struct master *m, const char *id);
+/* POST /api/v1/agent. */
+void master_agent_api(struct http_request *req, void *arg);
+/* Remove an agent (unreachable or shut down): its tasks become
+ * UNREACHABLE/LOST, its offers are rescinded, the allocator forgets it. */
+void master_agent_remove(struct master *m, struct agent *ag, bool unreachable,
+                         const char *why);
+/* The periodic ping: count misses, remove agents past the limit, ping the
+ * rest. */
+void master_agents_ping(struct master *m);
+void master_agent_free(struct agent *ag);
+
+/* ---- tasks.c ------------------------------------------------------------- */
+
+bool master_task_state_is_terminal(Mesos__V1__TaskState s);
+/* Create a task in TASK_STAGING from info (copied) on ag for fw and send
+ * RUN_TASK. resources: what it uses (with allocation role). */
+struct task *master_task_launch(struct master *m, struct framework *fw,
+                                struct agent *ag,
+                                const Mesos__V1__TaskInfo *info,
+                                const res_list *resources, const char *role);
+/* A status update from an agent. */
+void master_task_status_update(struct master *m, struct agent *ag,
+                               const Offerd__Agent__Call__Update *u);
+/* The framework acknowledged an update. */
+void master_task_acknowledge(struct master *m, struct framework *fw,
+                             const char *agent_id, const char *task_id,
+                             const uint8_t *uuid, size_t uuid_len);
+/* Ask the agent to kill a task (or answer for an unknown one). */
+void master_task_kill(struct master *m, struct framework *fw,
+                      const char *task_id, const char *agent_id,
+                      const Mesos__V1__KillPolicy *policy);
+/* Explicit (n > 0) or implicit reconciliation. */
+void master_task_reconcile(
+    struct master *m, struct framework *fw,
+    Mesos__V1__Scheduler__Call__Reconcile__Task *const *tasks, size_t n);
+/* Send fw an UPDATE generated by the master (no uuid: no ack needed). */
+void master_send_master_update(struct master *m, struct framework *fw,
+                               const char *task_id, const char *agent_id,
+                               Mesos__V1__TaskState state,
+                               Mesos__V1__TaskStatus__Reason reason,
+                               const char *message);
+/* The state a lost task is reported in to fw (UNREACHABLE or LOST). */
+Mesos__V1__TaskState master_lost_state(const struct framework *fw);
+/* Give a task's resources back to the allocator (once). */
+void master_task_recover(struct master *m, struct task *t);
+/* Forget a task (both maps); its resources must have been recovered. */
+void master_task_remove(struct master *m, struct task *t);
+/* Move t to state (a master decision, e.g. agent lost): record a status,
+ * recover resources if terminal, tell the framework. */
+void master_task_transition(struct master *m, struct task *t,
+                            Mesos__V1__TaskState state,
+                            Mesos__V1__TaskStatus__Source source,
+                            Mesos__V1__TaskStatus__Reason reason,
+                            const char *message);
+void master_task_free(struct task *t);
+/* Count a task reaching state (metrics). */
+void master_task_count(struct master *m, Mesos__V1__TaskState state);
+
+/* ---- offers.c ------------------------------------------------------------ */
+
+/* The allocator's offer callback (alloc_offer_fn). */
+void master_offer_from_alloc(void *arg, void *framework_udata,
+                             void *agent_udata, const char *role,
+                             const res_list *resources,
+                             const struct alloc_unavailability *unav);
+/* Send every framework its offers made in this cycle. */
+void master_offers_flush(struct master *m);
+/* Forget an offer and give its resources back (refuse_ns >= 0: with a
+ * filter). With rescind, tell the framework (RESCIND). */
+void master_offer_remove(struct master *m, struct offer *o, bool rescind,
+                         int64_t refuse_ns);
+/* Remove every offer of fw / on ag. */
+void master_offers_of_framework(struct master *m, struct framework *fw,
+                                bool rescind);
+void master_offers_on_agent(struct master *m, struct agent *ag, bool rescind);
+
+/* ---- scheduler_api.c ---------------------------------------------------- */
+
+/* POST /api/v1/scheduler. */
+void master_scheduler_api(struct http_request *req, void *arg);
+
+/* ---- state_endpoints.c -------------------------------------------------- */
+
+/* Register /state, /state-summary, /frameworks, /slaves, /tasks, /roles,
+ * /metrics/snapshot (and their /master/ aliases). */
+int master_state_endpoints_register(struct master *m);
+
+/* ---- persist.c ------------------------------------------------------------
+ */
+
+/* Open the registry (flags->registry, in flags->work_dir) and recover what it
+ * holds into m: frameworks (inactive, awaiting re-subscription) and
+ * admitted agents (awaiting re-registration). Returns 0, or -1 with a
+ * reason in err. */
+int master_persist_open(struct master *m, char *err, size_t errlen);
+/* Close the registry, waiting for writes in flight. */
+void master_persist_close(struct master *m);
+/* Free a value of m->recovered_agents. */
+void master_persist_free_recovered(void *p);
+
+/* Done callback of a durable change: ok, or a one-line reason. */
+typedef void (*master_persist_fn)(struct master *m, bool ok, const char *err,
+                                  void *arg);
+/* Record (put) or forget (del) an admitted agent / a framework durably, then
+ * call done on the loop. */
+void master_persist_agent_info(struct master *m,
+                               const Mesos__V1__AgentInfo *info,
+                               master_persist_fn done, void *arg);
+void master_persist_framework(struct master *m,
+                              const Mesos__V1__FrameworkInfo *info,
+                              double registered_time, master_persist_fn done,
+                              void *arg);
+void master_persist_framework_removed(struct master *m, const char *id,
+                                      master_persist_fn done, void *arg);
+void master_persist_agent_unreachable(struct master *m, const char *id,
+                                      master_persist_fn done, void *arg);
+
+#endif

@@ -1,0 +1,781 @@
+/*
+ * POST /api/v1/scheduler: Mesos's v1 scheduler HTTP API
+ * (docs/scheduler-http-api.md in apache/mesos). The body is a
+ * mesos.v1.scheduler.Call in JSON or protobuf; SUBSCRIBE opens the
+ * framework's event stream (frameworks.c), every other call carries the
+ * framework's Mesos-Stream-Id and is answered 202 Accepted, or 400 with a
+ * one-line reason for a malformed call. Semantic problems inside a
+ * well-formed call (a stale offer, a duplicate task id) are reported to the
+ * framework as Mesos does: TASK_ERROR / TASK_DROPPED / TASK_LOST updates.
+ */
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+#include "master/master_state.h"
+
+#define DEFAULT_REFUSE_SECS 5.0
+#define MAX_REFUSE_SECS     (365.0 * 24 * 3600)
+
+/* Filters.refuse_seconds in nanoseconds: Mesos's default (5 s) when absent,
+ * negative or not a number; at most 365 days. */
+static int64_t refuse_ns_of(const Mesos__V1__Filters *f)
+{
+    double secs = DEFAULT_REFUSE_SECS;
+    if (f != NULL && f->has_refuse_seconds)
+        secs = f->refuse_seconds;
+    if (!(secs >= 0))
+        secs = DEFAULT_REFUSE_SECS;
+    if (secs > MAX_REFUSE_SECS)
+        secs = MAX_REFUSE_SECS;
+    return (int64_t)(secs * (double)CLOCK_NS_PER_SEC);
+}
+
+static void reply_accepted(struct http_request *req)
+{
+    http_reply(req, 202, NULL, NULL, 0);
+}
+
+/* ---- ACCEPT -----------------------------------------------------------------
+ */
+
+/* A task id as Mesos accepts it. */
+static const char *check_task_id(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0)
+        return "task_id: must not be empty";
+    if (len > 255)
+        return "task_id: longer than 255 bytes";
+    if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return "task_id: must not be '.' or '..'";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)id[i];
+        if (c < 0x20 || c == 0x7f || c == '/' || c == ' ')
+            return "task_id: must not contain '/', spaces or control "
+                   "characters";
+    }
+    return NULL;
+}
+
+/* Validate a task of a LAUNCH against the framework, the agent and what is
+ * left of the offers; on success *res (OUT) holds its resources with their
+ * allocation role. Returns NULL or a reason (into err). */
+static const char *validate_task(struct framework *fw, struct agent *ag,
+                                 const char *role,
+                                 const Mesos__V1__TaskInfo *ti,
+                                 const res_list *remaining, res_list *res,
+                                 char *err, size_t errlen)
+{
+    const char *e = check_task_id(ti->task_id->value);
+    if (e != NULL)
+        return e;
+    if (hmap_get(fw->tasks, ti->task_id->value) != NULL) {
+        snprintf(err, errlen, "Task has duplicate ID: %s", ti->task_id->value);
+        return err;
+    }
+    if (strcmp(ti->agent_id->value, ag->id) != 0) {
+        snprintf(err, errlen,
+                 "Task uses agent %s, but the offer is for agent %s",
+                 ti->agent_id->value, ag->id);
+        return err;
+    }
+    if ((ti->command != NULL) == (ti->executor != NULL))
+        return "Task should have at least one (but not both) of CommandInfo "
+               "or ExecutorInfo present";
+    if (ti->executor != NULL)
+        return "Tasks with a custom ExecutorInfo are not supported by "
+               "offerd agents; give a CommandInfo";
+    if (ti->command->shell == 0 && ti->command->has_shell &&
+        ti->command->value == NULL)
+        return "command.value: required (the program to run)";
+    if (ti->kill_policy != NULL && ti->kill_policy->grace_period != NULL &&
+        ti->kill_policy->grace_period->nanoseconds < 0)
+        return "kill_policy.grace_period: must not be negative";
+    if (ti->n_resources == 0)
+        return "Task uses no resources";
+    char rerr[256];
+    res_list_init(res);
+    if (res_list_from_pb(ti->resources, ti->n_resources, res, rerr,
+                         sizeof(rerr)) != 0) {
+        snprintf(err, errlen, "Task uses invalid resources: %s", rerr);
+        return err;
+    }
+    /* Mesos injects the offers' role into resources that carry none. */
+    for (uint32_t i = 0; i < res->n; i++) {
+        if (res->v[i].alloc_role == NULL) {
+            res_list_allocate(res, role);
+            break;
+        }
+    }
+    if (!res_list_contains(remaining, res)) {
+        char *want = res_list_render(res), *have = res_list_render(remaining);
+        snprintf(err, errlen, "Task uses more resources %s than available %s",
+                 want, have);
+        free(want);
+        free(have);
+        res_list_clear(res);
+        return err;
+    }
+    return NULL;
+}
+
+static void task_error(struct master *m, struct framework *fw,
+                       const Mesos__V1__TaskInfo *ti, const char *reason)
+{
+    log_info("framework %s: task %s refused: %s", fw->id, ti->task_id->value,
+             reason);
+    master_task_count(m, MESOS__V1__TASK_STATE__TASK_ERROR);
+    master_send_master_update(
+        m, fw, ti->task_id->value,
+        ti->agent_id != NULL ? ti->agent_id->value : NULL,
+        MESOS__V1__TASK_STATE__TASK_ERROR,
+        MESOS__V1__TASK_STATUS__REASON__REASON_TASK_INVALID, reason);
+}
+
+static void launch(struct master *m, struct framework *fw, struct agent *ag,
+                   const char *role, Mesos__V1__TaskInfo *const *tasks,
+                   size_t n, res_list *remaining)
+{
+    for (size_t i = 0; i < n; i++) {
+        char err[1024];
+        res_list res;
+        const char *e = validate_task(fw, ag, role, tasks[i], remaining, &res,
+                                      err, sizeof(err));
+        if (e != NULL) {
+            task_error(m, fw, tasks[i], e);
+            continue;
+        }
+        res_list_sub_all(remaining, &res);
+        master_task_launch(m, fw, ag, tasks[i], &res, role);
+        res_list_clear(&res);
+    }
+}
+
+/* LAUNCH_GROUP: every task of the group or none. offerd's agent runs each
+ * task's command; the group shares the executor's resources. */
+static void launch_group(struct master *m, struct framework *fw,
+                         struct agent *ag, const char *role,
+                         const Mesos__V1__Offer__Operation__LaunchGroup *lg,
+                         res_list *remaining)
+{
+    const Mesos__V1__TaskGroupInfo *g = lg->task_group;
+    char err[1024];
+    const char *e = NULL;
+    res_list left = RES_LIST_INIT;
+    res_list_copy(&left, remaining);
+    res_list *each = xcalloc(g->n_tasks ? g->n_tasks : 1, sizeof(*each));
+    size_t ok = 0;
+    if (g->n_tasks == 0)
+        e = "task_group: must hold at least one task";
+    res_list exec = RES_LIST_INIT;
+    if (e == NULL && lg->executor->n_resources > 0) {
+        char rerr[256];
+        if (res_list_from_pb(lg->executor->resources, lg->executor->n_resources,
+                             &exec, rerr, sizeof(rerr)) != 0) {
+            snprintf(err, sizeof(err), "Executor uses invalid resources: %s",
+                     rerr);
+            e = err;
+        } else {
+            for (uint32_t i = 0; i < exec.n; i++)
+                if (exec.v[i].alloc_role == NULL)
+                    res_list_allocate(&exec, role);
+            if (!res_list_contains(&left, &exec)) {
+                e = "Executor uses more resources than available";
+            } else {
+                res_list_sub_all(&left, &exec);
+            }
+        }
+    }
+    for (size_t i = 0; e == NULL && i < g->n_tasks; i++) {
+        const Mesos__V1__TaskInfo *ti = g->tasks[i];
+        if (ti->executor != NULL) {
+            e = "Tasks of a group must not set an executor";
+            break;
+        }
+        for (size_t j = 0; j < i && e == NULL; j++)
+            if (strcmp(g->tasks[j]->task_id->value, ti->task_id->value) == 0) {
+                snprintf(err, sizeof(err), "Task has duplicate ID: %s",
+                         ti->task_id->value);
+                e = err;
+            }
+        if (e != NULL)
+            break;
+        e = validate_task(fw, ag, role, ti, &left, &each[i], err, sizeof(err));
+        if (e == NULL) {
+            res_list_sub_all(&left, &each[i]);
+            ok++;
+        }
+    }
+    if (e != NULL) {
+        for (size_t i = 0; i < g->n_tasks; i++)
+            task_error(m, fw, g->tasks[i], e);
+    } else {
+        res_list_clear(remaining);
+        *remaining = left;
+        res_list_init(&left);
+        /* The executor's resources ride on the first task. */
+        res_list_add_all(&each[0], &exec);
+        for (size_t i = 0; i < g->n_tasks; i++)
+            master_task_launch(m, fw, ag, g->tasks[i], &each[i], role);
+    }
+    for (size_t i = 0; i < ok; i++)
+        res_list_clear(&each[i]);
+    free(each);
+    res_list_clear(&exec);
+    res_list_clear(&left);
+}
+
+/* Mesos's answer to tasks of an ACCEPT with invalid offers. */
+static void drop_launches(struct master *m, struct framework *fw,
+                          const Mesos__V1__Scheduler__Call__Accept *acc,
+                          const char *why)
+{
+    Mesos__V1__TaskState st = fw->partition_aware
+                                  ? MESOS__V1__TASK_STATE__TASK_DROPPED
+                                  : MESOS__V1__TASK_STATE__TASK_LOST;
+    for (size_t i = 0; i < acc->n_operations; i++) {
+        const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        Mesos__V1__TaskInfo *const *tasks = NULL;
+        size_t n = 0;
+        if (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH &&
+            op->launch != NULL) {
+            tasks = op->launch->task_infos;
+            n = op->launch->n_task_infos;
+        } else if (op->type ==
+                       MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP &&
+                   op->launch_group != NULL) {
+            tasks = op->launch_group->task_group->tasks;
+            n = op->launch_group->task_group->n_tasks;
+        }
+        for (size_t k = 0; k < n; k++) {
+            master_task_count(m, st);
+            master_send_master_update(
+                m, fw, tasks[k]->task_id->value,
+                tasks[k]->agent_id != NULL ? tasks[k]->agent_id->value : NULL,
+                st, MESOS__V1__TASK_STATUS__REASON__REASON_INVALID_OFFERS, why);
+        }
+    }
+}
+
+static void handle_accept(struct master *m, struct http_request *req,
+                          struct framework *fw,
+                          const Mesos__V1__Scheduler__Call *call)
+{
+    const Mesos__V1__Scheduler__Call__Accept *acc = call->accept;
+    if (acc == NULL) {
+        http_reply_error(req, 400, "accept: required for ACCEPT");
+        return;
+    }
+    /* Operations must be well-formed (their payload set) before anything
+     * happens: that is a malformed call, not a semantic error. */
+    for (size_t i = 0; i < acc->n_operations; i++) {
+        const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        if (!op->has_type) {
+            http_reply_error(req, 400, "accept.operations[%zu].type: required",
+                             i);
+            return;
+        }
+        if ((op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH &&
+             op->launch == NULL) ||
+            (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP &&
+             op->launch_group == NULL)) {
+            http_reply_error(req, 400,
+                             "accept.operations[%zu]: the operation's message "
+                             "is missing",
+                             i);
+            return;
+        }
+    }
+    m->metrics.messages_launch_tasks++;
+    reply_accepted(req);
+
+    /* Offers: exist, belong to this framework, one agent, one role. */
+    char err[512] = "";
+    struct offer **offers =
+        xcalloc(acc->n_offer_ids ? acc->n_offer_ids : 1, sizeof(*offers));
+    size_t noffers = 0;
+    if (acc->n_offer_ids == 0)
+        snprintf(err, sizeof(err), "No offers specified");
+    for (size_t i = 0; i < acc->n_offer_ids; i++) {
+        const char *id = acc->offer_ids[i]->value;
+        struct offer *o = hmap_get(m->offers, id);
+        bool dup = false;
+        for (size_t j = 0; j < noffers; j++)
+            dup = dup || offers[j] == o;
+        if (o == NULL) {
+            if (err[0] == '\0')
+                snprintf(err, sizeof(err), "Offer %s is no longer valid", id);
+        } else if (o->fw != fw) {
+            if (err[0] == '\0')
+                snprintf(err, sizeof(err),
+                         "Offer %s is not an offer to framework %s", id,
+                         fw->id);
+        } else if (dup) {
+            if (err[0] == '\0')
+                snprintf(err, sizeof(err), "Offer %s appears more than once",
+                         id);
+        } else {
+            if (noffers > 0 && offers[0]->agent != o->agent && err[0] == '\0')
+                snprintf(err, sizeof(err),
+                         "Aggregated offers must belong to one single agent");
+            if (noffers > 0 && strcmp(offers[0]->role, o->role) != 0 &&
+                err[0] == '\0')
+                snprintf(err, sizeof(err),
+                         "Aggregated offers must be allocated to the same "
+                         "role");
+            offers[noffers++] = o;
+        }
+    }
+    if (err[0] != '\0') {
+        log_info("framework %s: ACCEPT with invalid offers: %s", fw->id, err);
+        for (size_t i = 0; i < noffers; i++)
+            master_offer_remove(m, offers[i], false, 0);
+        drop_launches(m, fw, acc, err);
+        free(offers);
+        return;
+    }
+
+    struct agent *ag = offers[0]->agent;
+    char *role = xstrdup(offers[0]->role);
+    res_list remaining = RES_LIST_INIT;
+    for (size_t i = 0; i < noffers; i++) {
+        res_list_add_all(&remaining, &offers[i]->resources);
+        /* Forget the offers, keep their resources with the framework:
+         * what is not used is given back below. */
+        struct offer *o = offers[i];
+        hmap_del(m->offers, o->id);
+        hmap_del(fw->offers, o->id);
+        hmap_del(ag->offers, o->id);
+        if (o->timer != NULL)
+            event_free(o->timer);
+        res_list_clear(&o->resources);
+        free(o->role);
+        free(o->id);
+        free(o);
+    }
+    free(offers);
+    m->metrics.offers_accepted += noffers;
+
+    for (size_t i = 0; i < acc->n_operations; i++) {
+        const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        switch (op->type) {
+        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH:
+            launch(m, fw, ag, role, op->launch->task_infos,
+                   op->launch->n_task_infos, &remaining);
+            break;
+        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP:
+            launch_group(m, fw, ag, role, op->launch_group, &remaining);
+            break;
+        default:
+            /* Reservations and volumes come with their own change; until
+             * then their resources stay unused and go back below. */
+            log_warn("framework %s: offer operation %s is not supported "
+                     "yet; its resources are given back",
+                     fw->id,
+                     protobuf_c_enum_descriptor_get_value(
+                         &mesos__v1__offer__operation__type__descriptor,
+                         op->type) != NULL
+                         ? protobuf_c_enum_descriptor_get_value(
+                               &mesos__v1__offer__operation__type__descriptor,
+                               op->type)
+                               ->name
+                         : "UNKNOWN");
+            break;
+        }
+    }
+    if (remaining.n > 0 &&
+        alloc_recover(m->alloc, ag->alloc, fw->alloc, &remaining,
+                      refuse_ns_of(acc->filters), clock_monotonic_ns()) != 0)
+        log_error("allocator did not hold the unused part of an ACCEPT");
+    res_list_clear(&remaining);
+    free(role);
+    master_allocate_soon(m);
+}
+
+/* ---- Other calls -------------------------------------------------------- */
+
+static void handle_decline(struct master *m, struct http_request *req,
+                           struct framework *fw,
+                           const Mesos__V1__Scheduler__Call *call)
+{
+    const Mesos__V1__Scheduler__Call__Decline *d = call->decline;
+    if (d == NULL) {
+        http_reply_error(req, 400, "decline: required for DECLINE");
+        return;
+    }
+    m->metrics.messages_decline_offers++;
+    int64_t refuse = refuse_ns_of(d->filters);
+    for (size_t i = 0; i < d->n_offer_ids; i++) {
+        struct offer *o = hmap_get(m->offers, d->offer_ids[i]->value);
+        if (o == NULL || o->fw != fw) {
+            log_info("framework %s declined unknown offer %s", fw->id,
+                     d->offer_ids[i]->value);
+            continue;
+        }
+        m->metrics.offers_declined++;
+        master_offer_remove(m, o, false, refuse);
+    }
+    reply_accepted(req);
+}
+
+/* Check that roles are roles of fw; 400 otherwise. */
+static bool roles_subscribed(struct http_request *req, struct framework *fw,
+                             const char *what, char *const *roles, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < fw->nroles && !found; k++)
+            found = strcmp(fw->roles[k], roles[i]) == 0;
+        if (!found) {
+            http_reply_error(req, 400,
+                             "%s.roles: '%s' is not a role of the framework",
+                             what, roles[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void handle_revive(struct master *m, struct http_request *req,
+                          struct framework *fw,
+                          const Mesos__V1__Scheduler__Call *call)
+{
+    char *const *roles = call->revive != NULL ? call->revive->roles : NULL;
+    size_t n = call->revive != NULL ? call->revive->n_roles : 0;
+    if (!roles_subscribed(req, fw, "revive", roles, n))
+        return;
+    m->metrics.messages_revive_offers++;
+    alloc_framework_revive(m->alloc, fw->alloc, (const char *const *)roles,
+                           (uint32_t)n);
+    master_allocate_soon(m);
+    reply_accepted(req);
+}
+
+static void handle_suppress(struct master *m, struct http_request *req,
+                            struct framework *fw,
+                            const Mesos__V1__Scheduler__Call *call)
+{
+    char *const *roles = call->suppress != NULL ? call->suppress->roles : NULL;
+    size_t n = call->suppress != NULL ? call->suppress->n_roles : 0;
+    if (!roles_subscribed(req, fw, "suppress", roles, n))
+        return;
+    m->metrics.messages_suppress_offers++;
+    alloc_framework_suppress(m->alloc, fw->alloc, (const char *const *)roles,
+                             (uint32_t)n);
+    reply_accepted(req);
+}
+
+static void handle_acknowledge(struct master *m, struct http_request *req,
+                               struct framework *fw,
+                               const Mesos__V1__Scheduler__Call *call)
+{
+    const Mesos__V1__Scheduler__Call__Acknowledge *a = call->acknowledge;
+    if (a == NULL) {
+        http_reply_error(req, 400, "acknowledge: required for ACKNOWLEDGE");
+        return;
+    }
+    if (a->uuid.len != 16) {
+        http_reply_error(req, 400,
+                         "acknowledge.uuid: must be a 16-byte UUID, got %zu "
+                         "bytes",
+                         a->uuid.len);
+        return;
+    }
+    master_task_acknowledge(m, fw, a->agent_id->value, a->task_id->value,
+                            a->uuid.data, a->uuid.len);
+    reply_accepted(req);
+}
+
+static void handle_message(struct master *m, struct http_request *req,
+                           struct framework *fw,
+                           const Mesos__V1__Scheduler__Call *call)
+{
+    const Mesos__V1__Scheduler__Call__Message *msg = call->message;
+    if (msg == NULL) {
+        http_reply_error(req, 400, "message: required for MESSAGE");
+        return;
+    }
+    reply_accepted(req);
+    m->metrics.messages_framework_to_executor++;
+    struct agent *ag = master_agent_find(m, msg->agent_id->value);
+    if (ag == NULL || ag->stream == NULL) {
+        m->metrics.invalid_framework_to_executor_messages++;
+        log_info("framework %s: message for agent %s dropped: agent not "
+                 "connected",
+                 fw->id, msg->agent_id->value);
+        return;
+    }
+    m->metrics.valid_framework_to_executor_messages++;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = fw->id;
+    Offerd__Agent__Event__FrameworkMessage fm =
+        OFFERD__AGENT__EVENT__FRAMEWORK_MESSAGE__INIT;
+    fm.framework_id = &fid;
+    fm.executor_id = msg->executor_id;
+    fm.data = msg->data;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__FRAMEWORK_MESSAGE;
+    ev.framework_message = &fm;
+    master_send_to_agent(m, ag, &ev);
+}
+
+static void handle_shutdown(struct master *m, struct http_request *req,
+                            struct framework *fw,
+                            const Mesos__V1__Scheduler__Call *call)
+{
+    const Mesos__V1__Scheduler__Call__Shutdown *sd = call->shutdown;
+    if (sd == NULL) {
+        http_reply_error(req, 400, "shutdown: required for SHUTDOWN");
+        return;
+    }
+    reply_accepted(req);
+    struct agent *ag = master_agent_find(m, sd->agent_id->value);
+    if (ag == NULL)
+        return;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = fw->id;
+    Offerd__Agent__Event__ShutdownExecutor se =
+        OFFERD__AGENT__EVENT__SHUTDOWN_EXECUTOR__INIT;
+    se.framework_id = &fid;
+    se.executor_id = sd->executor_id;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_EXECUTOR;
+    ev.shutdown_executor = &se;
+    master_send_to_agent(m, ag, &ev);
+}
+
+/* Inverse offers exist only for agents in maintenance; answers to unknown
+ * ones are ignored, as Mesos does. */
+static void handle_inverse(struct master *m, struct http_request *req,
+                           struct framework *fw, Mesos__V1__OfferID *const *ids,
+                           size_t n, const char *what)
+{
+    (void)m;
+    for (size_t i = 0; i < n; i++)
+        log_info("framework %s: %s of unknown inverse offer %s ignored", fw->id,
+                 what, ids[i]->value);
+    reply_accepted(req);
+}
+
+static void handle_reconcile_operations(struct http_request *req,
+                                        const Mesos__V1__Scheduler__Call *call,
+                                        enum http_encoding enc)
+{
+    /* offerd runs no operations with feedback (no resource providers): each
+     * operation asked about is unknown; an empty request lists none. */
+    const Mesos__V1__Scheduler__Call__ReconcileOperations *ro =
+        call->reconcile_operations;
+    size_t n = ro != NULL ? ro->n_operations : 0;
+    Mesos__V1__OperationStatus *st = xcalloc(n ? n : 1, sizeof(*st));
+    Mesos__V1__OperationStatus **ptrs = xcalloc(n ? n : 1, sizeof(*ptrs));
+    for (size_t i = 0; i < n; i++) {
+        mesos__v1__operation_status__init(&st[i]);
+        st[i].operation_id = ro->operations[i]->operation_id;
+        st[i].state = MESOS__V1__OPERATION_STATE__OPERATION_UNKNOWN;
+        st[i].agent_id = ro->operations[i]->agent_id;
+        ptrs[i] = &st[i];
+    }
+    Mesos__V1__Scheduler__Response__ReconcileOperations rr =
+        MESOS__V1__SCHEDULER__RESPONSE__RECONCILE_OPERATIONS__INIT;
+    rr.operation_statuses = ptrs;
+    rr.n_operation_statuses = n;
+    Mesos__V1__Scheduler__Response resp = MESOS__V1__SCHEDULER__RESPONSE__INIT;
+    resp.has_type = true;
+    resp.type = MESOS__V1__SCHEDULER__RESPONSE__TYPE__RECONCILE_OPERATIONS;
+    resp.reconcile_operations = &rr;
+    size_t len;
+    uint8_t *body = jpb_encode(&resp.base, (enum jpb_format)enc, &len);
+    http_reply(req, 200,
+               enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
+               body, len);
+    free(body);
+    free(ptrs);
+    free(st);
+}
+
+static void handle_update_framework(struct master *m, struct http_request *req,
+                                    struct framework *fw,
+                                    const Mesos__V1__Scheduler__Call *call,
+                                    enum http_encoding enc)
+{
+    (void)enc;
+    const Mesos__V1__Scheduler__Call__UpdateFramework *uf =
+        call->update_framework;
+    if (uf == NULL) {
+        http_reply_error(req, 400,
+                         "update_framework: required for UPDATE_FRAMEWORK");
+        return;
+    }
+    const Mesos__V1__FrameworkInfo *fi = uf->framework_info;
+    if (fi->id == NULL || strcmp(fi->id->value, fw->id) != 0) {
+        http_reply_error(req, 400,
+                         "update_framework.framework_info.id: must be the "
+                         "framework's id");
+        return;
+    }
+    /* The same rules as SUBSCRIBE; frameworks.c applies it. */
+    master_framework_update(m, req, fw, fi);
+}
+
+/* ---- The endpoint ----------------------------------------------------------
+ */
+
+void master_scheduler_api(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    enum http_encoding body_enc, reply_enc;
+    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
+        return;
+    size_t len;
+    const uint8_t *body = http_request_body(req, &len);
+    char err[512];
+    Mesos__V1__Scheduler__Call *call = (Mesos__V1__Scheduler__Call *)jpb_decode(
+        &mesos__v1__scheduler__call__descriptor, (enum jpb_format)body_enc,
+        body, len, err, sizeof(err));
+    if (call == NULL) {
+        m->metrics.invalid_calls++;
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
+    if (!call->has_type ||
+        call->type == MESOS__V1__SCHEDULER__CALL__TYPE__UNKNOWN ||
+        protobuf_c_enum_descriptor_get_value(
+            &mesos__v1__scheduler__call__type__descriptor, call->type) ==
+            NULL) {
+        m->metrics.invalid_calls++;
+        http_reply_error(req, 400, "unknown call type");
+        goto out;
+    }
+    if (call->type == MESOS__V1__SCHEDULER__CALL__TYPE__SUBSCRIBE) {
+        if (call->subscribe == NULL) {
+            http_reply_error(req, 400, "subscribe: required for SUBSCRIBE");
+            goto out;
+        }
+        master_framework_subscribe(m, req, call, reply_enc);
+        goto out;
+    }
+    if (call->framework_id == NULL) {
+        http_reply_error(req, 400, "framework_id: required");
+        goto out;
+    }
+    struct framework *fw = master_framework_find(m, call->framework_id->value);
+    if (fw == NULL) {
+        http_reply_error(req, 400, "framework %s cannot be found",
+                         call->framework_id->value);
+        goto out;
+    }
+    const char *sid = http_request_header(req, "Mesos-Stream-Id");
+    if (fw->stream == NULL) {
+        http_reply_error(req, 403, "framework %s is not subscribed", fw->id);
+        goto out;
+    }
+    if (sid == NULL) {
+        http_reply_error(req, 400,
+                         "all non-subscribe calls must include the "
+                         "Mesos-Stream-Id header");
+        goto out;
+    }
+    if (strcmp(sid, fw->stream_id) != 0) {
+        http_reply_error(req, 400,
+                         "Mesos-Stream-Id %s is not the current stream of "
+                         "framework %s",
+                         sid, fw->id);
+        goto out;
+    }
+
+    switch (call->type) {
+    case MESOS__V1__SCHEDULER__CALL__TYPE__TEARDOWN:
+        reply_accepted(req);
+        master_framework_remove(m, fw, "the framework tore itself down");
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT:
+        handle_accept(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE:
+        handle_decline(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT_INVERSE_OFFERS:
+        if (call->accept_inverse_offers == NULL)
+            http_reply_error(req, 400,
+                             "accept_inverse_offers: required for "
+                             "ACCEPT_INVERSE_OFFERS");
+        else
+            handle_inverse(
+                m, req, fw, call->accept_inverse_offers->inverse_offer_ids,
+                call->accept_inverse_offers->n_inverse_offer_ids, "acceptance");
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE_INVERSE_OFFERS:
+        if (call->decline_inverse_offers == NULL)
+            http_reply_error(req, 400,
+                             "decline_inverse_offers: required for "
+                             "DECLINE_INVERSE_OFFERS");
+        else
+            handle_inverse(
+                m, req, fw, call->decline_inverse_offers->inverse_offer_ids,
+                call->decline_inverse_offers->n_inverse_offer_ids, "decline");
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE:
+        handle_revive(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__SUPPRESS:
+        handle_suppress(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__KILL:
+        if (call->kill == NULL) {
+            http_reply_error(req, 400, "kill: required for KILL");
+            break;
+        }
+        reply_accepted(req);
+        master_task_kill(
+            m, fw, call->kill->task_id->value,
+            call->kill->agent_id != NULL ? call->kill->agent_id->value : NULL,
+            call->kill->kill_policy);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__SHUTDOWN:
+        handle_shutdown(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACKNOWLEDGE:
+        handle_acknowledge(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACKNOWLEDGE_OPERATION_STATUS:
+        http_reply_error(req, 400,
+                         "acknowledge_operation_status: unknown operation "
+                         "(offerd sends no operation status updates)");
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__RECONCILE:
+        if (call->reconcile == NULL) {
+            http_reply_error(req, 400, "reconcile: required for RECONCILE");
+            break;
+        }
+        reply_accepted(req);
+        master_task_reconcile(m, fw, call->reconcile->tasks,
+                              call->reconcile->n_tasks);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__RECONCILE_OPERATIONS:
+        handle_reconcile_operations(req, call, reply_enc);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__MESSAGE:
+        handle_message(m, req, fw, call);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__REQUEST:
+        /* Mesos passes requests to an allocator that ignores them. */
+        reply_accepted(req);
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__UPDATE_FRAMEWORK:
+        handle_update_framework(m, req, fw, call, reply_enc);
+        break;
+    default:
+        http_reply_error(req, 400, "unknown call type");
+        break;
+    }
+out:
+    jpb_free(&call->base);
+}

@@ -1,0 +1,851 @@
+/*
+ * The master's read endpoints, in the JSON shapes Mesos's master gives for
+ * the fields they share (src/common/http.cpp "model" functions and
+ * docs/endpoints/master/ in apache/mesos): /state, /state-summary,
+ * /frameworks, /slaves, /tasks, /roles and /metrics/snapshot, each also under
+ * /master/. Resources are summarized as Mesos does: scalars summed by name,
+ * ranges and sets as their text ("[31000-32000]", "{a,b}").
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+#include "master/master_state.h"
+
+/* ---- Resources ----------------------------------------------------------- */
+
+/* Mesos's model(Resources): {"cpus": 4.0, "mem": 1024.0, "ports":
+ * "[31000-32000]"}, with cpus, mem, disk and gpus always present. */
+static json_t *resources_model(const res_list *l)
+{
+    json_t *o = json_object();
+    const char *always[] = {"cpus", "gpus", "mem", "disk"};
+    for (size_t i = 0; i < 4; i++)
+        json_object_set_new(o, always[i], json_real(0.0));
+    res_list flat = RES_LIST_INIT;
+    res_list_flatten(l, NULL, &flat);
+    for (uint32_t i = 0; i < flat.n; i++) {
+        const struct resource *r = &flat.v[i];
+        if (r->type == RES_SCALAR) {
+            json_t *cur = json_object_get(o, r->name);
+            double v = cur != NULL ? json_real_value(cur) : 0.0;
+            json_object_set_new(o, r->name,
+                                json_real(v + res_scalar_to_double(r->scalar)));
+        } else if (json_object_get(o, r->name) == NULL) {
+            /* "ports:[31000-32000]" -> "[31000-32000]" */
+            char *text = res_render(r);
+            const char *colon = strrchr(text, ':');
+            json_object_set_new(o, r->name,
+                                json_string(colon ? colon + 1 : text));
+            free(text);
+        }
+    }
+    res_list_clear(&flat);
+    return o;
+}
+
+/* The full form: a JSON array of mesos.v1.Resource. */
+static json_t *resources_full(const res_list *l)
+{
+    size_t n;
+    Mesos__V1__Resource **v = res_list_to_pb(l, true, &n);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, jpb_to_json(&v[i]->base));
+    res_pb_array_free(v, n);
+    return arr;
+}
+
+static bool is_reserved_pred(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return r->nresv > 0;
+}
+
+static bool is_unreserved_pred(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return r->nresv == 0;
+}
+
+/* {"role": {resources model}} of the reserved part of l. */
+static json_t *reserved_by_role(const res_list *l)
+{
+    json_t *o = json_object();
+    res_list reserved = RES_LIST_INIT;
+    res_list_filter(l, is_reserved_pred, NULL, &reserved);
+    for (uint32_t i = 0; i < reserved.n; i++) {
+        const char *role = res_reservation_role(&reserved.v[i]);
+        if (json_object_get(o, role) != NULL)
+            continue;
+        res_list of_role = RES_LIST_INIT;
+        for (uint32_t j = i; j < reserved.n; j++)
+            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
+                res_list_add(&of_role, &reserved.v[j]);
+        json_object_set_new(o, role, resources_model(&of_role));
+        res_list_clear(&of_role);
+    }
+    res_list_clear(&reserved);
+    return o;
+}
+
+static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < ai->n_attributes; i++) {
+        const Mesos__V1__Attribute *a = ai->attributes[i];
+        switch (a->type) {
+        case MESOS__V1__VALUE__TYPE__SCALAR:
+            if (a->scalar != NULL)
+                json_object_set_new(o, a->name, json_real(a->scalar->value));
+            break;
+        case MESOS__V1__VALUE__TYPE__TEXT:
+            if (a->text != NULL)
+                json_object_set_new(o, a->name, json_string(a->text->value));
+            break;
+        default: {
+            json_t *j = jpb_to_json(&a->base);
+            json_t *val = json_object_get(
+                j,
+                a->type == MESOS__V1__VALUE__TYPE__RANGES ? "ranges" : "set");
+            if (val != NULL)
+                json_object_set(o, a->name, val);
+            json_decref(j);
+            break;
+        }
+        }
+    }
+    return o;
+}
+
+/* ---- Tasks, offers, frameworks, agents -------------------------------------
+ */
+
+static const char *state_name(Mesos__V1__TaskState s)
+{
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &mesos__v1__task_state__descriptor, s);
+    return v != NULL ? v->name : "TASK_UNKNOWN";
+}
+
+static json_t *task_model(const struct task *t)
+{
+    json_t *o = json_object();
+    const Mesos__V1__TaskInfo *ti = t->info;
+    json_object_set_new(o, "id", json_string(ti->task_id->value));
+    json_object_set_new(o, "name", json_string(ti->name));
+    json_object_set_new(o, "framework_id", json_string(t->fw->id));
+    json_object_set_new(o, "executor_id", json_string(""));
+    json_object_set_new(o, "slave_id",
+                        json_string(t->agent != NULL ? t->agent->id : ""));
+    json_object_set_new(o, "state", json_string(state_name(t->state)));
+    json_object_set_new(o, "resources", resources_model(&t->resources));
+    json_object_set_new(o, "role", json_string(t->role));
+    json_t *st = json_array();
+    for (uint32_t i = 0; i < t->nhist; i++) {
+        json_t *s = json_object();
+        json_object_set_new(s, "state",
+                            json_string(state_name(t->hist[i].state)));
+        json_object_set_new(s, "timestamp", json_real(t->hist[i].timestamp));
+        json_array_append_new(st, s);
+    }
+    json_object_set_new(o, "statuses", st);
+    if (ti->labels != NULL) {
+        json_t *l = jpb_to_json(&ti->labels->base);
+        json_t *ls = json_object_get(l, "labels");
+        json_object_set(o, "labels", ls != NULL ? ls : json_array());
+        json_decref(l);
+    }
+    if (ti->discovery != NULL)
+        json_object_set_new(o, "discovery", jpb_to_json(&ti->discovery->base));
+    if (ti->container != NULL)
+        json_object_set_new(o, "container", jpb_to_json(&ti->container->base));
+    return o;
+}
+
+static json_t *offer_model(const struct offer *of)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(of->id));
+    json_object_set_new(o, "framework_id", json_string(of->fw->id));
+    json_object_set_new(o, "slave_id", json_string(of->agent->id));
+    json_object_set_new(o, "resources", resources_model(&of->resources));
+    json_t *ai = json_object();
+    json_object_set_new(ai, "role", json_string(of->role));
+    json_object_set_new(o, "allocation_info", ai);
+    return o;
+}
+
+/* Resources used by tasks that are not terminal, and offered. */
+static void framework_usage(const struct framework *fw, res_list *used,
+                            res_list *offered)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (!master_task_state_is_terminal(t->state))
+            res_list_add_all(used, &t->resources);
+    }
+    pos = 0;
+    while (hmap_next(fw->offers, &pos, NULL, &val))
+        res_list_add_all(offered, &((const struct offer *)val)->resources);
+}
+
+static json_t *capabilities_model(const Mesos__V1__FrameworkInfo *fi)
+{
+    json_t *caps = json_array();
+    for (size_t i = 0; i < fi->n_capabilities; i++) {
+        if (!fi->capabilities[i]->has_type)
+            continue;
+        const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+            &mesos__v1__framework_info__capability__type__descriptor,
+            fi->capabilities[i]->type);
+        if (v != NULL)
+            json_array_append_new(caps, json_string(v->name));
+    }
+    return caps;
+}
+
+static json_t *framework_model(const struct framework *fw, bool with_tasks)
+{
+    const Mesos__V1__FrameworkInfo *fi = fw->info;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(fw->id));
+    json_object_set_new(o, "name", json_string(fi->name));
+    json_object_set_new(o, "user", json_string(fi->user));
+    json_object_set_new(o, "hostname",
+                        json_string(fi->hostname ? fi->hostname : ""));
+    json_object_set_new(o, "webui_url",
+                        json_string(fi->webui_url ? fi->webui_url : ""));
+    if (fi->principal != NULL)
+        json_object_set_new(o, "principal", json_string(fi->principal));
+    json_object_set_new(
+        o, "failover_timeout",
+        json_real(fi->has_failover_timeout ? fi->failover_timeout : 0.0));
+    json_object_set_new(o, "checkpoint", json_boolean(fi->checkpoint));
+    json_object_set_new(o, "active", json_boolean(fw->active));
+    json_object_set_new(o, "connected", json_boolean(fw->stream != NULL));
+    json_object_set_new(o, "recovered",
+                        json_boolean(fw->registered_time > 0 &&
+                                     fw->stream == NULL && !fw->active &&
+                                     fw->unregistered_time == 0 &&
+                                     fw->reregistered_time == 0));
+    json_object_set_new(o, "registered_time", json_real(fw->registered_time));
+    if (fw->reregistered_time > 0)
+        json_object_set_new(o, "reregistered_time",
+                            json_real(fw->reregistered_time));
+    json_object_set_new(o, "unregistered_time",
+                        json_real(fw->unregistered_time));
+    json_object_set_new(o, "role",
+                        json_string(fw->nroles > 0 ? fw->roles[0] : "*"));
+    json_t *roles = json_array();
+    for (uint32_t i = 0; i < fw->nroles; i++)
+        json_array_append_new(roles, json_string(fw->roles[i]));
+    json_object_set_new(o, "roles", roles);
+    json_object_set_new(o, "capabilities", capabilities_model(fi));
+    res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
+    framework_usage(fw, &used, &offered);
+    json_object_set_new(o, "used_resources", resources_model(&used));
+    json_object_set_new(o, "resources", resources_model(&used));
+    json_object_set_new(o, "offered_resources", resources_model(&offered));
+    res_list_clear(&used);
+    res_list_clear(&offered);
+    if (with_tasks) {
+        json_t *tasks = json_array(), *completed = json_array();
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+            const struct task *t = val;
+            json_array_append_new(
+                master_task_state_is_terminal(t->state) ? completed : tasks,
+                task_model(t));
+        }
+        json_object_set_new(o, "tasks", tasks);
+        json_object_set_new(o, "completed_tasks", completed);
+        json_object_set_new(o, "unreachable_tasks", json_array());
+        json_t *offers = json_array();
+        pos = 0;
+        while (hmap_next(fw->offers, &pos, NULL, &val))
+            json_array_append_new(offers, offer_model(val));
+        json_object_set_new(o, "offers", offers);
+        json_object_set_new(o, "executors", json_array());
+        json_object_set_new(o, "completed_executors", json_array());
+    }
+    if (fi->labels != NULL) {
+        json_t *l = jpb_to_json(&fi->labels->base);
+        json_t *ls = json_object_get(l, "labels");
+        json_object_set(o, "labels", ls != NULL ? ls : json_array());
+        json_decref(l);
+    }
+    return o;
+}
+
+static json_t *agent_model(const struct master *m, const struct agent *ag)
+{
+    (void)m;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(ag->id));
+    char pid[300];
+    snprintf(pid, sizeof(pid), "slave(1)@%s:%u", ag->ip, (unsigned)ag->port);
+    json_object_set_new(o, "pid", json_string(pid));
+    json_object_set_new(o, "hostname", json_string(ag->info->hostname));
+    json_object_set_new(o, "port", json_integer(ag->port));
+    json_object_set_new(o, "registered_time", json_real(ag->registered_time));
+    if (ag->reregistered_time > 0)
+        json_object_set_new(o, "reregistered_time",
+                            json_real(ag->reregistered_time));
+    json_object_set_new(o, "active", json_boolean(ag->connected));
+    json_object_set_new(o, "version",
+                        json_string(ag->version ? ag->version : ""));
+    json_object_set_new(o, "attributes", attributes_model(ag->info));
+    const res_list *total =
+        ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
+    json_object_set_new(o, "resources", resources_model(total));
+    json_object_set_new(o, "resources_full", resources_full(total));
+    res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (!master_task_state_is_terminal(t->state))
+            res_list_add_all(&used, &t->resources);
+    }
+    pos = 0;
+    while (hmap_next(ag->offers, &pos, NULL, &val))
+        res_list_add_all(&offered, &((const struct offer *)val)->resources);
+    json_object_set_new(o, "used_resources", resources_model(&used));
+    json_object_set_new(o, "offered_resources", resources_model(&offered));
+    json_object_set_new(o, "reserved_resources", reserved_by_role(total));
+    res_list unres = RES_LIST_INIT;
+    res_list_filter(total, is_unreserved_pred, NULL, &unres);
+    json_object_set_new(o, "unreserved_resources", resources_model(&unres));
+    res_list_clear(&unres);
+    res_list_clear(&used);
+    res_list_clear(&offered);
+    json_t *caps = json_array();
+    json_array_append_new(caps, json_string("MULTI_ROLE"));
+    json_array_append_new(caps, json_string("HIERARCHICAL_ROLE"));
+    json_array_append_new(caps, json_string("RESERVATION_REFINEMENT"));
+    json_object_set_new(o, "capabilities", caps);
+    return o;
+}
+
+/* ---- Endpoints ------------------------------------------------------------
+ */
+
+static json_t *frameworks_array(struct master *m, bool with_tasks)
+{
+    json_t *arr = json_array();
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val))
+        json_array_append_new(arr, framework_model(val, with_tasks));
+    return arr;
+}
+
+static json_t *completed_array(struct master *m)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < m->ncompleted; i++) {
+        const struct framework *fw =
+            hmap_get(m->completed, m->completed_order[i]);
+        if (fw != NULL)
+            json_array_append_new(arr, framework_model(fw, true));
+    }
+    return arr;
+}
+
+static json_t *agents_array(struct master *m)
+{
+    json_t *arr = json_array();
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val))
+        json_array_append_new(arr, agent_model(m, val));
+    return arr;
+}
+
+static void add_master_fields(struct master *m, json_t *o)
+{
+    json_object_set_new(o, "version", json_string(OFFERD_VERSION));
+    json_object_set_new(o, "id", json_string(m->id));
+    char pid[300];
+    snprintf(pid, sizeof(pid), "master@%s:%u", m->ip, (unsigned)m->port);
+    json_object_set_new(o, "pid", json_string(pid));
+    json_object_set_new(o, "leader", json_string(pid));
+    json_object_set_new(o, "hostname", json_string(m->flags->hostname));
+    json_object_set_new(o, "start_time", json_real(m->start_time));
+    json_object_set_new(o, "elected_time", json_real(m->start_time));
+    Mesos__V1__MasterInfo mi;
+    Mesos__V1__Address addr;
+    master_fill_info(m, &mi, &addr);
+    json_object_set_new(o, "leader_info", jpb_to_json(&mi.base));
+}
+
+static void reply(struct http_request *req, json_t *body)
+{
+    http_reply_json(req, 200, body);
+    json_decref(body);
+}
+
+static void handle_state(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    json_t *o = json_object();
+    add_master_fields(m, o);
+    uint32_t active = 0, inactive = 0;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val)) {
+        if (((struct agent *)val)->connected)
+            active++;
+        else
+            inactive++;
+    }
+    json_object_set_new(o, "activated_slaves", json_integer(active));
+    json_object_set_new(o, "deactivated_slaves", json_integer(inactive));
+    json_object_set_new(o, "unreachable_slaves", json_integer(0));
+    json_object_set_new(o, "flags",
+                        flags_to_json(master_flags_object(m->flags)));
+    json_t *flags_wrap = json_object_get(o, "flags");
+    json_t *inner = json_object_get(flags_wrap, "flags");
+    if (inner != NULL) {
+        json_incref(inner);
+        json_object_set_new(o, "flags", inner);
+    }
+    json_object_set_new(o, "slaves", agents_array(m));
+    json_object_set_new(o, "frameworks", frameworks_array(m, true));
+    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "orphan_tasks", json_array());
+    json_object_set_new(o, "unregistered_frameworks", json_array());
+    reply(req, o);
+}
+
+/* Counts of tasks per state, as /state-summary lists them. */
+static void add_task_counts(json_t *o, struct hmap *tasks)
+{
+    const Mesos__V1__TaskState states[] = {
+        MESOS__V1__TASK_STATE__TASK_STAGING,
+        MESOS__V1__TASK_STATE__TASK_STARTING,
+        MESOS__V1__TASK_STATE__TASK_RUNNING,
+        MESOS__V1__TASK_STATE__TASK_KILLING,
+        MESOS__V1__TASK_STATE__TASK_FINISHED,
+        MESOS__V1__TASK_STATE__TASK_KILLED,
+        MESOS__V1__TASK_STATE__TASK_FAILED,
+        MESOS__V1__TASK_STATE__TASK_LOST,
+        MESOS__V1__TASK_STATE__TASK_ERROR,
+        MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
+    };
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+        json_int_t n = 0;
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(tasks, &pos, NULL, &val))
+            n += ((struct task *)val)->state == states[i];
+        json_object_set_new(o, state_name(states[i]), json_integer(n));
+    }
+}
+
+static void handle_state_summary(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    json_t *o = json_object();
+    json_object_set_new(o, "hostname", json_string(m->flags->hostname));
+    json_t *agents = json_array();
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val)) {
+        struct agent *ag = val;
+        json_t *a = agent_model(m, ag);
+        add_task_counts(a, ag->tasks);
+        json_t *fids = json_array();
+        struct hmap *seen = hmap_new();
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(ag->tasks, &tp, NULL, &tv)) {
+            struct task *t = tv;
+            if (hmap_get(seen, t->fw->id) == NULL) {
+                hmap_put(seen, t->fw->id, t);
+                json_array_append_new(fids, json_string(t->fw->id));
+            }
+        }
+        hmap_free(seen, NULL);
+        json_object_set_new(a, "framework_ids", fids);
+        json_array_append_new(agents, a);
+    }
+    json_object_set_new(o, "slaves", agents);
+    json_t *fws = json_array();
+    pos = 0;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        json_t *f = framework_model(fw, false);
+        add_task_counts(f, fw->tasks);
+        json_t *aids = json_array();
+        struct hmap *seen = hmap_new();
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(fw->tasks, &tp, NULL, &tv)) {
+            struct task *t = tv;
+            if (t->agent != NULL && hmap_get(seen, t->agent->id) == NULL) {
+                hmap_put(seen, t->agent->id, t);
+                json_array_append_new(aids, json_string(t->agent->id));
+            }
+        }
+        hmap_free(seen, NULL);
+        json_object_set_new(f, "slave_ids", aids);
+        json_array_append_new(fws, f);
+    }
+    json_object_set_new(o, "frameworks", fws);
+    reply(req, o);
+}
+
+static void handle_frameworks(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    const char *only = http_request_query(req, "framework_id");
+    json_t *o = json_object();
+    json_t *arr = json_array();
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        if (only == NULL || strcmp(only, fw->id) == 0)
+            json_array_append_new(arr, framework_model(fw, true));
+    }
+    json_object_set_new(o, "frameworks", arr);
+    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "unregistered_frameworks", json_array());
+    reply(req, o);
+}
+
+static void handle_slaves(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    const char *only = http_request_query(req, "slave_id");
+    json_t *o = json_object();
+    json_t *arr = json_array();
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val)) {
+        struct agent *ag = val;
+        if (only == NULL || strcmp(only, ag->id) == 0)
+            json_array_append_new(arr, agent_model(m, ag));
+    }
+    json_object_set_new(o, "slaves", arr);
+    json_object_set_new(o, "recovered_slaves", json_array());
+    reply(req, o);
+}
+
+/* Parse a non-negative integer query parameter; -1 on a bad value. */
+static long query_long(struct http_request *req, const char *name, long dflt)
+{
+    const char *v = http_request_query(req, name);
+    if (v == NULL)
+        return dflt;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < 0)
+        return -1;
+    return n;
+}
+
+static int task_ts_cmp(const void *x, const void *y)
+{
+    const struct task *a = *(struct task *const *)x;
+    const struct task *b = *(struct task *const *)y;
+    double ta = a->nhist ? a->hist[0].timestamp : 0;
+    double tb = b->nhist ? b->hist[0].timestamp : 0;
+    return ta < tb ? -1 : ta > tb;
+}
+
+static void handle_tasks(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    long limit = query_long(req, "limit", 100);
+    long offset = query_long(req, "offset", 0);
+    const char *order = http_request_query(req, "order");
+    if (limit < 0 || offset < 0) {
+        http_reply_error(req, 400,
+                         "limit and offset must be non-negative integers");
+        return;
+    }
+    if (order != NULL && strcmp(order, "asc") != 0 &&
+        strcmp(order, "des") != 0) {
+        http_reply_error(req, 400, "order must be 'asc' or 'des'");
+        return;
+    }
+    size_t n = 0, pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val))
+        n += hmap_count(((struct framework *)val)->tasks);
+    struct task **all = xcalloc(n ? n : 1, sizeof(*all));
+    size_t k = 0;
+    pos = 0;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(((struct framework *)val)->tasks, &tp, NULL, &tv))
+            all[k++] = tv;
+    }
+    qsort(all, k, sizeof(*all), task_ts_cmp);
+    bool desc = order == NULL || strcmp(order, "des") == 0;
+    json_t *arr = json_array();
+    for (size_t i = (size_t)offset; i < k && (long)json_array_size(arr) < limit;
+         i++)
+        json_array_append_new(arr, task_model(all[desc ? k - 1 - i : i]));
+    free(all);
+    json_t *o = json_object();
+    json_object_set_new(o, "tasks", arr);
+    reply(req, o);
+}
+
+/* ---- /roles
+ * ------------------------------------------------------------------- */
+
+static json_t *qlist_model(const struct alloc_qlist *q)
+{
+    json_t *o = json_object();
+    const char *always[] = {"cpus", "gpus", "mem", "disk"};
+    for (size_t i = 0; i < 4; i++)
+        json_object_set_new(o, always[i], json_real(0.0));
+    for (uint32_t i = 0; i < q->n; i++)
+        json_object_set_new(o, q->v[i].name,
+                            json_real(res_scalar_to_double(q->v[i].milli)));
+    return o;
+}
+
+struct roles_ctx {
+    struct master *m;
+    json_t *arr;
+};
+
+static void role_cb(void *arg, const struct alloc_role_info *info)
+{
+    struct roles_ctx *ctx = arg;
+    json_t *r = json_object();
+    json_object_set_new(r, "name", json_string(info->role));
+    json_object_set_new(r, "weight", json_real(info->weight));
+    json_t *fids = json_array();
+    res_list offered = RES_LIST_INIT;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(ctx->m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        for (uint32_t i = 0; i < fw->nroles; i++)
+            if (strcmp(fw->roles[i], info->role) == 0)
+                json_array_append_new(fids, json_string(fw->id));
+        size_t op = 0;
+        void *ov;
+        while (hmap_next(fw->offers, &op, NULL, &ov)) {
+            const struct offer *o = ov;
+            if (res_role_is_subrole(o->role, info->role))
+                res_list_add_all(&offered, &o->resources);
+        }
+    }
+    json_object_set_new(r, "frameworks", fids);
+    json_object_set_new(r, "resources", qlist_model(&info->allocated));
+    json_object_set_new(r, "allocated", qlist_model(&info->allocated));
+    json_object_set_new(r, "offered", resources_model(&offered));
+    res_list_clear(&offered);
+    json_object_set_new(r, "reserved", qlist_model(&info->reserved));
+    json_t *quota = json_object();
+    json_object_set_new(quota, "role", json_string(info->role));
+    json_object_set_new(quota, "guarantee", qlist_model(&info->guarantee));
+    json_object_set_new(quota, "limit", qlist_model(&info->limit));
+    json_object_set_new(quota, "consumed", qlist_model(&info->consumed));
+    json_object_set_new(r, "quota", quota);
+    json_array_append_new(ctx->arr, r);
+}
+
+static void handle_roles(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    struct roles_ctx ctx = {m, json_array()};
+    alloc_foreach_role(m->alloc, role_cb, &ctx);
+    json_t *o = json_object();
+    json_object_set_new(o, "roles", ctx.arr);
+    reply(req, o);
+}
+
+/* ---- /metrics/snapshot
+ * ------------------------------------------------------- */
+
+static void gauge(json_t *o, const char *name, double v)
+{
+    json_object_set_new(o, name, json_real(v));
+}
+
+static void handle_metrics(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    const struct master_metrics *mt = &m->metrics;
+    json_t *o = json_object();
+    gauge(o, "master/uptime_secs",
+          (double)(clock_monotonic_ns() - m->start_mono) / CLOCK_NS_PER_SEC);
+    gauge(o, "master/elected", 1);
+
+    uint32_t ag_active = 0, ag_inactive = 0;
+    res_list total = RES_LIST_INIT, used = RES_LIST_INIT;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->agents, &pos, NULL, &val)) {
+        struct agent *ag = val;
+        ag->connected ? ag_active++ : ag_inactive++;
+        if (ag->alloc != NULL)
+            res_list_add_all(&total, alloc_agent_total(ag->alloc));
+    }
+    gauge(o, "master/slaves_active", ag_active);
+    gauge(o, "master/slaves_inactive", ag_inactive);
+    gauge(o, "master/slaves_connected", ag_active);
+    gauge(o, "master/slaves_disconnected", ag_inactive);
+
+    uint32_t fw_active = 0, fw_inactive = 0, fw_conn = 0;
+    uint64_t live[16] = {0};
+    pos = 0;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        fw->active ? fw_active++ : fw_inactive++;
+        fw_conn += fw->stream != NULL;
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(fw->tasks, &tp, NULL, &tv)) {
+            struct task *t = tv;
+            if ((unsigned)t->state < 16)
+                live[t->state]++;
+            if (!master_task_state_is_terminal(t->state))
+                res_list_add_all(&used, &t->resources);
+        }
+    }
+    gauge(o, "master/frameworks_active", fw_active);
+    gauge(o, "master/frameworks_inactive", fw_inactive);
+    gauge(o, "master/frameworks_connected", fw_conn);
+    gauge(o, "master/frameworks_disconnected",
+          fw_active + fw_inactive - fw_conn);
+    gauge(o, "master/tasks_staging",
+          (double)live[MESOS__V1__TASK_STATE__TASK_STAGING]);
+    gauge(o, "master/tasks_starting",
+          (double)live[MESOS__V1__TASK_STATE__TASK_STARTING]);
+    gauge(o, "master/tasks_running",
+          (double)live[MESOS__V1__TASK_STATE__TASK_RUNNING]);
+    gauge(o, "master/tasks_killing",
+          (double)live[MESOS__V1__TASK_STATE__TASK_KILLING]);
+    gauge(o, "master/tasks_unreachable",
+          (double)live[MESOS__V1__TASK_STATE__TASK_UNREACHABLE]);
+    const struct {
+        const char *name;
+        Mesos__V1__TaskState state;
+    } counters[] = {
+        {"master/tasks_finished", MESOS__V1__TASK_STATE__TASK_FINISHED},
+        {"master/tasks_failed", MESOS__V1__TASK_STATE__TASK_FAILED},
+        {"master/tasks_killed", MESOS__V1__TASK_STATE__TASK_KILLED},
+        {"master/tasks_lost", MESOS__V1__TASK_STATE__TASK_LOST},
+        {"master/tasks_error", MESOS__V1__TASK_STATE__TASK_ERROR},
+        {"master/tasks_dropped", MESOS__V1__TASK_STATE__TASK_DROPPED},
+        {"master/tasks_gone", MESOS__V1__TASK_STATE__TASK_GONE},
+        {"master/tasks_gone_by_operator",
+         MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR},
+    };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+        gauge(o, counters[i].name,
+              (double)mt->tasks_by_state[counters[i].state]);
+    gauge(o, "master/outstanding_offers", (double)hmap_count(m->offers));
+
+    const char *names[] = {"cpus", "mem", "disk", "gpus"};
+    for (size_t i = 0; i < 4; i++) {
+        char key[64];
+        double t = res_scalar_to_double(res_list_scalar(&total, names[i]));
+        double u = res_scalar_to_double(res_list_scalar(&used, names[i]));
+        snprintf(key, sizeof(key), "master/%s_total", names[i]);
+        gauge(o, key, t);
+        snprintf(key, sizeof(key), "master/%s_used", names[i]);
+        gauge(o, key, u);
+        snprintf(key, sizeof(key), "master/%s_percent", names[i]);
+        gauge(o, key, t > 0 ? u / t : 0);
+    }
+    res_list_clear(&total);
+    res_list_clear(&used);
+
+    const struct {
+        const char *name;
+        uint64_t v;
+    } c[] = {
+        {"master/messages_register_framework", mt->messages_register_framework},
+        {"master/messages_reregister_framework",
+         mt->messages_reregister_framework},
+        {"master/messages_unregister_framework",
+         mt->messages_unregister_framework},
+        {"master/messages_launch_tasks", mt->messages_launch_tasks},
+        {"master/messages_decline_offers", mt->messages_decline_offers},
+        {"master/messages_revive_offers", mt->messages_revive_offers},
+        {"master/messages_suppress_offers", mt->messages_suppress_offers},
+        {"master/messages_kill_task", mt->messages_kill_task},
+        {"master/messages_status_update", mt->messages_status_update},
+        {"master/messages_status_update_acknowledgement",
+         mt->messages_status_update_acknowledgement},
+        {"master/messages_reconcile_tasks", mt->messages_reconcile_tasks},
+        {"master/messages_framework_to_executor",
+         mt->messages_framework_to_executor},
+        {"master/messages_register_slave", mt->messages_register_slave},
+        {"master/messages_reregister_slave", mt->messages_reregister_slave},
+        {"master/valid_status_updates", mt->valid_status_updates},
+        {"master/invalid_status_updates", mt->invalid_status_updates},
+        {"master/valid_framework_to_executor_messages",
+         mt->valid_framework_to_executor_messages},
+        {"master/invalid_framework_to_executor_messages",
+         mt->invalid_framework_to_executor_messages},
+        {"master/slave_registrations", mt->slave_registrations},
+        {"master/slave_reregistrations", mt->slave_reregistrations},
+        {"master/slave_removals", mt->slave_removals},
+        {"master/invalid_calls", mt->invalid_calls},
+        {"master/offers_declined", mt->offers_declined},
+        {"master/offers_accepted", mt->offers_accepted},
+        {"master/offers_rescinded", mt->offers_rescinded},
+        {"allocator/mesos/allocation_runs", mt->allocation_runs},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+        gauge(o, c[i].name, (double)c[i].v);
+    gauge(o, "allocator/mesos/allocation_run_ms", mt->allocation_run_ms);
+    struct alloc_stats st;
+    alloc_get_stats(m->alloc, &st);
+    gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);
+    gauge(o, "allocator/mesos/roles", st.roles);
+    reply(req, o);
+}
+
+/* ---- Registration ---------------------------------------------------------
+ */
+
+int master_state_endpoints_register(struct master *m)
+{
+    const struct {
+        const char *path;
+        http_handler_fn fn;
+    } routes[] = {
+        {"/state", handle_state},
+        {"/state-summary", handle_state_summary},
+        {"/frameworks", handle_frameworks},
+        {"/slaves", handle_slaves},
+        {"/tasks", handle_tasks},
+        {"/roles", handle_roles},
+    };
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        char alias[64];
+        snprintf(alias, sizeof(alias), "/master%s", routes[i].path);
+        if (http_server_route(m->http, routes[i].path, HTTP_GET, routes[i].fn,
+                              m) != 0 ||
+            http_server_route(m->http, alias, HTTP_GET, routes[i].fn, m) != 0)
+            return -1;
+    }
+    if (http_server_route(m->http, "/metrics/snapshot", HTTP_GET,
+                          handle_metrics, m) != 0)
+        return -1;
+    return 0;
+}

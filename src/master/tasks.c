@@ -1,0 +1,400 @@
+/*
+ * Tasks as the master keeps them (Mesos's lifecycle): a task is created in
+ * TASK_STAGING when a LAUNCH is accepted, follows the agent's status
+ * updates, gives its resources back to the allocator as soon as it is
+ * terminal, and is forgotten once terminal and its terminal update
+ * acknowledged by the framework. Also kills and reconciliation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+#include "master/master_state.h"
+
+bool master_task_state_is_terminal(Mesos__V1__TaskState s)
+{
+    switch (s) {
+    case MESOS__V1__TASK_STATE__TASK_FINISHED:
+    case MESOS__V1__TASK_STATE__TASK_FAILED:
+    case MESOS__V1__TASK_STATE__TASK_KILLED:
+    case MESOS__V1__TASK_STATE__TASK_LOST:
+    case MESOS__V1__TASK_STATE__TASK_ERROR:
+    case MESOS__V1__TASK_STATE__TASK_DROPPED:
+    case MESOS__V1__TASK_STATE__TASK_GONE:
+    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void master_task_count(struct master *m, Mesos__V1__TaskState state)
+{
+    if ((unsigned)state < sizeof(m->metrics.tasks_by_state) /
+                              sizeof(m->metrics.tasks_by_state[0]))
+        m->metrics.tasks_by_state[state]++;
+}
+
+static void record_state(struct task *t, Mesos__V1__TaskState state,
+                         double when)
+{
+    if (t->nhist > 0 && t->hist[t->nhist - 1].state == state)
+        return; /* a retried update */
+    if (t->nhist == MASTER_TASK_HISTORY) {
+        memmove(t->hist, t->hist + 1,
+                (MASTER_TASK_HISTORY - 1) * sizeof(t->hist[0]));
+        t->nhist--;
+    }
+    t->hist[t->nhist].state = state;
+    t->hist[t->nhist].timestamp = when;
+    t->nhist++;
+}
+
+void master_task_free(struct task *t)
+{
+    if (t == NULL)
+        return;
+    if (t->info != NULL)
+        protobuf_c_message_free_unpacked(&t->info->base, NULL);
+    if (t->status != NULL)
+        protobuf_c_message_free_unpacked(&t->status->base, NULL);
+    res_list_clear(&t->resources);
+    free(t->role);
+    free(t->key);
+    free(t);
+}
+
+void master_task_recover(struct master *m, struct task *t)
+{
+    if (t->recovered)
+        return;
+    t->recovered = true;
+    if (t->agent == NULL || t->agent->alloc == NULL || t->fw->alloc == NULL)
+        return;
+    if (alloc_recover(m->alloc, t->agent->alloc, t->fw->alloc, &t->resources, 0,
+                      clock_monotonic_ns()) != 0)
+        log_error("allocator did not hold task %s's resources",
+                  t->info->task_id->value);
+    master_allocate_soon(m);
+}
+
+void master_task_remove(struct master *m, struct task *t)
+{
+    (void)m;
+    hmap_del(t->fw->tasks, t->info->task_id->value);
+    if (t->agent != NULL)
+        hmap_del(t->agent->tasks, t->key);
+    master_task_free(t);
+}
+
+struct task *master_task_launch(struct master *m, struct framework *fw,
+                                struct agent *ag,
+                                const Mesos__V1__TaskInfo *info,
+                                const res_list *resources, const char *role)
+{
+    struct task *t = xcalloc(1, sizeof(*t));
+    t->fw = fw;
+    t->agent = ag;
+    t->info = master_pb_copy(&mesos__v1__task_info__descriptor, &info->base);
+    /* The task's resources as the master accounted them: with their
+     * allocation role, in the post-refinement format. */
+    res_pb_array_free(t->info->resources, t->info->n_resources);
+    t->info->resources = res_list_to_pb(resources, true, &t->info->n_resources);
+    t->key = xasprintf("%s/%s", fw->id, info->task_id->value);
+    res_list_copy(&t->resources, resources);
+    t->role = xstrdup(role);
+    t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
+    record_state(t, t->state, master_now());
+    hmap_put(fw->tasks, info->task_id->value, t);
+    hmap_put(ag->tasks, t->key, t);
+
+    Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
+    rt.framework_info = fw->info;
+    rt.task = t->info;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
+    ev.run_task = &rt;
+    master_send_to_agent(m, ag, &ev);
+    master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
+    return t;
+}
+
+/* ---- Updates the master makes itself ------------------------------------ */
+
+static void fill_status(Mesos__V1__TaskStatus *st, Mesos__V1__TaskID *tid,
+                        Mesos__V1__AgentID *aid, const char *task_id,
+                        const char *agent_id, Mesos__V1__TaskState state,
+                        Mesos__V1__TaskStatus__Source source,
+                        Mesos__V1__TaskStatus__Reason reason,
+                        const char *message)
+{
+    mesos__v1__task_status__init(st);
+    mesos__v1__task_id__init(tid);
+    tid->value = (char *)task_id;
+    st->task_id = tid;
+    st->state = state;
+    st->has_source = true;
+    st->source = source;
+    if (reason != 0) {
+        st->has_reason = true;
+        st->reason = reason;
+    }
+    st->message = (char *)message;
+    if (agent_id != NULL) {
+        mesos__v1__agent_id__init(aid);
+        aid->value = (char *)agent_id;
+        st->agent_id = aid;
+    }
+    st->has_timestamp = true;
+    st->timestamp = master_now();
+}
+
+static void send_update(struct master *m, struct framework *fw,
+                        Mesos__V1__TaskStatus *st)
+{
+    Mesos__V1__Scheduler__Event__Update up =
+        MESOS__V1__SCHEDULER__EVENT__UPDATE__INIT;
+    up.status = st;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE;
+    ev.update = &up;
+    master_send_to_framework(m, fw, &ev);
+}
+
+void master_send_master_update(struct master *m, struct framework *fw,
+                               const char *task_id, const char *agent_id,
+                               Mesos__V1__TaskState state,
+                               Mesos__V1__TaskStatus__Reason reason,
+                               const char *message)
+{
+    Mesos__V1__TaskStatus st;
+    Mesos__V1__TaskID tid;
+    Mesos__V1__AgentID aid;
+    fill_status(&st, &tid, &aid, task_id, agent_id, state,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER, reason, message);
+    send_update(m, fw, &st);
+}
+
+Mesos__V1__TaskState master_lost_state(const struct framework *fw)
+{
+    return fw->partition_aware ? MESOS__V1__TASK_STATE__TASK_UNREACHABLE
+                               : MESOS__V1__TASK_STATE__TASK_LOST;
+}
+
+void master_task_transition(struct master *m, struct task *t,
+                            Mesos__V1__TaskState state,
+                            Mesos__V1__TaskStatus__Source source,
+                            Mesos__V1__TaskStatus__Reason reason,
+                            const char *message)
+{
+    Mesos__V1__TaskStatus st;
+    Mesos__V1__TaskID tid;
+    Mesos__V1__AgentID aid;
+    fill_status(&st, &tid, &aid, t->info->task_id->value,
+                t->agent != NULL ? t->agent->id : NULL, state, source, reason,
+                message);
+    if (t->status != NULL)
+        protobuf_c_message_free_unpacked(&t->status->base, NULL);
+    t->status = master_pb_copy(&mesos__v1__task_status__descriptor, &st.base);
+    if (t->state != state && master_task_state_is_terminal(state))
+        master_task_count(m, state);
+    t->state = state;
+    record_state(t, state, st.timestamp);
+    if (master_task_state_is_terminal(state) ||
+        state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
+        master_task_recover(m, t);
+    send_update(m, t->fw, &st);
+}
+
+/* ---- Updates from agents ----------------------------------------------------
+ */
+
+static void ack_to_agent(struct master *m, struct agent *ag,
+                         const char *framework_id, const char *task_id,
+                         const uint8_t *uuid, size_t uuid_len)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)framework_id;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__Acknowledge ack =
+        OFFERD__AGENT__EVENT__ACKNOWLEDGE__INIT;
+    ack.framework_id = &fid;
+    ack.task_id = &tid;
+    ack.uuid.data = (uint8_t *)uuid;
+    ack.uuid.len = uuid_len;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__ACKNOWLEDGE;
+    ev.acknowledge = &ack;
+    master_send_to_agent(m, ag, &ev);
+}
+
+void master_task_status_update(struct master *m, struct agent *ag,
+                               const Offerd__Agent__Call__Update *u)
+{
+    Mesos__V1__TaskStatus *st = u->status;
+    const char *fid = u->framework_id->value;
+    const char *tid = st->task_id->value;
+    m->metrics.messages_status_update++;
+    struct framework *fw = master_framework_find(m, fid);
+    if (fw == NULL) {
+        /* A removed framework: acknowledge for it, so the agent stops
+         * retrying an update nobody will ever acknowledge. */
+        m->metrics.invalid_status_updates++;
+        log_info("status update for task %s of unknown framework %s "
+                 "acknowledged by the master",
+                 tid, fid);
+        if (st->has_uuid)
+            ack_to_agent(m, ag, fid, tid, st->uuid.data, st->uuid.len);
+        return;
+    }
+    struct task *t = hmap_get(fw->tasks, tid);
+    if (t != NULL && t->agent != ag) {
+        m->metrics.invalid_status_updates++;
+        log_warn("status update for task %s from agent %s, which does not "
+                 "run it",
+                 tid, ag->id);
+        return;
+    }
+    m->metrics.valid_status_updates++;
+    if (t != NULL) {
+        Mesos__V1__TaskState latest =
+            u->has_latest_state ? u->latest_state : st->state;
+        if (t->status != NULL)
+            protobuf_c_message_free_unpacked(&t->status->base, NULL);
+        t->status =
+            master_pb_copy(&mesos__v1__task_status__descriptor, &st->base);
+        if (t->state != latest && master_task_state_is_terminal(latest))
+            master_task_count(m, latest);
+        t->state = latest;
+        record_state(t, st->state,
+                     st->has_timestamp ? st->timestamp : master_now());
+        if (master_task_state_is_terminal(latest))
+            master_task_recover(m, t);
+        if (master_task_state_is_terminal(st->state) && st->has_uuid &&
+            st->uuid.len == sizeof(t->terminal_uuid)) {
+            memcpy(t->terminal_uuid, st->uuid.data, st->uuid.len);
+            t->has_terminal_uuid = true;
+        }
+    }
+    /* Forward as is: the framework acknowledges by the uuid. */
+    send_update(m, fw, st);
+}
+
+void master_task_acknowledge(struct master *m, struct framework *fw,
+                             const char *agent_id, const char *task_id,
+                             const uint8_t *uuid, size_t uuid_len)
+{
+    m->metrics.messages_status_update_acknowledgement++;
+    struct agent *ag = master_agent_find(m, agent_id);
+    if (ag != NULL)
+        ack_to_agent(m, ag, fw->id, task_id, uuid, uuid_len);
+    struct task *t = hmap_get(fw->tasks, task_id);
+    if (t != NULL && t->has_terminal_uuid && uuid_len == 16 &&
+        memcmp(t->terminal_uuid, uuid, 16) == 0 &&
+        master_task_state_is_terminal(t->state)) {
+        master_task_recover(m, t);
+        master_task_remove(m, t);
+    }
+}
+
+/* ---- Kill and reconcile ------------------------------------------------ */
+
+/* What the master answers for a task it does not hold (Mesos's explicit
+ * reconciliation rules). */
+static void answer_unknown(struct master *m, struct framework *fw,
+                           const char *task_id, const char *agent_id)
+{
+    Mesos__V1__TaskState state = fw->partition_aware
+                                     ? MESOS__V1__TASK_STATE__TASK_UNKNOWN
+                                     : MESOS__V1__TASK_STATE__TASK_LOST;
+    const char *msg = "Reconciliation: Task is unknown";
+    if (agent_id != NULL && master_agent_find(m, agent_id) == NULL &&
+        hmap_get(m->recovered_agents, agent_id) != NULL) {
+        /* The agent has not re-registered since the master restarted:
+         * Mesos stays silent until it does or is marked unreachable. */
+        return;
+    }
+    master_send_master_update(
+        m, fw, task_id, agent_id, state,
+        MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION, msg);
+}
+
+static void answer_known(struct master *m, struct framework *fw, struct task *t)
+{
+    Mesos__V1__TaskStatus st;
+    Mesos__V1__TaskID tid;
+    Mesos__V1__AgentID aid;
+    fill_status(&st, &tid, &aid, t->info->task_id->value,
+                t->agent != NULL ? t->agent->id : NULL, t->state,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
+                MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION,
+                "Reconciliation: Latest task state");
+    if (t->status != NULL && t->status->has_healthy) {
+        st.has_healthy = true;
+        st.healthy = t->status->healthy;
+    }
+    send_update(m, fw, &st);
+}
+
+void master_task_reconcile(
+    struct master *m, struct framework *fw,
+    Mesos__V1__Scheduler__Call__Reconcile__Task *const *tasks, size_t n)
+{
+    m->metrics.messages_reconcile_tasks++;
+    if (n == 0) {
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(fw->tasks, &pos, NULL, &val))
+            answer_known(m, fw, val);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *tid = tasks[i]->task_id->value;
+        const char *aid =
+            tasks[i]->agent_id != NULL ? tasks[i]->agent_id->value : NULL;
+        struct task *t = hmap_get(fw->tasks, tid);
+        if (t != NULL)
+            answer_known(m, fw, t);
+        else
+            answer_unknown(m, fw, tid, aid);
+    }
+}
+
+void master_task_kill(struct master *m, struct framework *fw,
+                      const char *task_id, const char *agent_id,
+                      const Mesos__V1__KillPolicy *policy)
+{
+    m->metrics.messages_kill_task++;
+    struct task *t = hmap_get(fw->tasks, task_id);
+    if (t == NULL) {
+        /* Mesos reconciles a kill of an unknown task. */
+        answer_unknown(m, fw, task_id, agent_id);
+        return;
+    }
+    if (master_task_state_is_terminal(t->state))
+        return;
+    t->kill_requested = true;
+    if (t->agent == NULL || t->agent->stream == NULL) {
+        log_info("kill of task %s waits for agent %s to reconnect", task_id,
+                 t->agent != NULL ? t->agent->id : "(none)");
+        return;
+    }
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = fw->id;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__KillTask kt = OFFERD__AGENT__EVENT__KILL_TASK__INIT;
+    kt.framework_id = &fid;
+    kt.task_id = &tid;
+    kt.kill_policy = (Mesos__V1__KillPolicy *)policy;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
+    ev.kill_task = &kt;
+    master_send_to_agent(m, t->agent, &ev);
+}
