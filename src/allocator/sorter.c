@@ -387,8 +387,7 @@ static void rebuild_role(struct alloc *a, struct role *r)
         c->e.share = alloc_share(a, &c->held, 1.0);
     }
     if (r->neligible > 1)
-        qsort(r->eligible, r->neligible, sizeof(*r->eligible),
-              entry_qsort_cmp);
+        qsort(r->eligible, r->neligible, sizeof(*r->eligible), entry_qsort_cmp);
     for (uint32_t i = 0; i < r->nchildren; i++)
         rebuild_role(a, r->children[i]);
     r->as_child.share = alloc_share(a, &r->held, r->weight);
