@@ -92,7 +92,10 @@ void registry_options_init(struct registry_options *opts);
  *
  * On success returns the registry and sets *state (OUT) to every stored
  * entity, decoded; the caller owns it and frees it with
- * registry_state_free(). A store that is empty or new yields an empty
+ * registry_state_free(). To keep an entity past that, take its pointer and
+ * set its slot to NULL (state->agents[i] = NULL, state->schedule = NULL)
+ * first; free it later with protobuf_c_message_free_unpacked(e, NULL).
+ * A store that is empty or new yields an empty
  * Registry. Completions are delivered through an event on `base` (borrowed;
  * it must outlive the registry). opts may be NULL for the defaults.
  *

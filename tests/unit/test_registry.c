@@ -412,7 +412,12 @@ START_TEST(test_round_trip_every_kind)
     ck_assert_str_eq(st->quota_configs[0]->role, "eng/web");
     ck_assert_ptr_nonnull(st->schedule);
     ck_assert_uint_eq(st->schedule->n_windows, 0);
+    /* Entities can be taken out of the state before it is freed. */
+    Offerd__Registry__Agent *kept = st->agents[0];
+    st->agents[0] = NULL;
     registry_state_free(st);
+    ck_assert_str_eq(kept->info->hostname, "host1");
+    protobuf_c_message_free_unpacked(&kept->base, NULL);
 }
 END_TEST
 
