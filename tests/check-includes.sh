@@ -17,7 +17,7 @@ allowed_for() {
     src/agent) echo "common agent pb" ;;
     src/sched) echo "common sched offerd pb" ;;
     src/cli) echo "common sched cli offerd pb" ;;
-    src/bench) echo "common allocator bench offerd pb" ;;
+    src/bench) echo "common allocator master bench offerd pb" ;;
     include/offerd) echo "offerd" ;;
     *) echo "" ;;
     esac

@@ -1,0 +1,23 @@
+/*
+ * Test hooks of master/registry: fault injection for the failure paths.
+ * Only tests and benchmarks include this header; the functions are always
+ * compiled in and cost one branch per registry_apply().
+ */
+#ifndef OFFERD_MASTER_REGISTRY_PRIVATE_H
+#define OFFERD_MASTER_REGISTRY_PRIVATE_H
+
+#include <stddef.h>
+
+struct registry;
+
+/* Make the next n batches applied fail: each is committed alone, its
+ * operations are carried out inside the transaction, which is then rolled
+ * back, and its done gets ok false and the reason "injected failure". */
+void registry_test_fail_next(struct registry *reg, unsigned n);
+
+/* Make the next batch applied crash the process: its operations are carried
+ * out inside the transaction and the worker thread then calls
+ * _exit(REGISTRY_FAULT_EXIT_CODE) before committing. For a forked child. */
+void registry_test_exit_next(struct registry *reg);
+
+#endif
