@@ -300,6 +300,9 @@ void master_free(struct master *m)
         event_free(m->ping_timer);
     if (m->heartbeat_timer)
         event_free(m->heartbeat_timer);
+    /* Pending registry writes complete now, while the state they refer to
+     * is whole. */
+    master_persist_close(m);
     /* Offers first: they point at frameworks and agents. */
     size_t pos = 0;
     void *val;
@@ -321,7 +324,6 @@ void master_free(struct master *m)
         free(m->completed_order[i]);
     free(m->completed_order);
     free(m->cycle_fws);
-    master_persist_close(m);
     hmap_free(m->recovered_agents, master_persist_free_recovered);
     http_server_free(m->http);
     alloc_free(m->alloc);

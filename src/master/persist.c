@@ -1,10 +1,15 @@
 /*
- * Durable changes: the master's view of its registry. Each change (an agent
- * admitted, a framework subscribed or removed, an agent unreachable) is
- * written and made durable before its done callback runs on the loop; the
- * callers reply or send events only then. --registry=in_memory keeps
- * nothing across restarts but completes asynchronously all the same, so
- * that the callers' paths are the same.
+ * Durable changes: the master's use of its registry (registry.h). Each change
+ * (an agent admitted, a framework subscribed or removed, an agent
+ * unreachable) is committed and fsynced by the registry's worker before its
+ * done callback runs on the loop; the callers reply or send events only
+ * then. At start the registry's content is recovered into the master:
+ * frameworks come back inactive, awaiting re-subscription within their
+ * failover timeout, and admitted agents are remembered until they
+ * re-register.
+ *
+ * --registry=in_memory keeps nothing across restarts but completes
+ * asynchronously all the same, so that the callers' paths are the same.
  */
 #include <event2/event.h>
 #include <stdlib.h>
@@ -13,60 +18,172 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/master_state.h"
+#include "master/registry.h"
+#include "master/registry_private.h"
 
 struct pending {
     struct master *m;
     master_persist_fn done;
     void *arg;
+    char *err; /* for a change refused before it reached the registry */
 };
 
-static void complete(evutil_socket_t fd, short what, void *p)
+static void complete_later(evutil_socket_t fd, short what, void *p)
 {
     (void)fd;
     (void)what;
     struct pending *pd = p;
-    pd->done(pd->m, true, NULL, pd->arg);
+    pd->done(pd->m, pd->err == NULL, pd->err, pd->arg);
+    free(pd->err);
     free(pd);
 }
 
-/* Finish a change on the next loop turn. */
-static void later(struct master *m, master_persist_fn done, void *arg)
+/* Finish a change on the next loop turn (in memory, or refused). */
+static void later(struct master *m, master_persist_fn done, void *arg,
+                  const char *err)
 {
-    struct pending *pd = xmalloc(sizeof(*pd));
+    struct pending *pd = xcalloc(1, sizeof(*pd));
     pd->m = m;
     pd->done = done;
     pd->arg = arg;
+    pd->err = err != NULL ? xstrdup(err) : NULL;
     struct timeval zero = {0, 0};
-    if (event_base_once(m->base, -1, EV_TIMEOUT, complete, pd, &zero) != 0) {
+    if (event_base_once(m->base, -1, EV_TIMEOUT, complete_later, pd, &zero) !=
+        0) {
         log_error("cannot schedule a registry completion");
         abort();
     }
 }
 
+static void registry_done(bool ok, const char *err, void *p)
+{
+    struct pending *pd = p;
+    pd->done(pd->m, ok, err, pd->arg);
+    free(pd);
+}
+
+/* Apply batch (taken) durably, then done. */
+static void apply(struct master *m, struct registry_batch *batch,
+                  master_persist_fn done, void *arg)
+{
+    if (m->registry == NULL) {
+        registry_batch_free(batch);
+        later(m, done, arg, NULL);
+        return;
+    }
+    struct pending *pd = xcalloc(1, sizeof(*pd));
+    pd->m = m;
+    pd->done = done;
+    pd->arg = arg;
+    registry_apply(m->registry, batch, registry_done, pd);
+}
+
+/* A put that the registry refused (too large, malformed): the change fails
+ * without touching the store. */
+static void refuse(struct master *m, struct registry_batch *batch,
+                   master_persist_fn done, void *arg, const char *err)
+{
+    registry_batch_free(batch);
+    later(m, done, arg, err);
+}
+
+static Mesos__V1__TimeInfo time_of(double secs)
+{
+    Mesos__V1__TimeInfo t = MESOS__V1__TIME_INFO__INIT;
+    t.nanoseconds = (int64_t)(secs * 1e9);
+    return t;
+}
+
+/* ---- Recovery --------------------------------------------------------------
+ */
+
+static void recover(struct master *m, Offerd__Registry__Registry *state)
+{
+    for (size_t i = 0; i < state->n_frameworks; i++) {
+        const Offerd__Registry__Framework *f = state->frameworks[i];
+        if (f->info->id == NULL)
+            continue;
+        struct framework *fw = master_framework_placeholder(m, f->info);
+        if (f->registered_time != NULL)
+            fw->registered_time = (double)f->registered_time->nanoseconds / 1e9;
+        log_info("recovered framework %s (%s): awaiting re-subscription",
+                 fw->id, f->info->name);
+    }
+    for (size_t i = 0; i < state->n_agents; i++) {
+        Offerd__Registry__Agent *a = state->agents[i];
+        if (a->info->id == NULL)
+            continue;
+        /* Kept whole; the slot is cleared so that freeing the state leaves
+         * it alone. */
+        hmap_put(m->recovered_agents, a->info->id->value, a);
+        state->agents[i] = NULL;
+    }
+    if (state->n_agents > 0 || state->n_frameworks > 0)
+        log_info("registry: recovered %zu agents and %zu frameworks",
+                 hmap_count(m->recovered_agents), state->n_frameworks);
+}
+
 int master_persist_open(struct master *m, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
-    log_info("registry: %s", m->flags->registry);
+    if (strcmp(m->flags->registry, "in_memory") == 0) {
+        log_warn("registry: in memory; nothing survives a restart");
+        return 0;
+    }
+    Offerd__Registry__Registry *state = NULL;
+    m->registry =
+        registry_open(m->base, m->flags->work_dir, NULL, &state, err, errlen);
+    if (m->registry == NULL)
+        return -1;
+    recover(m, state);
+    registry_state_free(state);
+    /* A seam for end-to-end tests of the failure paths: make the first n
+     * registry writes fail. Not a user setting; documented in
+     * docs/registry.md. */
+    const char *fail = getenv("OFFERD_TEST_REGISTRY_FAILURES");
+    if (fail != NULL && atoi(fail) > 0) {
+        log_warn("registry: the next %d writes will fail (testing)",
+                 atoi(fail));
+        registry_test_fail_next(m->registry, (unsigned)atoi(fail));
+    }
     return 0;
 }
 
 void master_persist_close(struct master *m)
 {
-    (void)m;
+    /* Runs every outstanding completion before it returns: the master's
+     * state must still be whole. */
+    registry_close(m->registry);
+    m->registry = NULL;
 }
 
 void master_persist_free_recovered(void *p)
 {
-    free(p);
+    if (p != NULL)
+        protobuf_c_message_free_unpacked(p, NULL);
 }
+
+/* ---- Changes ----------------------------------------------------------------
+ */
 
 void master_persist_agent_info(struct master *m,
                                const Mesos__V1__AgentInfo *info,
                                master_persist_fn done, void *arg)
 {
-    (void)info;
-    later(m, done, arg);
+    Offerd__Registry__Agent a = OFFERD__REGISTRY__AGENT__INIT;
+    a.info = (Mesos__V1__AgentInfo *)info;
+    Mesos__V1__TimeInfo t = time_of(master_now());
+    a.registered_time = &t;
+    struct registry_batch *b = registry_batch_new();
+    char err[256];
+    if (registry_batch_put(b, REGISTRY_KIND_AGENT, &a.base, err, sizeof(err)) !=
+        0) {
+        refuse(m, b, done, arg, err);
+        return;
+    }
+    /* An agent admitted again is no longer unreachable. */
+    registry_batch_delete(b, REGISTRY_KIND_UNREACHABLE, info->id->value, err,
+                          sizeof(err));
+    apply(m, b, done, arg);
 }
 
 void master_persist_framework(struct master *m,
@@ -74,21 +191,51 @@ void master_persist_framework(struct master *m,
                               double registered_time, master_persist_fn done,
                               void *arg)
 {
-    (void)info;
-    (void)registered_time;
-    later(m, done, arg);
+    Offerd__Registry__Framework f = OFFERD__REGISTRY__FRAMEWORK__INIT;
+    f.info = (Mesos__V1__FrameworkInfo *)info;
+    Mesos__V1__TimeInfo t = time_of(registered_time);
+    f.registered_time = &t;
+    struct registry_batch *b = registry_batch_new();
+    char err[256];
+    if (registry_batch_put(b, REGISTRY_KIND_FRAMEWORK, &f.base, err,
+                           sizeof(err)) != 0) {
+        refuse(m, b, done, arg, err);
+        return;
+    }
+    apply(m, b, done, arg);
 }
 
 void master_persist_framework_removed(struct master *m, const char *id,
                                       master_persist_fn done, void *arg)
 {
-    (void)id;
-    later(m, done, arg);
+    struct registry_batch *b = registry_batch_new();
+    char err[256];
+    if (registry_batch_delete(b, REGISTRY_KIND_FRAMEWORK, id, err,
+                              sizeof(err)) != 0) {
+        refuse(m, b, done, arg, err);
+        return;
+    }
+    apply(m, b, done, arg);
 }
 
 void master_persist_agent_unreachable(struct master *m, const char *id,
                                       master_persist_fn done, void *arg)
 {
-    (void)id;
-    later(m, done, arg);
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = (char *)id;
+    Mesos__V1__TimeInfo t = time_of(master_now());
+    Offerd__Registry__UnreachableAgent u =
+        OFFERD__REGISTRY__UNREACHABLE_AGENT__INIT;
+    u.id = &aid;
+    u.timestamp = &t;
+    struct registry_batch *b = registry_batch_new();
+    char err[256];
+    if (registry_batch_delete(b, REGISTRY_KIND_AGENT, id, err, sizeof(err)) !=
+            0 ||
+        registry_batch_put(b, REGISTRY_KIND_UNREACHABLE, &u.base, err,
+                           sizeof(err)) != 0) {
+        refuse(m, b, done, arg, err);
+        return;
+    }
+    apply(m, b, done, arg);
 }

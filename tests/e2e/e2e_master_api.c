@@ -930,6 +930,106 @@ START_TEST(test_read_endpoints)
 }
 END_TEST
 
+/* With the SQLite registry, a restarted master knows its frameworks (until
+ * they re-subscribe with their id) and its admitted agents (which keep their
+ * id when they re-register). */
+START_TEST(test_registry_survives_restart)
+{
+    const char *args[] = {"--allocation_interval=100ms", NULL};
+    ck_assert_int_eq(e2e_start_master(&master, args), 0);
+    uint16_t p = master.port;
+    struct conn ag, fw;
+    subscribe_agent(&ag, p, "host1", AGENT_RES);
+    subscribe_framework(&fw, p, FW_INFO);
+    conn_close(&fw);
+    conn_close(&ag);
+    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
+    ck_assert_int_eq(e2e_restart_master(&master, args), 0);
+
+    json_t *s = get_json(p, "/frameworks");
+    json_t *f0 = json_array_get(json_object_get(s, "frameworks"), 0);
+    ck_assert_ptr_nonnull(f0);
+    ck_assert_str_eq(json_string_value(json_object_get(f0, "id")), fw.id);
+    ck_assert(!json_is_true(json_object_get(f0, "connected")));
+    json_decref(s);
+    char info[512];
+    snprintf(info, sizeof(info),
+             "{\"user\":\"u\",\"name\":\"fw\",\"failover_timeout\":60,"
+             "\"id\":{\"value\":\"%s\"}}",
+             fw.id);
+    struct conn fw2;
+    subscribe_framework(&fw2, p, info);
+    ck_assert_str_eq(fw2.id, fw.id);
+
+    /* The agent comes back with its id. */
+    char res[2048];
+    snprintf(res, sizeof(res), "%s", AGENT_RES);
+    struct conn ag2;
+    memset(&ag2, 0, sizeof(ag2));
+    char body[4096];
+    snprintf(body, sizeof(body),
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
+             "\"hostname\":\"host1\",\"port\":5051,\"id\":{\"value\":"
+             "\"%s\"},\"resources\":%s}}}",
+             ag.id, res);
+    const char *headers[] = {"Content-Type: application/json", NULL};
+    ck_assert_int_eq(e2e_stream_open(p, "POST", "/api/v1/agent", headers, body,
+                                     strlen(body), T, &ag2.s),
+                     0);
+    ck_assert_int_eq(ag2.s.head.status, 200);
+    json_t *ev = wait_event(&ag2, "REGISTERED", T);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(ev, "registered"), "agent_id"),
+            "value")),
+        ag.id);
+    json_decref(ev);
+    char offer[256], agent[256];
+    ev = wait_offer(&fw2, offer, agent, T);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(agent, ag.id);
+    json_decref(ev);
+    conn_close(&fw2);
+    conn_close(&ag2);
+    stop();
+}
+END_TEST
+
+/* A registry write that fails answers 503 and changes nothing; the next
+ * attempt succeeds. */
+START_TEST(test_registry_failure_changes_nothing)
+{
+    setenv("OFFERD_TEST_REGISTRY_FAILURES", "2", 1);
+    const char *args[] = {"--allocation_interval=100ms", NULL};
+    int rc = e2e_start_master(&master, args);
+    unsetenv("OFFERD_TEST_REGISTRY_FAILURES");
+    ck_assert_int_eq(rc, 0);
+    uint16_t p = master.port;
+    char reason[512];
+    const char *sub = "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+                      "\"framework_info\":" FW_INFO "}}";
+    ck_assert_int_eq(
+        post(p, "/api/v1/scheduler", NULL, sub, reason, sizeof(reason)), 503);
+    ck_assert_ptr_nonnull(strstr(reason, "registry write failed"));
+    json_t *s = get_json(p, "/frameworks");
+    ck_assert_uint_eq(json_array_size(json_object_get(s, "frameworks")), 0);
+    json_decref(s);
+    const char *agent =
+        "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+        "\"agent_info\":{\"hostname\":\"h\",\"resources\":" AGENT_RES "}}}";
+    ck_assert_int_eq(
+        post(p, "/api/v1/agent", NULL, agent, reason, sizeof(reason)), 503);
+    s = get_json(p, "/slaves");
+    ck_assert_uint_eq(json_array_size(json_object_get(s, "slaves")), 0);
+    json_decref(s);
+    struct conn fw;
+    subscribe_framework(&fw, p, FW_INFO);
+    conn_close(&fw);
+    stop();
+}
+END_TEST
+
 static Suite *master_api_suite(void)
 {
     Suite *s = suite_create("master_api");
@@ -944,6 +1044,8 @@ static Suite *master_api_suite(void)
     tcase_add_test(tc, test_framework_failover);
     tcase_add_test(tc, test_kill_and_reconcile);
     tcase_add_test(tc, test_read_endpoints);
+    tcase_add_test(tc, test_registry_survives_restart);
+    tcase_add_test(tc, test_registry_failure_changes_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

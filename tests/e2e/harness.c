@@ -215,6 +215,9 @@ static pid_t fork_exec(const char *bin, char *const *argv, int out_fd,
     return pid;
 }
 
+static int spawn_in_dir(struct e2e_proc *p, const char *bin,
+                        const char *const *args);
+
 int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args)
 {
     memset(p, 0, sizeof(*p));
@@ -230,6 +233,13 @@ int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args)
     if (keep_dirs())
         fprintf(stderr, "harness: %s\n", p->dir);
 
+    return spawn_in_dir(p, bin, args);
+}
+
+/* Start bin in p's existing directory (its log appended to). */
+static int spawn_in_dir(struct e2e_proc *p, const char *bin,
+                        const char *const *args)
+{
     int fd = open(p->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         perror(p->log_path);
@@ -342,6 +352,30 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
     }
     fprintf(stderr, "harness: no free port after 5 attempts\n");
     return -1;
+}
+
+int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    if (p->pid > 0 || p->dir[0] == '\0')
+        return -1;
+    char a_port[32];
+    snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)p->port);
+    const char *args[64];
+    int n = 0;
+    args[n++] = "--ip=127.0.0.1";
+    args[n++] = a_port;
+    args[n++] = "--work_dir=work";
+    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
+        args[n++] = *extra_args;
+    args[n] = NULL;
+    if (spawn_in_dir(p, OFFERD_BIN, args) != 0)
+        return -1;
+    if (e2e_wait_healthy(p, 20000) != 0) {
+        fprintf(stderr, "harness: restarted master did not become healthy\n");
+        e2e_proc_dump_log(p, 8192);
+        return -1;
+    }
+    return 0;
 }
 
 int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms)

@@ -72,6 +72,11 @@ int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args);
  * Returns 0, or -1 with the log printed to stderr. */
 int e2e_start_master(struct e2e_proc *p, const char *const *extra_args);
 
+/* Start the master again after it stopped (e2e_proc_stop), in the same
+ * directory, work_dir and port, with extra_args; wait until healthy.
+ * Returns 0, or -1 with the log printed. */
+int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
+
 /* Poll GET /health every 50 ms until 200 or timeout_ms pass, or the process
  * exits. Returns 0 when healthy, -1 otherwise. */
 int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms);
