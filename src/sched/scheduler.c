@@ -18,6 +18,10 @@
  *    cancelled at once); leave() frees it when the outermost entry unwinds.
  *    After each user callback the code checks whether the client died or
  *    its stream was replaced (conn_gen) before touching anything else.
+ *  - Logging: what the owner learns through callbacks is logged at DEBUG
+ *    only (a library should not chatter on stderr); protocol anomalies the
+ *    owner cannot see (an event without its payload, a missing stream id)
+ *    are warnings.
  */
 #include "offerd/scheduler.h"
 
@@ -410,8 +414,8 @@ static void on_reconnect_timer(evutil_socket_t fd, short what, void *arg)
 static void attempt_failed(struct offerd_sched *s, int status,
                            const char *reason)
 {
-    log_info("SUBSCRIBE to %s:%u failed: %s", s->target_host,
-             (unsigned)s->target_port, reason);
+    log_debug("SUBSCRIBE to %s:%u failed: %s", s->target_host,
+              (unsigned)s->target_port, reason);
     drop_stream(s);
     schedule_connect(s, next_backoff(s), false);
     if (s->cb.call_failed != NULL)
@@ -423,8 +427,8 @@ static void attempt_failed(struct offerd_sched *s, int status,
  * torn down, then tell the owner. */
 static void stream_lost(struct offerd_sched *s, const char *reason)
 {
-    log_info("subscription to %s:%u lost: %s", s->target_host,
-             (unsigned)s->target_port, reason);
+    log_debug("subscription to %s:%u lost: %s", s->target_host,
+              (unsigned)s->target_port, reason);
     drop_stream(s);
     bool retry = !s->teardown_sent;
     if (retry) {
@@ -525,8 +529,8 @@ static void on_subscribed(struct offerd_sched *s,
         arm_timer(s->watchdog_ev, hb * s->hb_tolerance * 1000.0);
     else
         evtimer_del(s->watchdog_ev);
-    log_info("subscribed to %s:%u as framework %s", s->target_host,
-             (unsigned)s->target_port, s->info->id->value);
+    log_debug("subscribed to %s:%u as framework %s", s->target_host,
+              (unsigned)s->target_port, s->info->id->value);
     if (s->cb.subscribed != NULL)
         s->cb.subscribed(s, s->info->id->value, hb, ev, s->user);
 }
@@ -683,9 +687,9 @@ static void on_stream_close(const struct http_client_response *r, void *arg)
     uint16_t port;
     if (status != 0 && is_redirect(status) && loc != NULL &&
         parse_location(loc, host, sizeof(host), &port) == 0) {
-        log_info("SUBSCRIBE to %s:%u: %d, following the leader at %s:%u",
-                 s->target_host, (unsigned)s->target_port, status, host,
-                 (unsigned)port);
+        log_debug("SUBSCRIBE to %s:%u: %d, following the leader at %s:%u",
+                  s->target_host, (unsigned)s->target_port, status, host,
+                  (unsigned)port);
         drop_stream(s);
         free(s->target_host);
         s->target_host = xstrdup(host);
@@ -922,7 +926,8 @@ static void on_call_done(const struct http_client_response *r, void *arg)
     if (!s->dead && (status < 200 || status > 299)) {
         char reason[REASON_MAX + 64];
         response_reason(r, reason, sizeof(reason));
-        log_info("%s call failed: %d %s", call_type_name(type), status, reason);
+        log_debug("%s call failed: %d %s", call_type_name(type), status,
+                  reason);
         if (type == MESOS__V1__SCHEDULER__CALL__TYPE__TEARDOWN)
             s->teardown_sent = false;
         if (s->cb.call_failed != NULL)
