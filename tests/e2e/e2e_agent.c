@@ -143,6 +143,8 @@ struct fake_master {
     char stream_id[ID_UUID_SIZE];
     int subscribes;              /* SUBSCRIBE calls answered */
     bool auto_ack;               /* ACKNOWLEDGE every UPDATE as it arrives */
+    bool refuse_calls;           /* answer every call but SUBSCRIBE 403 */
+    double ping_timeout;         /* REGISTERED.ping_timeout_seconds; 0: unset */
     Offerd__Agent__Call **calls; /* every call, in arrival order */
     size_t ncalls;
 };
@@ -223,6 +225,10 @@ static void fm_handle(struct http_request *req, void *arg)
             OFFERD__AGENT__EVENT__REGISTERED__INIT;
         reg.agent_id = &aid;
         reg.master_info = &mi;
+        if (fm.ping_timeout > 0) {
+            reg.has_ping_timeout_seconds = 1;
+            reg.ping_timeout_seconds = fm.ping_timeout;
+        }
         Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
         ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
         ev.registered = &reg;
@@ -232,6 +238,10 @@ static void fm_handle(struct http_request *req, void *arg)
     const char *sid = http_request_header(req, "Mesos-Stream-Id");
     if (sid == NULL || strcmp(sid, fm.stream_id) != 0) {
         http_reply_error(req, 400, "wrong Mesos-Stream-Id");
+        return;
+    }
+    if (fm.refuse_calls) {
+        http_reply_error(req, 403, "agent is not subscribed");
         return;
     }
     http_reply(req, 202, NULL, NULL, 0);
@@ -478,6 +488,9 @@ static void teardown(void)
         int rc = e2e_proc_stop(&agent, SIGKILL, 1000);
         if (rc != 0)
             e2e_proc_dump_log(&agent, 16384);
+        /* Exit 0 (under the sanitizers: no leak), and nothing left. */
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(kill_under(agent_work), 0);
     }
     e2e_proc_cleanup(&agent);
     kill_under(agent_work);
@@ -1208,6 +1221,111 @@ START_TEST(test_shutdown_event)
 }
 END_TEST
 
+static void fm_reconcile(const char *fw, const char *task_id)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__Reconcile__Task t =
+        OFFERD__AGENT__EVENT__RECONCILE__TASK__INIT;
+    t.framework_id = &fid;
+    t.task_id = &tid;
+    Offerd__Agent__Event__Reconcile__Task *tv[1] = {&t};
+    Offerd__Agent__Event__Reconcile r = OFFERD__AGENT__EVENT__RECONCILE__INIT;
+    r.n_tasks = 1;
+    r.tasks = tv;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RECONCILE;
+    ev.reconcile = &r;
+    fm_send(&ev);
+}
+
+START_TEST(test_reconcile)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("rc1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rc1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(100); /* its acks are through */
+    fm_reconcile(FW_ID, "nobody");
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "nobody",
+                          MESOS__V1__TASK_STATE__TASK_LOST, 10000);
+    ck_assert_msg(i >= 0, "no TASK_LOST for an unknown task");
+    ck_assert_str_eq(reason_name(fm.calls[i]->update->status),
+                     "REASON_RECONCILIATION");
+    ck_assert_int_eq(fm.calls[i]->update->status->source,
+                     MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
+    /* A task it holds: its latest state again. */
+    fm_reconcile(FW_ID, "rc1");
+    i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rc1",
+                     MESOS__V1__TASK_STATE__TASK_RUNNING, 10000);
+    ck_assert_msg(i >= 0, "no status for a known task");
+    ck_assert_str_eq(reason_name(fm.calls[i]->update->status),
+                     "REASON_RECONCILIATION");
+}
+END_TEST
+
+START_TEST(test_ping_timeout_resubscribes)
+{
+    fm.ping_timeout = 0.3;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    int64_t t0 = now_ms();
+    size_t from = 1;
+    /* No PING comes: the agent gives up on this stream. */
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                          10000);
+    ck_assert_msg(i >= 0, "no new SUBSCRIBE after the ping timeout");
+    ck_assert_int_ge(now_ms() - t0, 250);
+    ck_assert_str_eq(fm.calls[i]->subscribe->agent_info->id->value, AGENT_ID);
+    /* PINGs keep the new stream: one every 100 ms for a second, and no
+     * further SUBSCRIBE. */
+    fm_wait_subscribed(2, 5000);
+    size_t mark = fm.ncalls;
+    for (int k = 0; k < 10; k++) {
+        Offerd__Agent__Event__Ping ping = OFFERD__AGENT__EVENT__PING__INIT;
+        ping.sequence = (uint64_t)k;
+        Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+        ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+        ev.ping = &ping;
+        fm_send(&ev);
+        fm_pump(100);
+    }
+    size_t f = mark;
+    ck_assert(fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                           0) < 0);
+    f = mark;
+    ck_assert(fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__PONG, NULL, -1, 0) >=
+              0);
+}
+END_TEST
+
+START_TEST(test_refused_call_resubscribes)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm.refuse_calls = true;
+    Offerd__Agent__Event__Ping ping = OFFERD__AGENT__EVENT__PING__INIT;
+    ping.sequence = 1;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+    ev.ping = &ping;
+    fm_send(&ev);
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__PONG, NULL, -1,
+                           10000) >= 0);
+    /* The PONG was answered 403: the agent subscribes again. */
+    ck_assert_msg(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE,
+                               NULL, -1, 10000) >= 0,
+                  "no SUBSCRIBE after a 403");
+    fm.refuse_calls = false;
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
     Suite *s = suite_create("e2e_agent");
@@ -1230,6 +1348,9 @@ static Suite *agent_suite(void)
     tcase_add_test(tc, test_sigusr1_kills_tasks_and_exits);
     tcase_add_test(tc, test_sigterm_leaves_tasks_and_keeps_id);
     tcase_add_test(tc, test_shutdown_event);
+    tcase_add_test(tc, test_reconcile);
+    tcase_add_test(tc, test_ping_timeout_resubscribes);
+    tcase_add_test(tc, test_refused_call_resubscribes);
     suite_add_tcase(s, tc);
     return s;
 }
