@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 
 #include "agent/checkpoint.h"
+#include "agent/command.h"
 #include "agent/master_conn.h"
 #include "agent/pb_copy.h"
 #include "agent/sandbox.h"
@@ -358,103 +359,6 @@ static void launch_failed(struct agent *a, struct agent_task *t,
            message);
 }
 
-/* A NULL-terminated string vector. */
-struct strv {
-    char **v;
-    size_t n, cap;
-};
-
-static void strv_push(struct strv *s, char *str)
-{
-    if (s->n + 2 > s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 32;
-        s->v = xreallocarray(s->v, s->cap, sizeof(*s->v));
-    }
-    s->v[s->n++] = str;
-    s->v[s->n] = NULL;
-}
-
-/* Set NAME=value, replacing an earlier NAME. */
-static void env_set(struct strv *env, const char *name, const char *value)
-{
-    size_t nl = strlen(name);
-    char *entry = xasprintf("%s=%s", name, value);
-    for (size_t i = 0; i < env->n; i++) {
-        if (strncmp(env->v[i], name, nl) == 0 && env->v[i][nl] == '=') {
-            free(env->v[i]);
-            env->v[i] = entry;
-            return;
-        }
-    }
-    strv_push(env, entry);
-}
-
-static void strv_free(struct strv *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-}
-
-/* The task's environment: the agent's, without OFFERD_ variables, with
- * Mesos's MESOS_* variables and then the command's own. Returns 0, or -1
- * with a reason. */
-static int build_env(const struct agent *a, const struct agent_task *t,
-                     struct strv *env, char *err, size_t errlen)
-{
-    for (char **e = environ; e != NULL && *e != NULL; e++)
-        if (strncmp(*e, "OFFERD_", 7) != 0)
-            strv_push(env, xstrdup(*e));
-    env_set(env, "MESOS_SANDBOX", t->sandbox);
-    env_set(env, "MESOS_FRAMEWORK_ID", t->framework_id);
-    env_set(env, "MESOS_TASK_ID", t->task_id);
-    env_set(env, "MESOS_EXECUTOR_ID", t->task_id);
-    if (a->agent_id != NULL)
-        env_set(env, "MESOS_AGENT_ID", a->agent_id);
-    const Mesos__V1__Environment *ce = t->info->command->environment;
-    for (size_t i = 0; ce != NULL && i < ce->n_variables; i++) {
-        const Mesos__V1__Environment__Variable *v = ce->variables[i];
-        if (v->has_type &&
-            v->type == MESOS__V1__ENVIRONMENT__VARIABLE__TYPE__SECRET) {
-            snprintf(err, errlen,
-                     "environment variable %s is a secret, which this agent "
-                     "does not support",
-                     v->name);
-            return -1;
-        }
-        if (v->name[0] == '\0' || strchr(v->name, '=') != NULL) {
-            snprintf(err, errlen, "bad environment variable name '%s'",
-                     v->name);
-            return -1;
-        }
-        env_set(env, v->name, v->value != NULL ? v->value : "");
-    }
-    return 0;
-}
-
-/* argv and the program to exec for the command. */
-static int build_argv(const Mesos__V1__CommandInfo *cmd, struct strv *argv,
-                      const char **file, char *err, size_t errlen)
-{
-    if (cmd->value == NULL) {
-        snprintf(err, errlen, "the command has no value");
-        return -1;
-    }
-    if (!cmd->has_shell || cmd->shell) {
-        *file = "/bin/sh";
-        strv_push(argv, xstrdup("sh"));
-        strv_push(argv, xstrdup("-c"));
-        strv_push(argv, xstrdup(cmd->value));
-        return 0;
-    }
-    *file = cmd->value;
-    if (cmd->n_arguments == 0)
-        strv_push(argv, xstrdup(cmd->value));
-    for (size_t i = 0; i < cmd->n_arguments; i++)
-        strv_push(argv, xstrdup(cmd->arguments[i]));
-    return 0;
-}
-
 static void check_user(const struct agent *a, const struct agent_task *t,
                        const Mesos__V1__FrameworkInfo *fi)
 {
@@ -516,24 +420,21 @@ static void run_task(struct agent *a, const Offerd__Agent__Event__RunTask *rt)
         log_error("checkpoint: %s", err);
     check_user(a, t, fi);
 
-    struct strv argv = {0}, env = {0};
-    const char *file = NULL;
-    if (build_argv(ti->command, &argv, &file, err, sizeof(err)) != 0 ||
-        build_env(a, t, &env, err, sizeof(err)) != 0) {
-        strv_free(&argv);
-        strv_free(&env);
+    struct agent_command_ids ids = {t->sandbox, fw, task_id, a->agent_id};
+    struct agent_command cmd;
+    if (agent_command_build(ti->command, environ, &ids, &cmd, err,
+                            sizeof(err)) != 0) {
         launch_failed(a, t, err);
         return;
     }
     struct agent_launch l = {
         .sandbox = t->sandbox,
-        .file = file,
-        .argv = argv.v,
-        .envp = env.v,
+        .file = cmd.file,
+        .argv = cmd.argv,
+        .envp = cmd.envp,
     };
     int rc = agent_tasks_launch(a->tasks, t, &l, err, sizeof(err));
-    strv_free(&argv);
-    strv_free(&env);
+    agent_command_clear(&cmd);
     if (rc != 0) {
         launch_failed(a, t, err);
         return;
