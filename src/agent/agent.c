@@ -1,0 +1,982 @@
+/*
+ * The agent: master events in, task processes and status updates out.
+ *
+ * Flow of a task: RUN_TASK -> sandbox, checkpoint, supervisor ->
+ * TASK_STARTING; the supervisor reports the exec -> TASK_RUNNING; the
+ * supervisor exits -> the terminal state from the task's exit status. Every
+ * update goes through the update manager (reliable, in order per task) and
+ * is checkpointed with the task's state before the loop sends it. A task is
+ * forgotten (record, checkpoint) when it is terminal and its terminal
+ * update was acknowledged.
+ */
+#include "agent/agent.h"
+
+#include "agent/checkpoint.h"
+#include "agent/command.h"
+#include "agent/master_conn.h"
+#include "agent/pb_copy.h"
+#include "agent/sandbox.h"
+#include "agent/state_json.h"
+#include "agent/status.h"
+#include "agent/tasks.h"
+#include "agent/update_manager.h"
+#include "common/clock.h"
+#include "common/hmap.h"
+#include "common/ids.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Mesos's default kill grace period for command tasks. */
+#define DEFAULT_GRACE_NS (3 * CLOCK_NS_PER_SEC)
+/* After the last task died on shutdown, how long to let the last updates
+ * go out. */
+#define SHUTDOWN_DRAIN_NS (2 * CLOCK_NS_PER_SEC)
+/* How often shutdown progress is checked. */
+#define SHUTDOWN_POLL_MS 50
+
+struct agent {
+    struct event_base *base;
+    struct agent_config cfg;
+    char *sandbox_root;
+    char master[AGENT_IP_SIZE + 8]; /* "ip:port" */
+    char *user;                     /* the agent's own user name */
+    double start_time;
+
+    struct agent_ckpt *ckpt;
+    struct agent_um *um;
+    struct agent_conn *conn;
+    struct agent_tasks *tasks;
+    struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo (owned) */
+    char *agent_id;          /* NULL until registered (or checkpointed) */
+
+    struct event *retry_timer; /* the update manager's next resend */
+
+    bool shutting_down;
+    struct event *shutdown_timer; /* polls shutdown progress */
+    int64_t shutdown_deadline;    /* monotonic ns */
+    int64_t drain_until;          /* monotonic ns; 0: tasks still live */
+};
+
+static int64_t now_ns(void)
+{
+    return clock_monotonic_ns();
+}
+
+/* ---- Status updates ---- */
+
+static void reschedule_retry(struct agent *a)
+{
+    int64_t d = agent_um_next_deadline(a->um);
+    if (d < 0) {
+        event_del(a->retry_timer);
+        return;
+    }
+    int64_t delay = d - now_ns();
+    if (delay < 0)
+        delay = 0;
+    struct timeval tv = {(time_t)(delay / CLOCK_NS_PER_SEC),
+                         (suseconds_t)((delay % CLOCK_NS_PER_SEC) / 1000)};
+    event_add(a->retry_timer, &tv);
+}
+
+static void on_retry_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    (void)fd;
+    (void)what;
+    agent_um_tick(a->um, now_ns());
+    reschedule_retry(a);
+}
+
+/* The update manager's send function: one UPDATE call. */
+static void send_update(const char *framework_id,
+                        const Mesos__V1__TaskStatus *status,
+                        Mesos__V1__TaskState latest, void *arg)
+{
+    struct agent *a = arg;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)framework_id;
+    Offerd__Agent__Call__Update upd = OFFERD__AGENT__CALL__UPDATE__INIT;
+    upd.framework_id = &fid;
+    upd.status = (Mesos__V1__TaskStatus *)status;
+    upd.has_latest_state = 1;
+    upd.latest_state = latest;
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.type = OFFERD__AGENT__CALL__TYPE__UPDATE;
+    call.agent_id = a->agent_id != NULL ? &aid : NULL;
+    call.update = &upd;
+    char uuid[ID_UUID_SIZE] = "";
+    if (status->uuid.len == 16)
+        id_uuid_format(status->uuid.data, uuid);
+    if (agent_conn_send(a->conn, &call) == 0)
+        log_info("sent %s (%s) of task %s of framework %s to the master",
+                 agent_task_state_name(status->state), uuid,
+                 status->task_id->value, framework_id);
+}
+
+struct collect {
+    Offerd__Agent__Call__Update *v;
+    Mesos__V1__FrameworkID *fids;
+    size_t n, cap;
+};
+
+static void collect_update(const char *framework_id,
+                           const Mesos__V1__TaskStatus *status, void *arg)
+{
+    struct collect *c = arg;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->v = xreallocarray(c->v, c->cap, sizeof(*c->v));
+        c->fids = xreallocarray(c->fids, c->cap, sizeof(*c->fids));
+    }
+    Mesos__V1__FrameworkID *fid = &c->fids[c->n];
+    mesos__v1__framework_id__init(fid);
+    fid->value = (char *)framework_id;
+    Offerd__Agent__Call__Update *u = &c->v[c->n];
+    offerd__agent__call__update__init(u);
+    u->status = (Mesos__V1__TaskStatus *)status;
+    c->n++;
+}
+
+/* Point each collected update at its framework id (the arrays may have
+ * moved while growing) and set latest_state to the newest state. */
+static void collect_finish(struct collect *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        c->v[i].framework_id = &c->fids[i];
+}
+
+/* A mesos.v1.Task for t with its latest state and status (all owned). */
+static Mesos__V1__Task *task_pb(const struct agent *a,
+                                const struct agent_task *t)
+{
+    Mesos__V1__Task *m = xmalloc(sizeof(*m));
+    mesos__v1__task__init(m);
+    m->name = xstrdup(t->info->name);
+    m->task_id = xmalloc(sizeof(*m->task_id));
+    mesos__v1__task_id__init(m->task_id);
+    m->task_id->value = xstrdup(t->task_id);
+    m->framework_id = xmalloc(sizeof(*m->framework_id));
+    mesos__v1__framework_id__init(m->framework_id);
+    m->framework_id->value = xstrdup(t->framework_id);
+    m->executor_id = xmalloc(sizeof(*m->executor_id));
+    mesos__v1__executor_id__init(m->executor_id);
+    m->executor_id->value = xstrdup(t->task_id);
+    m->agent_id = xmalloc(sizeof(*m->agent_id));
+    mesos__v1__agent_id__init(m->agent_id);
+    m->agent_id->value =
+        xstrdup(a->agent_id != NULL ? a->agent_id : t->info->agent_id->value);
+    m->state = t->state;
+    if (t->info->n_resources > 0) {
+        m->n_resources = t->info->n_resources;
+        m->resources = xcalloc(m->n_resources, sizeof(*m->resources));
+        for (size_t i = 0; i < m->n_resources; i++)
+            m->resources[i] = (Mesos__V1__Resource *)agent_pb_copy(
+                &t->info->resources[i]->base);
+    }
+    if (t->last_status != NULL) {
+        m->n_statuses = 1;
+        m->statuses = xcalloc(1, sizeof(*m->statuses));
+        m->statuses[0] =
+            (Mesos__V1__TaskStatus *)agent_pb_copy(&t->last_status->base);
+    }
+    /* The update in flight: the oldest pending one, else the latest. */
+    struct collect c = {0};
+    agent_um_foreach_task(a->um, t->framework_id, t->task_id, collect_update,
+                          &c);
+    const Mesos__V1__TaskStatus *head =
+        c.n > 0 ? c.v[0].status : t->last_status;
+    if (head != NULL) {
+        m->has_status_update_state = 1;
+        m->status_update_state = head->state;
+        m->has_status_update_uuid = 1;
+        m->status_update_uuid.len = head->uuid.len;
+        m->status_update_uuid.data = xmemdup(head->uuid.data, head->uuid.len);
+    }
+    free(c.v);
+    free(c.fids);
+    if (t->info->labels != NULL)
+        m->labels = (Mesos__V1__Labels *)agent_pb_copy(&t->info->labels->base);
+    if (t->info->kill_policy != NULL)
+        m->kill_policy =
+            (Mesos__V1__KillPolicy *)agent_pb_copy(&t->info->kill_policy->base);
+    return m;
+}
+
+/* Checkpoint a task's state (when t is non-NULL) and its pending updates;
+ * remove its checkpoint when nothing is left of it. */
+static void checkpoint_task(struct agent *a, const char *fw,
+                            const char *task_id, const struct agent_task *t)
+{
+    if (!agent_ckpt_id_is_safe(fw) || !agent_ckpt_id_is_safe(task_id))
+        return; /* refused at launch; nothing can be stored under it */
+    char err[512];
+    struct collect c = {0};
+    agent_um_foreach_task(a->um, fw, task_id, collect_update, &c);
+    collect_finish(&c);
+    if (t == NULL && c.n == 0) {
+        agent_ckpt_remove_task(a->ckpt, fw, task_id);
+    } else {
+        if (t != NULL) {
+            Mesos__V1__Task *m = task_pb(a, t);
+            if (agent_ckpt_save_task(a->ckpt, fw, m, err, sizeof(err)) != 0)
+                log_error("checkpoint: %s", err);
+            jpb_free(&m->base);
+        }
+        const Offerd__Agent__Call__Update **pv =
+            xcalloc(c.n ? c.n : 1, sizeof(*pv));
+        for (size_t i = 0; i < c.n; i++)
+            pv[i] = &c.v[i];
+        if (agent_ckpt_save_updates(a->ckpt, fw, task_id, pv, c.n, err,
+                                    sizeof(err)) != 0)
+            log_error("checkpoint: %s", err);
+        free(pv);
+    }
+    free(c.v);
+    free(c.fids);
+}
+
+/* Report a new state of a task (t may be NULL for a task the agent does not
+ * hold): build the status, remember it, checkpoint, queue it. */
+static void report(struct agent *a, const char *fw, const char *task_id,
+                   struct agent_task *t, Mesos__V1__TaskState state,
+                   Mesos__V1__TaskStatus__Source source, bool has_reason,
+                   Mesos__V1__TaskStatus__Reason reason, const char *message)
+{
+    struct agent_status_spec spec = {
+        .task_id = task_id,
+        .state = state,
+        .source = source,
+        .has_reason = has_reason,
+        .reason = reason,
+        .message = message,
+        .agent_id = a->agent_id,
+        .executor_id = task_id,
+        .timestamp = clock_wall_secs(),
+    };
+    Mesos__V1__TaskStatus *st = agent_status_new(&spec);
+    if (t != NULL) {
+        t->state = state;
+        agent_task_note_state(t, state, spec.timestamp);
+        if (t->last_status != NULL)
+            jpb_free(&t->last_status->base);
+        t->last_status = (Mesos__V1__TaskStatus *)agent_pb_copy(&st->base);
+    }
+    log_info("task %s of framework %s is %s%s%s", task_id, fw,
+             agent_task_state_name(state), message ? ": " : "",
+             message ? message : "");
+    agent_um_add(a->um, fw, st, now_ns());
+    checkpoint_task(a, fw, task_id, t);
+    reschedule_retry(a);
+}
+
+/* ---- Frameworks ---- */
+
+static void framework_free(void *p)
+{
+    jpb_free(p);
+}
+
+static void remember_framework(struct agent *a, const char *fw,
+                               const Mesos__V1__FrameworkInfo *fi)
+{
+    Mesos__V1__FrameworkInfo *copy =
+        (Mesos__V1__FrameworkInfo *)agent_pb_copy(&fi->base);
+    void *old = hmap_put(a->frameworks, fw, copy);
+    if (old != NULL)
+        framework_free(old);
+    char err[512];
+    if (agent_ckpt_id_is_safe(fw) &&
+        agent_ckpt_save_framework(a->ckpt, fw, copy, err, sizeof(err)) != 0)
+        log_error("checkpoint: %s", err);
+}
+
+static bool framework_has_tasks(const struct agent *a, const char *fw)
+{
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+        if (strcmp(t->framework_id, fw) == 0)
+            return true;
+    return false;
+}
+
+static bool
+framework_has_capability(const struct agent *a, const char *fw,
+                         Mesos__V1__FrameworkInfo__Capability__Type c)
+{
+    const Mesos__V1__FrameworkInfo *fi = hmap_get(a->frameworks, fw);
+    for (size_t i = 0; fi != NULL && i < fi->n_capabilities; i++)
+        if (fi->capabilities[i]->has_type && fi->capabilities[i]->type == c)
+            return true;
+    return false;
+}
+
+/* Forget a terminal, acknowledged task, and its framework with its last
+ * task. */
+static void forget_task(struct agent *a, struct agent_task *t)
+{
+    char *fw = xstrdup(t->framework_id);
+    log_info("forgetting task %s of framework %s", t->task_id, fw);
+    if (agent_ckpt_id_is_safe(fw) && agent_ckpt_id_is_safe(t->task_id))
+        agent_ckpt_remove_task(a->ckpt, fw, t->task_id);
+    agent_tasks_remove(a->tasks, t);
+    if (!framework_has_tasks(a, fw)) {
+        void *fi = hmap_del(a->frameworks, fw);
+        if (fi != NULL)
+            framework_free(fi);
+        if (agent_ckpt_id_is_safe(fw))
+            agent_ckpt_remove_framework(a->ckpt, fw);
+    }
+    free(fw);
+}
+
+/* ---- Launching ---- */
+
+static void launch_failed(struct agent *a, struct agent_task *t,
+                          const char *message)
+{
+    report(a, t->framework_id, t->task_id, t,
+           MESOS__V1__TASK_STATE__TASK_FAILED,
+           MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+           MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED,
+           message);
+}
+
+static void check_user(const struct agent *a, const struct agent_task *t,
+                       const Mesos__V1__FrameworkInfo *fi)
+{
+    const char *want = t->info->command->user;
+    if (want == NULL)
+        want = fi->user;
+    if (want != NULL && want[0] != '\0' && a->user != NULL &&
+        strcmp(want, a->user) != 0)
+        log_warn("task %s asks to run as user '%s'; offerd-agent runs every "
+                 "task as its own user '%s'",
+                 t->task_id, want, a->user);
+}
+
+static void run_task(struct agent *a, const Offerd__Agent__Event__RunTask *rt)
+{
+    const Mesos__V1__FrameworkInfo *fi = rt->framework_info;
+    const Mesos__V1__TaskInfo *ti = rt->task;
+    if (fi->id == NULL) {
+        log_warn("RUN_TASK for task %s without a framework id: ignored",
+                 ti->task_id->value);
+        return;
+    }
+    const char *fw = fi->id->value;
+    const char *task_id = ti->task_id->value;
+    log_info("RUN_TASK %s (%s) of framework %s", task_id, ti->name, fw);
+    if (agent_tasks_get(a->tasks, fw, task_id) != NULL) {
+        log_warn("task %s of framework %s already exists: RUN_TASK ignored",
+                 task_id, fw);
+        return;
+    }
+    if (!agent_ckpt_id_is_safe(fw) || !agent_ckpt_id_is_safe(task_id)) {
+        report(a, fw, task_id, NULL, MESOS__V1__TASK_STATE__TASK_ERROR,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_TASK_INVALID,
+               "The framework or task id cannot name a sandbox directory");
+        return;
+    }
+    remember_framework(a, fw, fi);
+    struct agent_task *t = agent_tasks_add(a->tasks, fw, ti);
+    if (a->shutting_down) {
+        launch_failed(a, t, "The agent is shutting down");
+        return;
+    }
+    if (ti->command == NULL) {
+        launch_failed(a, t,
+                      "Only command tasks are supported (this agent runs no "
+                      "custom executors)");
+        return;
+    }
+    char err[1024];
+    t->sandbox = agent_sandbox_create(a->sandbox_root, fw, task_id, t->run_id,
+                                      err, sizeof(err));
+    if (t->sandbox == NULL) {
+        launch_failed(a, t, err);
+        return;
+    }
+    if (agent_ckpt_save_task_info(a->ckpt, fw, t->info, t->sandbox, err,
+                                  sizeof(err)) != 0)
+        log_error("checkpoint: %s", err);
+    check_user(a, t, fi);
+
+    struct agent_command_ids ids = {t->sandbox, fw, task_id, a->agent_id};
+    struct agent_command cmd;
+    if (agent_command_build(ti->command, environ, &ids, &cmd, err,
+                            sizeof(err)) != 0) {
+        launch_failed(a, t, err);
+        return;
+    }
+    struct agent_launch l = {
+        .sandbox = t->sandbox,
+        .file = cmd.file,
+        .argv = cmd.argv,
+        .envp = cmd.envp,
+    };
+    int rc = agent_tasks_launch(a->tasks, t, &l, err, sizeof(err));
+    agent_command_clear(&cmd);
+    if (rc != 0) {
+        launch_failed(a, t, err);
+        return;
+    }
+    report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_STARTING,
+           MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+}
+
+/* ---- Task process callbacks ---- */
+
+static void on_task_running(struct agent_task *t, void *arg)
+{
+    struct agent *a = arg;
+    if (t->kill_requested)
+        return; /* killed before it ran: the kill decides its state */
+    report(a, t->framework_id, t->task_id, t,
+           MESOS__V1__TASK_STATE__TASK_RUNNING,
+           MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+}
+
+static void on_task_ended(struct agent_task *t,
+                          const struct agent_task_end *end, void *arg)
+{
+    struct agent *a = arg;
+    Mesos__V1__TaskState state;
+    Mesos__V1__TaskStatus__Source source =
+        MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR;
+    bool has_reason = false;
+    Mesos__V1__TaskStatus__Reason reason = 0;
+    const char *message = end->message;
+    struct agent_exit_outcome out;
+    if (end->has_status && !end->launch_failed) {
+        agent_exit_outcome(end->wait_status, t->kill_requested, &out);
+        state = out.state;
+        has_reason = out.has_reason;
+        reason = out.reason;
+        message = out.message;
+    } else if (t->kill_requested) {
+        state = MESOS__V1__TASK_STATE__TASK_KILLED;
+    } else if (end->launch_failed) {
+        state = MESOS__V1__TASK_STATE__TASK_FAILED;
+        source = MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT;
+        has_reason = true;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED;
+    } else {
+        state = MESOS__V1__TASK_STATE__TASK_FAILED;
+        has_reason = true;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_EXECUTOR_TERMINATED;
+    }
+    if (state == MESOS__V1__TASK_STATE__TASK_KILLED && t->kill_during_launch) {
+        has_reason = true;
+        reason =
+            MESOS__V1__TASK_STATUS__REASON__REASON_TASK_KILLED_DURING_LAUNCH;
+    }
+    report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
+           message[0] != '\0' ? message : NULL);
+}
+
+/* ---- Master events ---- */
+
+static int64_t grace_of(const Mesos__V1__KillPolicy *kp, int64_t fallback)
+{
+    if (kp != NULL && kp->grace_period != NULL &&
+        kp->grace_period->nanoseconds >= 0)
+        return kp->grace_period->nanoseconds;
+    return fallback;
+}
+
+static void kill_task(struct agent *a, struct agent_task *t,
+                      const Mesos__V1__KillPolicy *override)
+{
+    if (agent_task_state_is_terminal(t->state) ||
+        t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) {
+        log_info("task %s of framework %s is already %s: nothing to kill",
+                 t->task_id, t->framework_id, agent_task_state_name(t->state));
+        return;
+    }
+    int64_t grace =
+        grace_of(override, grace_of(t->info->kill_policy, DEFAULT_GRACE_NS));
+    if (t->state != MESOS__V1__TASK_STATE__TASK_KILLING &&
+        framework_has_capability(
+            a, t->framework_id,
+            MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__TASK_KILLING_STATE))
+        report(a, t->framework_id, t->task_id, t,
+               MESOS__V1__TASK_STATE__TASK_KILLING,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+    agent_tasks_kill(a->tasks, t, grace);
+}
+
+static void handle_kill(struct agent *a,
+                        const Offerd__Agent__Event__KillTask *k)
+{
+    const char *fw = k->framework_id->value;
+    const char *task_id = k->task_id->value;
+    log_info("KILL_TASK %s of framework %s", task_id, fw);
+    struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+    if (t == NULL) {
+        report(a, fw, task_id, NULL, MESOS__V1__TASK_STATE__TASK_LOST,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_TASK_UNKNOWN,
+               "Task unknown to the agent");
+        return;
+    }
+    kill_task(a, t, k->kill_policy);
+}
+
+static void handle_ack(struct agent *a,
+                       const Offerd__Agent__Event__Acknowledge *k)
+{
+    const char *fw = k->framework_id->value;
+    const char *task_id = k->task_id->value;
+    Mesos__V1__TaskState acked = 0;
+    enum agent_um_ack_result r = agent_um_ack(a->um, fw, task_id, k->uuid.data,
+                                              k->uuid.len, now_ns(), &acked);
+    char uuid[ID_UUID_SIZE] = "?";
+    if (k->uuid.len == 16)
+        id_uuid_format(k->uuid.data, uuid);
+    if (r == AGENT_UM_ACK_UNKNOWN) {
+        log_warn("ACKNOWLEDGE %s for task %s of framework %s, which has no "
+                 "pending update: ignored",
+                 uuid, task_id, fw);
+        return;
+    }
+    if (r == AGENT_UM_ACK_MISMATCH) {
+        log_warn("ACKNOWLEDGE %s for task %s of framework %s is not for its "
+                 "oldest pending update: ignored",
+                 uuid, task_id, fw);
+        return;
+    }
+    log_info("%s (%s) of task %s of framework %s acknowledged",
+             agent_task_state_name(acked), uuid, task_id, fw);
+    struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+    if (t != NULL && agent_task_state_is_terminal(t->state) &&
+        (t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) &&
+        agent_um_count(a->um, fw, task_id) == 0)
+        forget_task(a, t);
+    else
+        checkpoint_task(a, fw, task_id, t);
+    reschedule_retry(a);
+}
+
+static void reconcile(struct agent *a,
+                      Offerd__Agent__Event__Reconcile__Task *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *fw = v[i]->framework_id->value;
+        const char *task_id = v[i]->task_id->value;
+        struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+        if (t == NULL) {
+            report(a, fw, task_id, NULL, MESOS__V1__TASK_STATE__TASK_LOST,
+                   MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+                   MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION,
+                   "Task unknown to the agent");
+        } else if (!agent_um_resend(a->um, fw, task_id, now_ns())) {
+            report(a, fw, task_id, t, t->state,
+                   MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+                   MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION,
+                   "Reconciliation: latest state");
+        }
+    }
+    reschedule_retry(a);
+}
+
+static void handle_registered(struct agent *a,
+                              const Offerd__Agent__Event__Registered *r)
+{
+    const char *id = r->agent_id->value;
+    if (a->agent_id == NULL || strcmp(a->agent_id, id) != 0) {
+        if (a->agent_id != NULL)
+            log_warn("the master gave the new id %s (was %s)", id, a->agent_id);
+        free(a->agent_id);
+        a->agent_id = xstrdup(id);
+        char err[512];
+        if (agent_ckpt_save_agent_id(a->ckpt, id, err, sizeof(err)) != 0)
+            log_error("checkpoint: %s", err);
+    }
+    agent_um_set_online(a->um, true, now_ns());
+    reconcile(a, r->reconcile_tasks, r->n_reconcile_tasks);
+    reschedule_retry(a);
+}
+
+static void shutdown_framework(struct agent *a, const char *fw)
+{
+    log_info("SHUTDOWN_FRAMEWORK %s: killing its tasks", fw);
+    size_t pos = 0;
+    struct agent_task *t;
+    /* Kills change no table entry, so iterating while killing is safe. */
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+        if (strcmp(t->framework_id, fw) == 0)
+            kill_task(a, t, NULL);
+}
+
+static void checkpointed_resources_refused(struct agent *a, uint64_t version)
+{
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    Offerd__Agent__Call__CheckpointedResources cr =
+        OFFERD__AGENT__CALL__CHECKPOINTED_RESOURCES__INIT;
+    cr.version = version;
+    cr.error = "this agent does not support checkpointed resources yet";
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.type = OFFERD__AGENT__CALL__TYPE__CHECKPOINTED_RESOURCES;
+    call.agent_id = a->agent_id != NULL ? &aid : NULL;
+    call.checkpointed_resources = &cr;
+    agent_conn_send(a->conn, &call);
+}
+
+static void on_event(const Offerd__Agent__Event *ev, void *arg)
+{
+    struct agent *a = arg;
+    switch (ev->type) {
+    case OFFERD__AGENT__EVENT__TYPE__REGISTERED:
+        handle_registered(a, ev->registered);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__RUN_TASK:
+        if (ev->run_task != NULL)
+            run_task(a, ev->run_task);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__RUN_TASK_GROUP:
+        if (ev->run_task_group != NULL) {
+            const Offerd__Agent__Event__RunTaskGroup *g = ev->run_task_group;
+            const char *fw =
+                g->framework_info->id ? g->framework_info->id->value : NULL;
+            for (size_t i = 0; fw != NULL && i < g->task_group->n_tasks; i++)
+                report(
+                    a, fw, g->task_group->tasks[i]->task_id->value, NULL,
+                    MESOS__V1__TASK_STATE__TASK_FAILED,
+                    MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+                    MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED,
+                    "Task groups are not supported by this agent");
+        }
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__KILL_TASK:
+        if (ev->kill_task != NULL)
+            handle_kill(a, ev->kill_task);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__ACKNOWLEDGE:
+        if (ev->acknowledge != NULL)
+            handle_ack(a, ev->acknowledge);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__RECONCILE:
+        if (ev->reconcile != NULL)
+            reconcile(a, ev->reconcile->tasks, ev->reconcile->n_tasks);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK:
+        if (ev->shutdown_framework != NULL)
+            shutdown_framework(a, ev->shutdown_framework->framework_id->value);
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_EXECUTOR:
+        if (ev->shutdown_executor != NULL) {
+            const char *fw = ev->shutdown_executor->framework_id->value;
+            struct agent_task *t = agent_tasks_get(
+                a->tasks, fw, ev->shutdown_executor->executor_id->value);
+            if (t != NULL)
+                kill_task(a, t, NULL);
+        }
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__UPDATE_FRAMEWORK:
+        if (ev->update_framework != NULL &&
+            ev->update_framework->framework_info->id != NULL) {
+            const Mesos__V1__FrameworkInfo *fi =
+                ev->update_framework->framework_info;
+            if (hmap_get(a->frameworks, fi->id->value) != NULL)
+                remember_framework(a, fi->id->value, fi);
+        }
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__CHECKPOINT_RESOURCES:
+        if (ev->checkpoint_resources != NULL) {
+            log_warn("CHECKPOINT_RESOURCES (version %llu) is not supported",
+                     (unsigned long long)ev->checkpoint_resources->version);
+            checkpointed_resources_refused(a,
+                                           ev->checkpoint_resources->version);
+        }
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__SHUTDOWN: {
+        const char *why = ev->shutdown != NULL && ev->shutdown->message != NULL
+                              ? ev->shutdown->message
+                              : "no reason given";
+        char msg[512];
+        snprintf(msg, sizeof(msg), "SHUTDOWN from the master: %s", why);
+        agent_shutdown(a, msg);
+        break;
+    }
+    case OFFERD__AGENT__EVENT__TYPE__ERROR:
+        break; /* logged by the connection; the stream closes */
+    default: {
+        const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+            &offerd__agent__event__type__descriptor, (int)ev->type);
+        log_warn("event %s is not supported: ignored", v ? v->name : "?");
+        break;
+    }
+    }
+}
+
+static void on_disconnected(void *arg)
+{
+    struct agent *a = arg;
+    agent_um_set_online(a->um, false, now_ns());
+    reschedule_retry(a);
+}
+
+/* ---- SUBSCRIBE ---- */
+
+static Offerd__Agent__Call *build_subscribe(void *arg)
+{
+    struct agent *a = arg;
+    const struct agent_flags *af = a->cfg.flags;
+    Offerd__Agent__Call *call = xmalloc(sizeof(*call));
+    offerd__agent__call__init(call);
+    call->type = OFFERD__AGENT__CALL__TYPE__SUBSCRIBE;
+    Offerd__Agent__Call__Subscribe *s = xmalloc(sizeof(*s));
+    offerd__agent__call__subscribe__init(s);
+    call->subscribe = s;
+
+    Mesos__V1__AgentInfo *ai = xmalloc(sizeof(*ai));
+    mesos__v1__agent_info__init(ai);
+    ai->hostname = xstrdup(af->hostname);
+    ai->has_port = 1;
+    ai->port = a->cfg.port;
+    ai->resources = res_list_to_pb(a->cfg.resources, true, &ai->n_resources);
+    ai->attributes = agent_attrs_to_pb(a->cfg.attributes, &ai->n_attributes);
+    if (a->agent_id != NULL) {
+        ai->id = xmalloc(sizeof(*ai->id));
+        mesos__v1__agent_id__init(ai->id);
+        ai->id->value = xstrdup(a->agent_id);
+        call->agent_id = xmalloc(sizeof(*call->agent_id));
+        mesos__v1__agent_id__init(call->agent_id);
+        call->agent_id->value = xstrdup(a->agent_id);
+    }
+    s->agent_info = ai;
+
+    s->address = xmalloc(sizeof(*s->address));
+    mesos__v1__address__init(s->address);
+    s->address->hostname = xstrdup(af->hostname);
+    if (strcmp(af->ip, "0.0.0.0") != 0)
+        s->address->ip = xstrdup(af->ip);
+    s->address->port = a->cfg.port;
+    s->version = xstrdup(OFFERD_VERSION);
+
+    static const Mesos__V1__AgentInfo__Capability__Type caps[] = {
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__MULTI_ROLE,
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__HIERARCHICAL_ROLE,
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__RESERVATION_REFINEMENT,
+    };
+    s->n_capabilities = sizeof(caps) / sizeof(caps[0]);
+    s->capabilities = xcalloc(s->n_capabilities, sizeof(*s->capabilities));
+    for (size_t i = 0; i < s->n_capabilities; i++) {
+        Mesos__V1__AgentInfo__Capability *c = xmalloc(sizeof(*c));
+        mesos__v1__agent_info__capability__init(c);
+        c->has_type = 1;
+        c->type = caps[i];
+        s->capabilities[i] = c;
+    }
+
+    /* Frameworks with tasks, every task held, pending updates. */
+    size_t nf = hmap_count(a->frameworks), pos = 0, k = 0;
+    s->frameworks = xcalloc(nf ? nf : 1, sizeof(*s->frameworks));
+    void *val;
+    while (hmap_next(a->frameworks, &pos, NULL, &val))
+        s->frameworks[k++] = (Mesos__V1__FrameworkInfo *)agent_pb_copy(val);
+    s->n_frameworks = k;
+
+    size_t nt = agent_tasks_count(a->tasks);
+    s->tasks = xcalloc(nt ? nt : 1, sizeof(*s->tasks));
+    pos = 0;
+    k = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+        s->tasks[k++] = task_pb(a, t);
+    s->n_tasks = k;
+
+    struct collect c = {0};
+    agent_um_foreach(a->um, collect_update, &c);
+    collect_finish(&c);
+    s->unacknowledged_updates =
+        xcalloc(c.n ? c.n : 1, sizeof(*s->unacknowledged_updates));
+    for (size_t i = 0; i < c.n; i++) {
+        Offerd__Agent__Call__Update *u = xmalloc(sizeof(*u));
+        offerd__agent__call__update__init(u);
+        u->framework_id =
+            (Mesos__V1__FrameworkID *)agent_pb_copy(&c.v[i].framework_id->base);
+        u->status =
+            (Mesos__V1__TaskStatus *)agent_pb_copy(&c.v[i].status->base);
+        s->unacknowledged_updates[i] = u;
+    }
+    s->n_unacknowledged_updates = c.n;
+    free(c.v);
+    free(c.fids);
+
+    log_info("subscribing as %s with %zu task(s) and %zu pending update(s)",
+             a->agent_id != NULL ? a->agent_id : "a new agent", s->n_tasks,
+             s->n_unacknowledged_updates);
+    return call;
+}
+
+/* ---- Shutdown ---- */
+
+static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    (void)fd;
+    (void)what;
+    int64_t now = now_ns();
+    size_t live = agent_tasks_live(a->tasks);
+    if (live > 0 && now < a->shutdown_deadline)
+        return;
+    if (live > 0) {
+        log_warn("%zu task(s) still alive at the shutdown timeout: killing "
+                 "them",
+                 live);
+        size_t pos = 0;
+        struct agent_task *t;
+        while ((t = agent_tasks_next(a->tasks, &pos)) != NULL) {
+            if (t->phase == AGENT_TASK_RUNNING && t->task_pid > 0)
+                kill(-t->task_pid, SIGKILL);
+            if (t->phase != AGENT_TASK_ENDED && t->sup_pid > 0)
+                kill(t->sup_pid, SIGKILL);
+        }
+        event_base_loopexit(a->base, NULL);
+        return;
+    }
+    if (a->drain_until == 0)
+        a->drain_until = now + SHUTDOWN_DRAIN_NS;
+    if (agent_conn_inflight(a->conn) > 0 && now < a->drain_until)
+        return;
+    log_info("every task is gone: exiting");
+    event_base_loopexit(a->base, NULL);
+}
+
+void agent_shutdown(struct agent *a, const char *why)
+{
+    if (a->shutting_down)
+        return;
+    a->shutting_down = true;
+    log_info("shutting down (%s): killing %zu task(s)", why,
+             agent_tasks_live(a->tasks));
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+        kill_task(a, t, NULL);
+    a->shutdown_deadline = now_ns() + a->cfg.flags->shutdown_timeout_ns;
+    struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
+    event_add(a->shutdown_timer, &tv);
+}
+
+/* ---- Life ---- */
+
+static char *own_user(void)
+{
+    char buf[4096];
+    struct passwd pw, *res = NULL;
+    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
+        return xstrdup(res->pw_name);
+    return NULL;
+}
+
+struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
+                        char *err, size_t errlen)
+{
+    struct agent *a = xcalloc(1, sizeof(*a));
+    a->base = base;
+    a->cfg = *cfg;
+    a->start_time = clock_wall_secs();
+    a->user = own_user();
+    snprintf(a->master, sizeof(a->master), "%s:%u", cfg->flags->master_ip,
+             (unsigned)cfg->flags->master_port);
+    a->frameworks = hmap_new();
+    a->sandbox_root = agent_sandbox_root(cfg->work_dir);
+    a->ckpt = agent_ckpt_new(cfg->work_dir, err, errlen);
+    if (a->ckpt == NULL)
+        goto fail;
+    char id[256];
+    int rc = agent_ckpt_load_agent_id(a->ckpt, id, sizeof(id), err, errlen);
+    if (rc < 0)
+        goto fail;
+    if (rc == 1) {
+        a->agent_id = xstrdup(id);
+        log_info("checkpointed agent id: %s", id);
+    }
+    a->um = agent_um_new(cfg->flags->update_retry_min_ns,
+                         cfg->flags->update_retry_max_ns, send_update, a);
+    struct agent_tasks_cbs tcbs = {on_task_running, on_task_ended, a};
+    a->tasks = agent_tasks_new(base, &tcbs);
+    if (a->tasks == NULL) {
+        snprintf(err, errlen, "cannot watch SIGCHLD");
+        goto fail;
+    }
+    struct agent_conn_config cc = {
+        .master_ip = cfg->flags->master_ip,
+        .master_port = cfg->flags->master_port,
+        .backoff_factor_ns = cfg->flags->registration_backoff_factor_ns,
+        .backoff_max_ns = cfg->flags->registration_backoff_max_ns,
+    };
+    struct agent_conn_cbs ccbs = {build_subscribe, on_event, on_disconnected,
+                                  a};
+    a->conn = agent_conn_new(base, &cc, &ccbs);
+    a->retry_timer = evtimer_new(base, on_retry_timer, a);
+    a->shutdown_timer = event_new(base, -1, EV_PERSIST, on_shutdown_poll, a);
+    return a;
+fail:
+    agent_free(a);
+    return NULL;
+}
+
+void agent_start(struct agent *a)
+{
+    agent_conn_start(a->conn);
+}
+
+json_t *agent_state(const struct agent *a)
+{
+    struct agent_state_view v = {
+        .agent_id = a->agent_id,
+        .hostname = a->cfg.flags->hostname,
+        .ip = a->cfg.flags->ip,
+        .port = a->cfg.port,
+        .master = a->master,
+        .start_time = a->start_time,
+        .resources = a->cfg.resources,
+        .attributes = a->cfg.attributes,
+        .flags = agent_flags_object(a->cfg.flags),
+        .frameworks = a->frameworks,
+        .tasks = a->tasks,
+    };
+    return agent_state_json(&v);
+}
+
+void agent_free(struct agent *a)
+{
+    if (a == NULL)
+        return;
+    agent_conn_free(a->conn);
+    agent_tasks_free(a->tasks);
+    agent_um_free(a->um);
+    hmap_free(a->frameworks, framework_free);
+    agent_ckpt_free(a->ckpt);
+    if (a->retry_timer != NULL)
+        event_free(a->retry_timer);
+    if (a->shutdown_timer != NULL)
+        event_free(a->shutdown_timer);
+    free(a->sandbox_root);
+    free(a->agent_id);
+    free(a->user);
+    free(a);
+}

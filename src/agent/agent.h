@@ -1,0 +1,55 @@
+/*
+ * The agent itself: owns the master connection, the task table, the status
+ * update manager and the checkpoint, and turns the master's events into
+ * task launches, kills and status updates (docs/agent-protocol.md).
+ *
+ * Everything runs on the caller's event loop. The agent stops the loop
+ * (event_base_loopexit) only after agent_shutdown has killed every task;
+ * on SIGTERM the program simply stops the loop and frees the agent, which
+ * leaves the tasks running for a later agent to find.
+ */
+#ifndef OFFERD_AGENT_AGENT_H
+#define OFFERD_AGENT_AGENT_H
+
+#include "agent/attributes.h"
+#include "agent/flags_agent.h"
+#include "common/resources.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct agent;
+
+/* What the program hands the agent. Everything is borrowed and must
+ * outlive the agent. */
+struct agent_config {
+    const struct agent_flags *flags;
+    const char *work_dir;      /* absolute, existing */
+    uint16_t port;             /* the port the HTTP server bound */
+    const res_list *resources; /* the agent's total resources */
+    const struct agent_attrs *attributes;
+};
+
+/* Create the agent on base: open the checkpoint under work_dir/meta (and
+ * read the agent id saved there), make the sandboxes root, watch SIGCHLD.
+ * Returns NULL with a one-line reason in err. */
+struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
+                        char *err, size_t errlen);
+
+/* Start subscribing to the master. */
+void agent_start(struct agent *a);
+
+/* Kill every task (SIGTERM, SIGKILL after each one's grace period) and stop
+ * the loop once they are gone and their last updates had a chance to go
+ * out (or after --shutdown_timeout). why is logged. Idempotent. */
+void agent_shutdown(struct agent *a, const char *why);
+
+/* The /state document (new reference). */
+json_t *agent_state(const struct agent *a);
+
+/* Free the agent. Tasks that still run are left running. NULL is ignored. */
+void agent_free(struct agent *a);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * /files/read and /files/browse over the sandboxes root.
+ */
+#include "agent/files.h"
+
+#include "common/http.h"
+#include "common/log.h"
+#include "common/mem.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct agent_files {
+    char *root; /* canonical sandboxes root */
+};
+
+/* Collapse ".", ".." and repeated '/' of an absolute path in place. Returns
+ * 0, or -1 when ".." climbs above "/". */
+static int normalize(char *p)
+{
+    char *out = p; /* write position; p[0] == '/' */
+    const char *in = p;
+    while (*in) {
+        while (*in == '/')
+            in++;
+        if (*in == '\0')
+            break;
+        const char *seg = in;
+        while (*in && *in != '/')
+            in++;
+        size_t len = (size_t)(in - seg);
+        if (len == 1 && seg[0] == '.')
+            continue;
+        if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+            if (out == p)
+                return -1;
+            while (out > p && *--out != '/')
+                ;
+            continue;
+        }
+        *out++ = '/';
+        memmove(out, seg, len);
+        out += len;
+    }
+    if (out == p)
+        *out++ = '/';
+    *out = '\0';
+    return 0;
+}
+
+/* True when path equals root or lies under it. */
+static int is_under(const char *root, const char *path)
+{
+    size_t n = strlen(root);
+    if (n == 1 && root[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+enum agent_files_result agent_files_resolve(const char *root, const char *path,
+                                            char out[PATH_MAX], char *err,
+                                            size_t errlen)
+{
+    char buf[PATH_MAX];
+    int n = path[0] == '/' ? snprintf(buf, sizeof(buf), "%s", path)
+                           : snprintf(buf, sizeof(buf), "%s/%s", root, path);
+    if (n < 0 || (size_t)n >= sizeof(buf)) {
+        snprintf(err, errlen, "path too long");
+        return AGENT_FILES_NOT_FOUND;
+    }
+    /* An absolute path that does not even start with the root names
+     * nothing of ours; one that does but climbs out is an escape. */
+    if (path[0] == '/' && !is_under(root, buf)) {
+        snprintf(err, errlen, "'%s' is not in a sandbox", path);
+        return AGENT_FILES_NOT_FOUND;
+    }
+    if (normalize(buf) != 0 || !is_under(root, buf)) {
+        snprintf(err, errlen, "'%s' is inaccessible", path);
+        return AGENT_FILES_FORBIDDEN;
+    }
+    char real[PATH_MAX];
+    if (realpath(buf, real) == NULL) {
+        snprintf(err, errlen, "'%s' not found", path);
+        return AGENT_FILES_NOT_FOUND;
+    }
+    if (!is_under(root, real)) {
+        snprintf(err, errlen, "'%s' is inaccessible", path);
+        return AGENT_FILES_FORBIDDEN;
+    }
+    memcpy(out, real, strlen(real) + 1);
+    return AGENT_FILES_OK;
+}
+
+json_t *agent_files_text_json(const uint8_t *p, size_t len)
+{
+    /* Worst case every byte becomes the 3-byte U+FFFD. */
+    char *s = xmalloc(len * 3 + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        uint8_t c = p[i];
+        size_t need = 0;
+        uint32_t min = 0;
+        if (c < 0x80)
+            need = 1;
+        else if ((c & 0xe0) == 0xc0)
+            need = 2, min = 0x80;
+        else if ((c & 0xf0) == 0xe0)
+            need = 3, min = 0x800;
+        else if ((c & 0xf8) == 0xf0)
+            need = 4, min = 0x10000;
+        int ok = need > 0 && i + need <= len;
+        uint32_t cp = 0;
+        if (ok) {
+            cp = need == 1 ? c : (uint32_t)(c & (0x7f >> need));
+            for (size_t k = 1; k < need; k++) {
+                if ((p[i + k] & 0xc0) != 0x80) {
+                    ok = 0;
+                    break;
+                }
+                cp = (cp << 6) | (p[i + k] & 0x3f);
+            }
+        }
+        if (ok && need > 1 &&
+            (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)))
+            ok = 0;
+        if (ok) {
+            memcpy(s + o, p + i, need);
+            o += need;
+            i += need;
+        } else {
+            memcpy(s + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    json_t *j = json_stringn(s, o);
+    free(s);
+    return j != NULL ? j : json_string("");
+}
+
+static void mode_text(mode_t m, char out[11])
+{
+    char t = '-';
+    if (S_ISDIR(m))
+        t = 'd';
+    else if (S_ISCHR(m))
+        t = 'c';
+    else if (S_ISBLK(m))
+        t = 'b';
+    else if (S_ISFIFO(m))
+        t = 'p';
+    else if (S_ISLNK(m))
+        t = 'l';
+    else if (S_ISSOCK(m))
+        t = 's';
+    out[0] = t;
+    const char *rwx = "rwxrwxrwx";
+    for (int i = 0; i < 9; i++)
+        out[1 + i] = (m & (0400 >> i)) ? rwx[i] : '-';
+    out[10] = '\0';
+}
+
+json_t *agent_files_entry_json(const char *vpath, const struct stat *st)
+{
+    char mode[11];
+    mode_text(st->st_mode, mode);
+    char ubuf[1024], gbuf[1024], num[32];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    json_t *j = json_object();
+    json_object_set_new(j, "path", json_string(vpath));
+    json_object_set_new(j, "mode", json_string(mode));
+    json_object_set_new(j, "size", json_integer((json_int_t)st->st_size));
+    json_object_set_new(j, "mtime", json_integer((json_int_t)st->st_mtime));
+    json_object_set_new(j, "nlink", json_integer((json_int_t)st->st_nlink));
+    if (getpwuid_r(st->st_uid, &pw, ubuf, sizeof(ubuf), &pwp) == 0 &&
+        pwp != NULL) {
+        json_object_set_new(j, "uid", json_string(pwp->pw_name));
+    } else {
+        snprintf(num, sizeof(num), "%u", (unsigned)st->st_uid);
+        json_object_set_new(j, "uid", json_string(num));
+    }
+    if (getgrgid_r(st->st_gid, &gr, gbuf, sizeof(gbuf), &grp) == 0 &&
+        grp != NULL) {
+        json_object_set_new(j, "gid", json_string(grp->gr_name));
+    } else {
+        snprintf(num, sizeof(num), "%u", (unsigned)st->st_gid);
+        json_object_set_new(j, "gid", json_string(num));
+    }
+    return j;
+}
+
+/* Parse a query integer: absent leaves *out; returns -1 when malformed. */
+static int query_int(const struct http_request *req, const char *name,
+                     int64_t *out)
+{
+    const char *v = http_request_query(req, name);
+    if (v == NULL)
+        return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (v[0] == '\0' || *end != '\0' || errno != 0)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+static void reply_resolve_error(struct http_request *req,
+                                enum agent_files_result r, const char *why)
+{
+    http_reply_error(req, (int)r, "%s", why);
+}
+
+static void handle_read(struct http_request *req, void *arg)
+{
+    struct agent_files *f = arg;
+    const char *path = http_request_query(req, "path");
+    if (path == NULL || path[0] == '\0') {
+        http_reply_error(req, 400, "Expecting 'path=value' in query.");
+        return;
+    }
+    int64_t offset = -1, length = -1;
+    if (query_int(req, "offset", &offset) != 0) {
+        http_reply_error(req, 400, "Failed to parse offset: '%s'",
+                         http_request_query(req, "offset"));
+        return;
+    }
+    if (offset < -1) {
+        http_reply_error(req, 400, "Negative offset provided: %lld.",
+                         (long long)offset);
+        return;
+    }
+    if (query_int(req, "length", &length) != 0) {
+        http_reply_error(req, 400, "Failed to parse length: '%s'",
+                         http_request_query(req, "length"));
+        return;
+    }
+    if (length < -1) {
+        http_reply_error(req, 400, "Negative length provided: %lld.",
+                         (long long)length);
+        return;
+    }
+    char real[PATH_MAX], why[PATH_MAX + 64];
+    enum agent_files_result r =
+        agent_files_resolve(f->root, path, real, why, sizeof(why));
+    if (r != AGENT_FILES_OK) {
+        reply_resolve_error(req, r, why);
+        return;
+    }
+    /* O_NONBLOCK: a FIFO must never stall the loop (it is refused below). */
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (e == ENOENT)
+            http_reply_error(req, 404, "'%s' not found", path);
+        else
+            http_reply_error(req, 500, "Failed to open file at '%s': %s", path,
+                             strerror(e));
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        http_reply_error(req, 400, "Cannot read a directory.");
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        http_reply_error(req, 400, "Cannot read a file that is not regular.");
+        return;
+    }
+    int64_t size = (int64_t)st.st_size;
+    json_t *j = json_object();
+    uint8_t *buf = NULL;
+    size_t got = 0;
+    if (offset >= 0 && offset < size && length != 0) {
+        int64_t want = length < 0 ? size - offset : length;
+        if (want > (int64_t)AGENT_FILES_MAX_READ)
+            want = (int64_t)AGENT_FILES_MAX_READ;
+        buf = xmalloc((size_t)want);
+        while (got < (size_t)want) {
+            ssize_t n = pread(fd, buf + got, (size_t)want - got,
+                              (off_t)(offset + (int64_t)got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+    }
+    close(fd);
+    json_object_set_new(j, "data", agent_files_text_json(buf, got));
+    json_object_set_new(j, "offset",
+                        json_integer(offset == -1 ? size : offset));
+    free(buf);
+    http_reply_json(req, 200, j);
+    json_decref(j);
+}
+
+static int by_path(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    return strcmp(json_string_value(json_object_get(x, "path")),
+                  json_string_value(json_object_get(y, "path")));
+}
+
+static void handle_browse(struct http_request *req, void *arg)
+{
+    struct agent_files *f = arg;
+    const char *path = http_request_query(req, "path");
+    if (path == NULL || path[0] == '\0') {
+        http_reply_error(req, 400, "Expecting 'path=value' in query.");
+        return;
+    }
+    char real[PATH_MAX], why[PATH_MAX + 64];
+    enum agent_files_result r =
+        agent_files_resolve(f->root, path, real, why, sizeof(why));
+    if (r != AGENT_FILES_OK) {
+        reply_resolve_error(req, r, why);
+        return;
+    }
+    json_t **entries = NULL;
+    size_t n = 0;
+    DIR *d = opendir(real);
+    if (d != NULL) {
+        size_t plen = strlen(path);
+        const char *sep = plen > 0 && path[plen - 1] == '/' ? "" : "/";
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            char *full = xasprintf("%s/%s", real, de->d_name);
+            struct stat st;
+            if (stat(full, &st) == 0) {
+                char *vpath = xasprintf("%s%s%s", path, sep, de->d_name);
+                entries = xreallocarray(entries, n + 1, sizeof(*entries));
+                entries[n++] = agent_files_entry_json(vpath, &st);
+                free(vpath);
+            }
+            free(full);
+        }
+        closedir(d);
+    }
+    if (n > 1)
+        qsort(entries, n, sizeof(*entries), by_path);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, entries[i]);
+    free(entries);
+    http_reply_json(req, 200, arr);
+    json_decref(arr);
+}
+
+struct agent_files *agent_files_register(struct http_server *srv,
+                                         const char *root)
+{
+    struct agent_files *f = xcalloc(1, sizeof(*f));
+    f->root = xstrdup(root);
+    if (http_server_route(srv, "/files/read", HTTP_GET, handle_read, f) != 0 ||
+        http_server_route(srv, "/files/browse", HTTP_GET, handle_browse, f) !=
+            0) {
+        agent_files_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void agent_files_free(struct agent_files *f)
+{
+    if (f == NULL)
+        return;
+    free(f->root);
+    free(f);
+}

@@ -1,0 +1,212 @@
+/*
+ * The agent's flag table.
+ */
+#include "agent/flags_agent.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void agent_flags_init(struct agent_flags *af)
+{
+    memset(af, 0, sizeof(*af));
+    const struct flag_def defs[AGENT_FLAGS_ROWS] = {
+        {"master", FLAG_STRING, NULL,
+         "Required. The master to register with, as HOST:PORT where HOST is "
+         "a numeric IPv4 address or \"localhost\" (e.g. 10.0.0.5:5050).",
+         &af->master},
+        {"ip", FLAG_STRING, "0.0.0.0",
+         "IP address to listen on (the agent's /state, /files, /health).",
+         &af->ip},
+        {"port", FLAG_PORT, "5051", "Port to listen on; 0 picks a free one.",
+         &af->port},
+        {"hostname", FLAG_STRING, NULL,
+         "Hostname the agent reports to the master. Defaults to this "
+         "machine's hostname.",
+         &af->hostname},
+        {"work_dir", FLAG_STRING, "./.offerd/agent",
+         "Directory of the agent's checkpointed state (meta/) and the task "
+         "sandboxes (sandboxes/<framework_id>/<task_id>/<run>/), created if "
+         "missing.",
+         &af->work_dir},
+        {"resources", FLAG_STRING, NULL,
+         "Total consumable resources of the agent, as Mesos's text form "
+         "(\"cpus:4;mem:8192;disk:100000;ports:[31000-32000]\") or a JSON "
+         "array of Resource objects. Each of cpus, mem, disk and ports that "
+         "is not given is detected: cpus = the online CPUs; mem (MB) = total "
+         "RAM minus 1 GB when RAM is at least 2 GB, else half of it; disk "
+         "(MB) = size of the work_dir filesystem minus max(5 GB, 10%) when "
+         "that size is at least 10 GB, else half of it; ports = "
+         "[31000-32000].",
+         &af->resources},
+        {"attributes", FLAG_STRING, NULL,
+         "Attributes of the machine, as \"name:value\" pairs separated by "
+         "';' (e.g. \"rack:r1;zone:z1;cores:8;slots:[1-4]\"). A value is a "
+         "range list in [], a number (scalar) or else text; sets are not "
+         "allowed, as in Mesos.",
+         &af->attributes},
+        {"default_role", FLAG_STRING, "*",
+         "Role of the --resources entries that name none, and of the "
+         "detected resources.",
+         &af->default_role},
+        {"logging_level", FLAG_STRING, "INFO",
+         "Lowest level of log messages written to stderr: DEBUG, INFO, "
+         "WARNING or ERROR.",
+         &af->logging_level},
+        {"registration_backoff_factor", FLAG_DURATION, "1secs",
+         "After the connection to the master fails or closes, the agent "
+         "subscribes again after a random delay in [0, b], where b starts at "
+         "this factor and doubles with each failed attempt, up to "
+         "--registration_backoff_max.",
+         &af->registration_backoff_factor_ns},
+        {"registration_backoff_max", FLAG_DURATION, "1mins",
+         "Largest bound of the reconnection delay (see "
+         "--registration_backoff_factor).",
+         &af->registration_backoff_max_ns},
+        {"status_update_retry_interval_min", FLAG_DURATION, "10secs",
+         "A status update the master has not acknowledged is sent again "
+         "after this interval, which doubles with each resend up to "
+         "--status_update_retry_interval_max.",
+         &af->update_retry_min_ns},
+        {"status_update_retry_interval_max", FLAG_DURATION, "10mins",
+         "Largest interval between resends of an unacknowledged status "
+         "update.",
+         &af->update_retry_max_ns},
+        {"shutdown_timeout", FLAG_DURATION, "1mins",
+         "On SIGUSR1 or a SHUTDOWN from the master the agent kills every "
+         "task (SIGTERM, then SIGKILL after each task's grace period) and "
+         "exits once they are gone, or after this long at the latest.",
+         &af->shutdown_timeout_ns},
+    };
+    memcpy(af->defs, defs, sizeof(defs));
+    af->flags = flags_new("offerd-agent",
+                          "offerd-agent, the agent of offerd: registers this "
+                          "machine's resources with the master and runs "
+                          "tasks in sandboxes under --work_dir.",
+                          af->defs, AGENT_FLAGS_ROWS);
+}
+
+int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
+                       char *err, size_t errlen)
+{
+    if (strncmp(text, "zk://", 5) == 0 || strncmp(text, "file://", 7) == 0) {
+        snprintf(err, errlen,
+                 "--master: '%s': only HOST:PORT is supported (no ZooKeeper "
+                 "or file:// detection yet)",
+                 text);
+        return -1;
+    }
+    const char *colon = strrchr(text, ':');
+    if (colon == NULL || colon == text || colon[1] == '\0') {
+        snprintf(err, errlen, "--master: '%s' is not HOST:PORT", text);
+        return -1;
+    }
+    char host[AGENT_IP_SIZE];
+    size_t hlen = (size_t)(colon - text);
+    if (hlen >= sizeof(host)) {
+        snprintf(err, errlen, "--master: host too long");
+        return -1;
+    }
+    memcpy(host, text, hlen);
+    host[hlen] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (*end != '\0' || errno != 0 || p == 0 || p > 65535 || colon[1] < '0' ||
+        colon[1] > '9') {
+        snprintf(err, errlen, "--master: bad port in '%s'", text);
+        return -1;
+    }
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    struct in_addr a;
+    if (inet_pton(AF_INET, host, &a) != 1) {
+        snprintf(err, errlen,
+                 "--master: '%s' is not a numeric IPv4 address or "
+                 "\"localhost\"",
+                 host);
+        return -1;
+    }
+    memcpy(ip, host, strlen(host) + 1);
+    *port = (uint16_t)p;
+    return 0;
+}
+
+enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
+                                    char *const *argv, char *const *env,
+                                    char *err, size_t errlen)
+{
+    enum flags_result r = flags_parse(af->flags, argc, argv, env, err, errlen);
+    if (r != FLAGS_OK)
+        return r;
+    if (log_parse_level(af->logging_level, &af->log_level) != 0) {
+        snprintf(err, errlen,
+                 "--logging_level: unknown level '%s' (expected DEBUG, INFO, "
+                 "WARNING or ERROR)",
+                 af->logging_level);
+        return FLAGS_ERROR;
+    }
+    if (af->master == NULL) {
+        snprintf(err, errlen, "--master is required (HOST:PORT)");
+        return FLAGS_ERROR;
+    }
+    if (agent_parse_master(af->master, af->master_ip, &af->master_port, err,
+                           errlen) != 0)
+        return FLAGS_ERROR;
+    struct in_addr a;
+    if (inet_pton(AF_INET, af->ip, &a) != 1) {
+        snprintf(err, errlen, "--ip: '%s' is not a numeric IPv4 address",
+                 af->ip);
+        return FLAGS_ERROR;
+    }
+    if (af->work_dir[0] == '\0') {
+        snprintf(err, errlen, "--work_dir: must not be empty");
+        return FLAGS_ERROR;
+    }
+    if (af->default_role[0] == '\0') {
+        snprintf(err, errlen, "--default_role: must not be empty");
+        return FLAGS_ERROR;
+    }
+    if (af->registration_backoff_max_ns < af->registration_backoff_factor_ns) {
+        snprintf(err, errlen,
+                 "--registration_backoff_max: must not be below "
+                 "--registration_backoff_factor");
+        return FLAGS_ERROR;
+    }
+    if (af->update_retry_min_ns <= 0) {
+        snprintf(err, errlen,
+                 "--status_update_retry_interval_min: must be above 0");
+        return FLAGS_ERROR;
+    }
+    if (af->update_retry_max_ns < af->update_retry_min_ns) {
+        snprintf(err, errlen,
+                 "--status_update_retry_interval_max: must not be below "
+                 "--status_update_retry_interval_min");
+        return FLAGS_ERROR;
+    }
+    if (af->hostname == NULL) {
+        if (gethostname(af->hostname_buf, sizeof(af->hostname_buf) - 1) != 0)
+            snprintf(af->hostname_buf, sizeof(af->hostname_buf), "localhost");
+        af->hostname_buf[sizeof(af->hostname_buf) - 1] = '\0';
+        af->hostname = af->hostname_buf;
+    }
+    return FLAGS_OK;
+}
+
+void agent_flags_usage(const struct agent_flags *af, FILE *out)
+{
+    flags_usage(af->flags, out);
+}
+
+const struct flags *agent_flags_object(const struct agent_flags *af)
+{
+    return af->flags;
+}
+
+void agent_flags_fini(struct agent_flags *af)
+{
+    flags_free(af->flags);
+    af->flags = NULL;
+}

@@ -1,0 +1,79 @@
+/*
+ * The agent's flag table (Mesos's names and defaults where Mesos has the
+ * flag) and its parsing, on top of common/flags. Every setting of
+ * offerd-agent is declared here, once; the rest of the agent reads it from
+ * struct agent_flags.
+ */
+#ifndef OFFERD_AGENT_FLAGS_AGENT_H
+#define OFFERD_AGENT_FLAGS_AGENT_H
+
+#include "common/flags.h"
+#include "common/log.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Rows in the agent's flag table. */
+#define AGENT_FLAGS_ROWS 14
+
+/* Largest length of a numeric IP address in text, with the NUL. */
+#define AGENT_IP_SIZE 64
+
+/* Effective agent settings. Strings are borrowed from the flags object and
+ * live until agent_flags_fini. */
+struct agent_flags {
+    const char *master;            /* --master text, "HOST:PORT" */
+    char master_ip[AGENT_IP_SIZE]; /* numeric IPv4 of --master */
+    uint16_t master_port;          /* port of --master */
+    const char *ip;                /* --ip: address to listen on */
+    uint16_t port;                 /* --port: 0 picks a free port */
+    const char *hostname;          /* --hostname (default: gethostname) */
+    const char *work_dir;          /* --work_dir, created at start */
+    const char *resources;         /* --resources text or JSON; NULL:
+                                      detect every resource */
+    const char *attributes;        /* --attributes text; NULL: none */
+    const char *default_role;      /* --default_role for --resources */
+    const char *logging_level;     /* --logging_level text */
+    enum log_level log_level;      /* parsed --logging_level */
+    int64_t registration_backoff_factor_ns; /* first reconnect delay bound */
+    int64_t registration_backoff_max_ns;    /* cap of the reconnect delay */
+    int64_t update_retry_min_ns; /* first status update resend interval */
+    int64_t update_retry_max_ns; /* cap of the resend interval */
+    int64_t shutdown_timeout_ns; /* SIGUSR1/SHUTDOWN: longest wait for the
+                                    tasks to die before exiting anyway */
+
+    /* Private: the table rows point at the fields above. */
+    struct flag_def defs[AGENT_FLAGS_ROWS];
+    struct flags *flags;
+    char hostname_buf[256];
+};
+
+/* Build the table over af's fields (af must not move afterwards). */
+void agent_flags_init(struct agent_flags *af);
+
+/* Parse argv and env (see flags_parse) and check the values: --master is
+ * required and must be HOST:PORT with a numeric IPv4 host or "localhost";
+ * a known logging level; durations in order (min <= max, retry min > 0).
+ * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP (print
+ * agent_flags_usage and exit 0) or FLAGS_ERROR with a one-line reason in
+ * err. */
+enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
+                                    char *const *argv, char *const *env,
+                                    char *err, size_t errlen);
+
+/* Split a --master value into a numeric IPv4 address (ip, AGENT_IP_SIZE
+ * bytes) and a port. "localhost" means 127.0.0.1. Returns 0, or -1 with a
+ * one-line reason in err. */
+int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
+                       char *err, size_t errlen);
+
+/* Write --help text. */
+void agent_flags_usage(const struct agent_flags *af, FILE *out);
+
+/* The flags object, for the /flags endpoint (borrowed). */
+const struct flags *agent_flags_object(const struct agent_flags *af);
+
+/* Free what agent_flags_init and agent_flags_parse allocated. */
+void agent_flags_fini(struct agent_flags *af);
+
+#endif

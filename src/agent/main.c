@@ -1,0 +1,217 @@
+/*
+ * offerd-agent: parse flags, prepare the work_dir, work out the machine's
+ * resources, serve the agent's HTTP endpoints and run the agent on one
+ * libevent loop. Signals arrive as loop events: SIGTERM and SIGINT stop the
+ * agent and leave its tasks running (a later agent is meant to recover
+ * them); SIGUSR1 kills every task first, as Mesos's "shut down and kill
+ * everything". Both exit 0.
+ */
+#include "agent/agent.h"
+#include "agent/attributes.h"
+#include "agent/endpoints.h"
+#include "agent/files.h"
+#include "agent/flags_agent.h"
+#include "agent/fs.h"
+#include "agent/resources_detect.h"
+#include "common/http.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct sig_ctx {
+    struct event_base *base;
+    struct agent *agent;
+};
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+    struct sig_ctx *c = arg;
+    (void)what;
+    log_info("received %s: stopping (tasks keep running)", strsignal((int)sig));
+    event_base_loopexit(c->base, NULL);
+}
+
+static void on_usr1(evutil_socket_t sig, short what, void *arg)
+{
+    struct sig_ctx *c = arg;
+    (void)what;
+    if (c->agent != NULL)
+        agent_shutdown(c->agent, "received SIGUSR1");
+    else
+        event_base_loopexit(c->base, NULL);
+    (void)sig;
+}
+
+static json_t *state_of(void *arg)
+{
+    return agent_state(arg);
+}
+
+/* Descriptors 0-2 must be open so that no pipe or socket lands on them
+ * (the supervisor relies on it). */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int n = open("/dev/null", O_RDWR);
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct agent_flags af;
+    char err[PATH_MAX + 512];
+    int rc = 1;
+
+    ensure_std_fds();
+    agent_flags_init(&af);
+    switch (agent_flags_parse(&af, argc, argv, environ, err, sizeof(err))) {
+    case FLAGS_HELP:
+        agent_flags_usage(&af, stdout);
+        agent_flags_fini(&af);
+        return 0;
+    case FLAGS_ERROR:
+        fprintf(stderr,
+                "offerd-agent: %s\nRun 'offerd-agent --help' for usage.\n",
+                err);
+        agent_flags_fini(&af);
+        return 1;
+    case FLAGS_OK:
+        break;
+    }
+    log_set_level(af.log_level);
+
+    struct event_base *base = NULL;
+    struct http_server *srv = NULL;
+    struct agent *agent = NULL;
+    struct agent_files *files = NULL;
+    struct agent_endpoints *endpoints = NULL;
+    struct event *ev_term = NULL, *ev_int = NULL, *ev_usr1 = NULL;
+    res_list resources = RES_LIST_INIT;
+    struct agent_attrs attrs = {0};
+    char work_dir[PATH_MAX], sandboxes[PATH_MAX + 16], root[PATH_MAX];
+    struct sig_ctx sc = {0};
+
+    if (agent_attrs_parse(af.attributes, &attrs, err, sizeof(err)) != 0) {
+        fprintf(stderr, "offerd-agent: %s\n", err);
+        goto out;
+    }
+    if (agent_fs_mkdirs(af.work_dir, err, sizeof(err)) != 0) {
+        log_error("--work_dir: %s", err);
+        goto out;
+    }
+    if (realpath(af.work_dir, work_dir) == NULL) {
+        log_error("--work_dir: %s: %s", af.work_dir, strerror(errno));
+        goto out;
+    }
+    snprintf(sandboxes, sizeof(sandboxes), "%s/sandboxes", work_dir);
+    if (agent_fs_mkdirs(sandboxes, err, sizeof(err)) != 0 ||
+        realpath(sandboxes, root) == NULL) {
+        log_error("cannot make the sandboxes directory %s", sandboxes);
+        goto out;
+    }
+    struct agent_machine machine;
+    if (agent_machine_probe(work_dir, &machine, err, sizeof(err)) != 0) {
+        log_error("%s", err);
+        goto out;
+    }
+    if (agent_resources_build(af.resources, af.default_role, &machine,
+                              &resources, err, sizeof(err)) != 0) {
+        fprintf(stderr, "offerd-agent: --resources: %s\n", err);
+        goto out;
+    }
+    /* A peer closing a socket must not kill the agent. */
+    signal(SIGPIPE, SIG_IGN);
+
+    base = event_base_new();
+    if (base == NULL) {
+        log_error("cannot create the event loop");
+        goto out;
+    }
+    sc.base = base;
+    ev_term = evsignal_new(base, SIGTERM, on_stop, &sc);
+    ev_int = evsignal_new(base, SIGINT, on_stop, &sc);
+    ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, &sc);
+    if (ev_term == NULL || ev_int == NULL || ev_usr1 == NULL ||
+        evsignal_add(ev_term, NULL) || evsignal_add(ev_int, NULL) ||
+        evsignal_add(ev_usr1, NULL)) {
+        log_error("cannot watch signals");
+        goto out;
+    }
+
+    srv = http_server_new(base, NULL);
+    uint16_t bound = 0;
+    if (http_server_bind(srv, af.ip, af.port, &bound, err, sizeof(err)) != 0) {
+        log_error("%s", err);
+        goto out;
+    }
+    struct agent_config cfg = {
+        .flags = &af,
+        .work_dir = work_dir,
+        .port = bound,
+        .resources = &resources,
+        .attributes = &attrs,
+    };
+    agent = agent_new(base, &cfg, err, sizeof(err));
+    if (agent == NULL) {
+        log_error("%s", err);
+        goto out;
+    }
+    sc.agent = agent;
+    files = agent_files_register(srv, root);
+    endpoints =
+        agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
+    if (files == NULL || endpoints == NULL) {
+        log_error("cannot register the endpoints");
+        goto out;
+    }
+    char *rendered = res_list_render(&resources);
+    log_info("offerd-agent %s listening on %s:%u (hostname %s, work_dir %s, "
+             "master %s:%u, resources %s)",
+             OFFERD_VERSION, af.ip, (unsigned)bound, af.hostname, work_dir,
+             af.master_ip, (unsigned)af.master_port, rendered);
+    free(rendered);
+    agent_start(agent);
+
+    if (event_base_dispatch(base) < 0) {
+        log_error("event loop failed");
+        goto out;
+    }
+    log_info("stopped");
+    rc = 0;
+
+out:
+    http_server_free(srv);
+    agent_free(agent);
+    agent_files_free(files);
+    agent_endpoints_free(endpoints);
+    if (ev_term != NULL)
+        event_free(ev_term);
+    if (ev_int != NULL)
+        event_free(ev_int);
+    if (ev_usr1 != NULL)
+        event_free(ev_usr1);
+    if (base != NULL)
+        event_base_free(base);
+    res_list_clear(&resources);
+    agent_attrs_clear(&attrs);
+    agent_flags_fini(&af);
+    return rc;
+}

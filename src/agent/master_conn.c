@@ -1,0 +1,442 @@
+/*
+ * Master connection: SUBSCRIBE stream, POSTed calls, backoff, PING/PONG.
+ */
+#include "agent/master_conn.h"
+
+#include "common/http_client.h"
+#include "common/ids.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/recordio.h"
+
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API_PATH "/api/v1/agent"
+
+/* How long a SUBSCRIBE may take to get its response headers. */
+#define SUBSCRIBE_TIMEOUT_MS 15000
+/* How long a POSTed call may take. */
+#define CALL_TIMEOUT_MS 15000
+
+struct post {
+    struct agent_conn *c;
+    struct http_client_req *req;
+    struct post *prev, *next;
+    Offerd__Agent__Call__Type type;
+    char stream_id[ID_UUID_SIZE + 64]; /* the stream it was sent on */
+};
+
+struct agent_conn {
+    struct event_base *base;
+    char *ip;
+    uint16_t port;
+    int64_t factor, max;
+    struct agent_conn_cbs cbs;
+
+    struct http_client_req *stream; /* the SUBSCRIBE, NULL when idle */
+    enum jpb_format stream_format;  /* encoding of the events */
+    struct rio_decoder *dec;
+    char stream_id[ID_UUID_SIZE + 64]; /* "" until the headers arrive */
+    bool registered;
+    unsigned attempts; /* failed attempts since the last REGISTERED */
+    uint64_t rng;
+
+    struct event *retry_timer; /* next SUBSCRIBE attempt */
+    struct event *ping_timer;  /* no PING for this long: reconnect */
+    int64_t ping_timeout_ns;   /* 0: no ping timer */
+
+    struct post *posts; /* in flight */
+    size_t nposts;
+    char *agent_id; /* from the last REGISTERED, for PONGs */
+};
+
+int64_t agent_conn_backoff_bound(int64_t factor_ns, int64_t max_ns,
+                                 unsigned attempts)
+{
+    int64_t b = factor_ns;
+    for (unsigned i = 1; i < attempts && b < max_ns; i++)
+        b = b > INT64_MAX / 2 ? INT64_MAX : b * 2;
+    return b < max_ns ? b : max_ns;
+}
+
+static uint64_t next_random(struct agent_conn *c)
+{
+    /* xorshift64*: plenty for spreading reconnections. */
+    c->rng ^= c->rng >> 12;
+    c->rng ^= c->rng << 25;
+    c->rng ^= c->rng >> 27;
+    return c->rng * UINT64_C(2685821657736338717);
+}
+
+static struct timeval tv_of(int64_t ns)
+{
+    if (ns < 0)
+        ns = 0;
+    struct timeval tv = {(time_t)(ns / 1000000000),
+                         (suseconds_t)((ns % 1000000000) / 1000)};
+    return tv;
+}
+
+static void subscribe_now(struct agent_conn *c);
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    subscribe_now(arg);
+}
+
+/* Forget the current stream (cancelled if still open) and schedule the next
+ * attempt; tell the owner. */
+static void drop_stream(struct agent_conn *c, const char *why)
+{
+    bool was = c->stream != NULL || c->registered;
+    if (c->stream != NULL)
+        http_client_cancel(c->stream);
+    c->stream = NULL;
+    rio_decoder_free(c->dec);
+    c->dec = NULL;
+    c->stream_id[0] = '\0';
+    c->registered = false;
+    event_del(c->ping_timer);
+    c->attempts++;
+    int64_t bound = agent_conn_backoff_bound(c->factor, c->max, c->attempts);
+    int64_t delay =
+        bound > 0 ? (int64_t)(next_random(c) % (uint64_t)(bound + 1)) : 0;
+    log_info("master %s:%u: %s; subscribing again in %" PRId64 " ms", c->ip,
+             (unsigned)c->port, why, delay / 1000000);
+    struct timeval tv = tv_of(delay);
+    event_add(c->retry_timer, &tv);
+    if (was && c->cbs.on_disconnected != NULL)
+        c->cbs.on_disconnected(c->cbs.arg);
+}
+
+static void arm_ping_timer(struct agent_conn *c)
+{
+    if (c->ping_timeout_ns <= 0)
+        return;
+    struct timeval tv = tv_of(c->ping_timeout_ns);
+    event_add(c->ping_timer, &tv);
+}
+
+static void on_ping_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drop_stream(arg, "no PING within the ping timeout");
+}
+
+/* ---- POSTed calls ---- */
+
+static void post_done(const struct http_client_response *r, void *arg)
+{
+    struct post *p = arg;
+    struct agent_conn *c = p->c;
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else
+        c->posts = p->next;
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+    c->nposts--;
+
+    const ProtobufCEnumValue *tv = protobuf_c_enum_descriptor_get_value(
+        &offerd__agent__call__type__descriptor, (int)p->type);
+    const char *type = tv != NULL ? tv->name : "?";
+    int status = http_client_status(r);
+    if (status == 202 || status == 200) {
+        log_debug("%s call accepted", type);
+    } else if (status == 0) {
+        log_warn("%s call to the master failed: %s", type,
+                 http_client_error(r));
+    } else {
+        size_t len;
+        const uint8_t *body = http_client_body(r, &len);
+        log_warn("%s call answered %d: %.*s", type, status,
+                 (int)(len > 300 ? 300 : len), (const char *)body);
+        /* 403: the master does not know this stream (any more). */
+        if (status == 403 && strcmp(p->stream_id, c->stream_id) == 0 &&
+            c->stream_id[0] != '\0')
+            drop_stream(c, "the master refused a call on this stream");
+    }
+    free(p);
+}
+
+static struct http_client_req *
+post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
+{
+    size_t len;
+    uint8_t *body = jpb_to_pb(&call->base, &len);
+    struct http_header h[3] = {
+        {"Content-Type", HTTP_CONTENT_PROTOBUF},
+        {"Accept", HTTP_CONTENT_PROTOBUF},
+        {"Mesos-Stream-Id", c->stream_id},
+    };
+    struct http_client_options o = {
+        .host = c->ip,
+        .port = c->port,
+        .method = HTTP_POST,
+        .path = API_PATH,
+        .headers = h,
+        .nheaders = 3,
+        .body = body,
+        .body_len = len,
+        .timeout_ms = CALL_TIMEOUT_MS,
+    };
+    struct http_client_req *req =
+        http_client_request(c->base, &o, post_done, p);
+    free(body);
+    return req;
+}
+
+int agent_conn_send(struct agent_conn *c, const Offerd__Agent__Call *call)
+{
+    if (!c->registered)
+        return -1;
+    struct post *p = xcalloc(1, sizeof(*p));
+    p->c = c;
+    p->type = call->type;
+    memcpy(p->stream_id, c->stream_id, sizeof(p->stream_id));
+    p->next = c->posts;
+    if (c->posts != NULL)
+        c->posts->prev = p;
+    c->posts = p;
+    c->nposts++;
+    /* done runs from the loop, never from inside the call. */
+    p->req = post_call(c, call, p);
+    return 0;
+}
+
+size_t agent_conn_inflight(const struct agent_conn *c)
+{
+    return c->nposts;
+}
+
+/* ---- The stream ---- */
+
+static void send_pong(struct agent_conn *c, uint64_t seq, const char *agent_id)
+{
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = (char *)agent_id;
+    Offerd__Agent__Call__Pong pong = OFFERD__AGENT__CALL__PONG__INIT;
+    pong.sequence = seq;
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.type = OFFERD__AGENT__CALL__TYPE__PONG;
+    call.agent_id = agent_id != NULL ? &aid : NULL;
+    call.pong = &pong;
+    agent_conn_send(c, &call);
+}
+
+static void handle_event(struct agent_conn *c, const Offerd__Agent__Event *ev)
+{
+    switch (ev->type) {
+    case OFFERD__AGENT__EVENT__TYPE__REGISTERED: {
+        const Offerd__Agent__Event__Registered *r = ev->registered;
+        if (r == NULL || r->agent_id == NULL) {
+            log_warn("REGISTERED without an agent id: ignored");
+            return;
+        }
+        c->registered = true;
+        c->attempts = 0;
+        c->ping_timeout_ns = r->has_ping_timeout_seconds &&
+                                     r->ping_timeout_seconds > 0 &&
+                                     r->ping_timeout_seconds < 1e9
+                                 ? (int64_t)(r->ping_timeout_seconds * 1e9)
+                                 : 0;
+        free(c->agent_id);
+        c->agent_id = xstrdup(r->agent_id->value);
+        log_info("registered with master %s:%u as agent %s", c->ip,
+                 (unsigned)c->port, r->agent_id->value);
+        arm_ping_timer(c);
+        break;
+    }
+    case OFFERD__AGENT__EVENT__TYPE__PING:
+        if (ev->ping == NULL)
+            return;
+        arm_ping_timer(c);
+        if (c->registered)
+            send_pong(c, ev->ping->sequence, c->agent_id);
+        return;
+    case OFFERD__AGENT__EVENT__TYPE__ERROR:
+        log_warn("master error: %s",
+                 ev->error != NULL ? ev->error->message : "(no message)");
+        break;
+    default:
+        break;
+    }
+    if (c->cbs.on_event != NULL)
+        c->cbs.on_event(ev, c->cbs.arg);
+}
+
+static void stream_headers(const struct http_client_response *r, void *arg)
+{
+    struct agent_conn *c = arg;
+    if (http_client_status(r) != 200)
+        return; /* on_close reports the refusal with its body */
+    const char *sid = http_client_header(r, "Mesos-Stream-Id");
+    if (sid == NULL || sid[0] == '\0' || strlen(sid) >= sizeof(c->stream_id)) {
+        drop_stream(c, "SUBSCRIBE answered without a Mesos-Stream-Id");
+        return;
+    }
+    memcpy(c->stream_id, sid, strlen(sid) + 1);
+    const char *ct = http_client_header(r, "Content-Type");
+    enum http_encoding enc = HTTP_ENC_PROTOBUF;
+    if (ct != NULL && http_media_type_encoding(ct, &enc) != 0)
+        enc = HTTP_ENC_PROTOBUF;
+    c->stream_format = (enum jpb_format)enc;
+    log_info("subscribed to master %s:%u (stream %s)", c->ip, (unsigned)c->port,
+             c->stream_id);
+}
+
+static void stream_chunk(const uint8_t *data, size_t len, void *arg)
+{
+    struct agent_conn *c = arg;
+    struct http_client_req *stream = c->stream;
+    while (len > 0 && c->stream == stream) {
+        size_t used = 0;
+        const uint8_t *rec = NULL;
+        size_t rlen = 0;
+        enum rio_result rr =
+            rio_decoder_feed(c->dec, data, len, &used, &rec, &rlen);
+        if (rr == RIO_ERROR) {
+            char why[256];
+            snprintf(why, sizeof(why), "bad event stream: %s",
+                     rio_decoder_error(c->dec));
+            drop_stream(c, why);
+            return;
+        }
+        data += used;
+        len -= used;
+        if (rr == RIO_NEED_MORE)
+            return;
+        char err[256];
+        ProtobufCMessage *m =
+            jpb_decode(&offerd__agent__event__descriptor, c->stream_format, rec,
+                       rlen, err, sizeof(err));
+        if (m == NULL) {
+            char why[320];
+            snprintf(why, sizeof(why), "undecodable event: %s", err);
+            drop_stream(c, why);
+            return;
+        }
+        handle_event(c, (const Offerd__Agent__Event *)m);
+        jpb_free(m);
+    }
+}
+
+static void stream_close(const struct http_client_response *r, void *arg)
+{
+    struct agent_conn *c = arg;
+    c->stream = NULL; /* the handle is dead after this callback */
+    char why[512];
+    int status = http_client_status(r);
+    if (status == 0) {
+        snprintf(why, sizeof(why), "connection failed: %s",
+                 http_client_error(r));
+    } else if (status == 200) {
+        snprintf(why, sizeof(why), "the event stream ended");
+    } else {
+        size_t len;
+        const uint8_t *body = http_client_body(r, &len);
+        snprintf(why, sizeof(why), "SUBSCRIBE refused with %d: %.*s", status,
+                 (int)(len > 300 ? 300 : len), (const char *)body);
+        /* Drop the newline of a one-line reason. */
+        size_t n = strlen(why);
+        while (n > 0 && (why[n - 1] == '\n' || why[n - 1] == '\r'))
+            why[--n] = '\0';
+    }
+    drop_stream(c, why);
+}
+
+static void subscribe_now(struct agent_conn *c)
+{
+    if (c->stream != NULL)
+        return;
+    Offerd__Agent__Call *call = c->cbs.build_subscribe(c->cbs.arg);
+    size_t len;
+    uint8_t *body = jpb_to_pb(&call->base, &len);
+    jpb_free(&call->base);
+    struct http_header h[2] = {
+        {"Content-Type", HTTP_CONTENT_PROTOBUF},
+        {"Accept", HTTP_CONTENT_PROTOBUF},
+    };
+    struct http_client_options o = {
+        .host = c->ip,
+        .port = c->port,
+        .method = HTTP_POST,
+        .path = API_PATH,
+        .headers = h,
+        .nheaders = 2,
+        .body = body,
+        .body_len = len,
+        .timeout_ms = SUBSCRIBE_TIMEOUT_MS,
+    };
+    struct http_client_stream_cbs cbs = {
+        .on_headers = stream_headers,
+        .on_chunk = stream_chunk,
+        .on_close = stream_close,
+        .arg = c,
+    };
+    c->dec = rio_decoder_new(AGENT_CONN_MAX_RECORD);
+    c->stream_id[0] = '\0';
+    c->stream_format = JPB_PROTOBUF;
+    log_info("subscribing to master %s:%u", c->ip, (unsigned)c->port);
+    c->stream = http_client_stream(c->base, &o, &cbs);
+    free(body);
+}
+
+struct agent_conn *agent_conn_new(struct event_base *base,
+                                  const struct agent_conn_config *cfg,
+                                  const struct agent_conn_cbs *cbs)
+{
+    struct agent_conn *c = xcalloc(1, sizeof(*c));
+    c->base = base;
+    c->ip = xstrdup(cfg->master_ip);
+    c->port = cfg->master_port;
+    c->factor = cfg->backoff_factor_ns > 0 ? cfg->backoff_factor_ns : 0;
+    c->max = cfg->backoff_max_ns > c->factor ? cfg->backoff_max_ns : c->factor;
+    c->cbs = *cbs;
+    uint8_t seed[16];
+    id_uuid_v4_bytes(seed);
+    memcpy(&c->rng, seed, sizeof(c->rng));
+    if (c->rng == 0)
+        c->rng = 1;
+    c->retry_timer = evtimer_new(base, on_retry, c);
+    c->ping_timer = evtimer_new(base, on_ping_timeout, c);
+    return c;
+}
+
+void agent_conn_start(struct agent_conn *c)
+{
+    subscribe_now(c);
+}
+
+bool agent_conn_is_registered(const struct agent_conn *c)
+{
+    return c->registered;
+}
+
+void agent_conn_free(struct agent_conn *c)
+{
+    if (c == NULL)
+        return;
+    if (c->stream != NULL)
+        http_client_cancel(c->stream);
+    rio_decoder_free(c->dec);
+    while (c->posts != NULL) {
+        struct post *p = c->posts;
+        c->posts = p->next;
+        if (p->req != NULL)
+            http_client_cancel(p->req);
+        free(p);
+    }
+    event_free(c->retry_timer);
+    event_free(c->ping_timer);
+    free(c->ip);
+    free(c->agent_id);
+    free(c);
+}

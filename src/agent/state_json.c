@@ -1,0 +1,201 @@
+/*
+ * The /state document.
+ */
+#include "agent/state_json.h"
+
+#include "agent/status.h"
+#include "common/flags.h"
+#include "common/hmap.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef OFFERD_VERSION
+#define OFFERD_VERSION "0.0.0"
+#endif
+
+json_t *agent_resources_json(const res_list *l)
+{
+    /* Reservations and disk details set aside, merged per name. */
+    res_list merged = RES_LIST_INIT;
+    res_list_flatten(l, NULL, &merged);
+    json_t *o = json_object();
+    for (uint32_t i = 0; i < merged.n; i++) {
+        const struct resource *r = &merged.v[i];
+        json_t *v = NULL;
+        if (r->type == RES_SCALAR) {
+            json_t *old = json_object_get(o, r->name);
+            double d = res_scalar_to_double(r->scalar);
+            if (json_is_number(old))
+                d += json_number_value(old);
+            v = json_real(d);
+        } else if (r->type == RES_RANGES) {
+            size_t cap = 3 + (size_t)r->nranges * 44, len = 0;
+            char *s = xmalloc(cap);
+            s[len++] = '[';
+            for (uint32_t k = 0; k < r->nranges; k++) {
+                int n =
+                    snprintf(s + len, cap - len, "%s%llu-%llu", k ? ", " : "",
+                             (unsigned long long)r->ranges[k].begin,
+                             (unsigned long long)r->ranges[k].end);
+                if (n > 0)
+                    len += (size_t)n;
+            }
+            s[len++] = ']';
+            s[len] = '\0';
+            v = json_string(s);
+            free(s);
+        } else {
+            size_t cap = 3, len = 0;
+            for (uint32_t k = 0; k < r->nitems; k++)
+                cap += strlen(r->items[k]) + 1;
+            char *s = xmalloc(cap);
+            s[len++] = '{';
+            for (uint32_t k = 0; k < r->nitems; k++) {
+                if (k)
+                    s[len++] = ',';
+                size_t n = strlen(r->items[k]);
+                memcpy(s + len, r->items[k], n);
+                len += n;
+            }
+            s[len++] = '}';
+            s[len] = '\0';
+            v = json_string(s);
+            free(s);
+        }
+        if (v != NULL)
+            json_object_set_new(o, r->name, v);
+    }
+    res_list_clear(&merged);
+    return o;
+}
+
+static json_t *task_resources_json(const Mesos__V1__TaskInfo *info)
+{
+    res_list l = RES_LIST_INIT;
+    char err[256];
+    json_t *j;
+    if (res_list_from_pb(info->resources, info->n_resources, &l, err,
+                         sizeof(err)) == 0)
+        j = agent_resources_json(&l);
+    else
+        j = json_object();
+    res_list_clear(&l);
+    return j;
+}
+
+static json_t *task_json(const struct agent_task *t, const char *agent_id)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "id", json_string(t->task_id));
+    json_object_set_new(j, "name", json_string(t->info->name));
+    json_object_set_new(j, "framework_id", json_string(t->framework_id));
+    json_object_set_new(j, "executor_id", json_string(t->task_id));
+    if (agent_id != NULL)
+        json_object_set_new(j, "slave_id", json_string(agent_id));
+    json_object_set_new(j, "state",
+                        json_string(agent_task_state_name(t->state)));
+    json_object_set_new(j, "resources", task_resources_json(t->info));
+    json_t *st = json_array();
+    for (size_t i = 0; i < t->nstates; i++) {
+        json_t *s = json_object();
+        json_object_set_new(
+            s, "state", json_string(agent_task_state_name(t->states[i].state)));
+        json_object_set_new(s, "timestamp", json_real(t->states[i].timestamp));
+        json_array_append_new(st, s);
+    }
+    json_object_set_new(j, "statuses", st);
+    return j;
+}
+
+static json_t *executor_json(const struct agent_task *t, const char *agent_id)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_string(t->task_id));
+    char *name = xasprintf("Command Executor (Task: %s)", t->task_id);
+    json_object_set_new(e, "name", json_string(name));
+    free(name);
+    json_object_set_new(e, "source", json_string(t->task_id));
+    json_object_set_new(e, "framework_id", json_string(t->framework_id));
+    json_object_set_new(e, "directory",
+                        json_string(t->sandbox != NULL ? t->sandbox : ""));
+    json_object_set_new(e, "resources", task_resources_json(t->info));
+    json_t *live = json_array(), *done = json_array();
+    json_array_append_new(agent_task_state_is_terminal(t->state) ? done : live,
+                          task_json(t, agent_id));
+    json_object_set_new(e, "tasks", live);
+    json_object_set_new(e, "queued_tasks", json_array());
+    json_object_set_new(e, "completed_tasks", done);
+    return e;
+}
+
+static json_t *framework_json(const char *id,
+                              const Mesos__V1__FrameworkInfo *fi)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, "id", json_string(id));
+    json_object_set_new(f, "name", json_string(fi != NULL ? fi->name : ""));
+    json_object_set_new(f, "user", json_string(fi != NULL ? fi->user : ""));
+    if (fi != NULL && fi->hostname != NULL)
+        json_object_set_new(f, "hostname", json_string(fi->hostname));
+    if (fi != NULL && fi->role != NULL)
+        json_object_set_new(f, "role", json_string(fi->role));
+    json_t *roles = json_array();
+    for (size_t i = 0; fi != NULL && i < fi->n_roles; i++)
+        json_array_append_new(roles, json_string(fi->roles[i]));
+    json_object_set_new(f, "roles", roles);
+    json_object_set_new(f, "executors", json_array());
+    json_object_set_new(f, "completed_executors", json_array());
+    return f;
+}
+
+json_t *agent_state_json(const struct agent_state_view *v)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "version", json_string(OFFERD_VERSION));
+    if (v->agent_id != NULL)
+        json_object_set_new(j, "id", json_string(v->agent_id));
+    char pid[128];
+    snprintf(pid, sizeof(pid), "slave(1)@%s:%u", v->ip, (unsigned)v->port);
+    json_object_set_new(j, "pid", json_string(pid));
+    json_object_set_new(j, "hostname", json_string(v->hostname));
+    json_object_set_new(j, "port", json_integer(v->port));
+    json_object_set_new(j, "start_time", json_real(v->start_time));
+    json_object_set_new(j, "master", json_string(v->master));
+    json_object_set_new(j, "resources", agent_resources_json(v->resources));
+    json_object_set_new(j, "attributes", agent_attrs_to_json(v->attributes));
+    json_t *flags = flags_to_json(v->flags);
+    json_object_set(j, "flags", json_object_get(flags, "flags"));
+    json_decref(flags);
+
+    /* Frameworks by id, in id order for a stable document. */
+    json_t *byid = json_object();
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
+        json_t *f = json_object_get(byid, t->framework_id);
+        if (f == NULL) {
+            f = framework_json(t->framework_id,
+                               hmap_get(v->frameworks, t->framework_id));
+            json_object_set_new(byid, t->framework_id, f);
+        }
+        json_array_append_new(json_object_get(f, "executors"),
+                              executor_json(t, v->agent_id));
+    }
+    json_t *fws = json_array();
+    const char *key;
+    json_t *f;
+    void *tmp;
+    json_object_foreach_safe(byid, tmp, key, f)
+    {
+        (void)key;
+        json_array_append(fws, f);
+    }
+    json_decref(byid);
+    json_object_set_new(j, "frameworks", fws);
+    json_object_set_new(j, "completed_frameworks", json_array());
+    return j;
+}

@@ -1,0 +1,60 @@
+/*
+ * The agent's GET /state document, in the shape of Mesos's agent /state for
+ * what offerd's agent has:
+ *
+ *   {"version", "id", "pid", "hostname", "port", "start_time", "master",
+ *    "resources": {"cpus": 4.0, "mem": ..., "ports": "[31000-32000]"},
+ *    "attributes": {"rack": "r1", ...},
+ *    "flags": {...},
+ *    "frameworks": [{"id", "name", "user", "hostname", "role", "roles",
+ *                    "executors": [{"id", "name", "source", "framework_id",
+ *                                   "directory", "resources", "tasks": [...],
+ *                                   "queued_tasks": [], "completed_tasks":
+ *                                   [...]}],
+ *                    "completed_executors": []}],
+ *    "completed_frameworks": []}
+ *
+ * Each task runs under Mesos's command executor convention (executor id =
+ * task id), so each executor holds one task, live ones in "tasks" and
+ * terminal ones (kept until their terminal update is acknowledged) in
+ * "completed_tasks"; its "directory" is the task's sandbox. A task is
+ * {"id", "name", "framework_id", "executor_id", "slave_id", "state",
+ *  "resources", "statuses": [{"state", "timestamp"}]}.
+ */
+#ifndef OFFERD_AGENT_STATE_JSON_H
+#define OFFERD_AGENT_STATE_JSON_H
+
+#include "agent/attributes.h"
+#include "agent/tasks.h"
+#include "common/resources.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct flags;
+struct hmap;
+
+/* Everything /state shows, borrowed. */
+struct agent_state_view {
+    const char *agent_id; /* NULL before the first registration */
+    const char *hostname;
+    const char *ip;
+    uint16_t port;
+    const char *master; /* "ip:port" */
+    double start_time;
+    const res_list *resources;
+    const struct agent_attrs *attributes;
+    const struct flags *flags;
+    const struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo */
+    const struct agent_tasks *tasks;
+};
+
+/* Resources as Mesos's model(Resources): each name summed over every
+ * reservation; scalars as numbers, ranges as "[a-b, c-d]", sets as
+ * "{a,b}". New reference. */
+json_t *agent_resources_json(const res_list *l);
+
+/* The /state document. New reference. */
+json_t *agent_state_json(const struct agent_state_view *v);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * The per-task supervisor process (see supervisor.h for the protocol).
+ *
+ * Everything after fork() runs in a copy of the single-threaded agent: it
+ * makes only plain system calls, formats numbers with snprintf into stack
+ * buffers, and ends with _exit, so that neither the agent's atexit
+ * handlers nor its sanitizer leak check run in the copy.
+ */
+#include "agent/supervisor.h"
+
+#include "agent/fs.h"
+#include "common/mem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The supervisor's end of the report pipe, after re-numbering. */
+#define REPORT_FD 3
+
+static void write_all(int fd, const char *s, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, s, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* the agent is gone: nobody to tell */
+        }
+        s += w;
+        len -= (size_t)w;
+    }
+}
+
+static void write_number_file(const char *name, long value)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%ld\n", value);
+    if (n > 0)
+        (void)agent_fs_write_atomic(name, buf, (size_t)n);
+}
+
+static void report(const char *tag, long value)
+{
+    char buf[48];
+    int n = snprintf(buf, sizeof(buf), "%s %ld\n", tag, value);
+    if (n > 0)
+        write_all(REPORT_FD, buf, (size_t)n);
+}
+
+/* In the task: set up and exec; on failure send errno on err_fd. */
+static void __attribute__((noreturn))
+run_task(const struct agent_launch *l, int err_fd)
+{
+    int e = 0;
+    if (setsid() < 0)
+        goto fail;
+    int in = open("/dev/null", O_RDONLY);
+    int out = open("stdout", O_WRONLY | O_APPEND | O_CREAT, 0644);
+    int er = open("stderr", O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (in < 0 || out < 0 || er < 0)
+        goto fail;
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
+        goto fail;
+    if (in > 2)
+        close(in);
+    if (out > 2)
+        close(out);
+    if (er > 2)
+        close(er);
+    execvpe(l->file, l->argv, l->envp);
+fail:
+    e = errno;
+    write_all(err_fd, (const char *)&e, sizeof(e));
+    _exit(127);
+}
+
+static void __attribute__((noreturn)) supervise(const struct agent_launch *l)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    /* Writes to a vanished agent must not kill the supervisor. */
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    (void)setsid();
+    close_range(REPORT_FD + 1, ~0U, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        if (devnull != 0)
+            close(devnull);
+    }
+    if (chdir(l->sandbox) != 0) {
+        report("E", errno);
+        _exit(1);
+    }
+    write_number_file(AGENT_SUP_PID_FILE, (long)getpid());
+
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) != 0) {
+        report("E", errno);
+        _exit(1);
+    }
+    pid_t task = fork();
+    if (task < 0) {
+        report("E", errno);
+        _exit(1);
+    }
+    if (task == 0) {
+        close(errpipe[0]);
+        run_task(l, errpipe[1]);
+    }
+    close(errpipe[1]);
+    int e = 0;
+    ssize_t r;
+    do {
+        r = read(errpipe[0], &e, sizeof(e));
+    } while (r < 0 && errno == EINTR);
+    close(errpipe[0]);
+    if (r == (ssize_t)sizeof(e)) {
+        report("E", e);
+    } else {
+        write_number_file(AGENT_TASK_PID_FILE, (long)task);
+        report("R", (long)task);
+    }
+
+    int status = 0;
+    while (waitpid(task, &status, 0) < 0) {
+        if (errno != EINTR) {
+            status = 0;
+            break;
+        }
+    }
+    /* Leftovers of the task's group (background children) go with it. */
+    kill(-task, SIGKILL);
+    write_number_file(AGENT_EXIT_STATUS_FILE, (long)status);
+    _exit(0);
+}
+
+int agent_supervisor_start(const struct agent_launch *l, pid_t *sup_pid,
+                           int *report_fd, char *err, size_t errlen)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        /* Put the report pipe on REPORT_FD, blocking, close-on-exec (so the
+         * task does not inherit it). */
+        int fd = p[1];
+        if (fd != REPORT_FD) {
+            if (dup3(fd, REPORT_FD, O_CLOEXEC) < 0)
+                _exit(1);
+            close(fd);
+        }
+        int fl = fcntl(REPORT_FD, F_GETFL);
+        if (fl >= 0)
+            fcntl(REPORT_FD, F_SETFL, fl & ~O_NONBLOCK);
+        supervise(l);
+    }
+    close(p[1]);
+    *sup_pid = pid;
+    *report_fd = p[0];
+    return 0;
+}
+
+int agent_supervisor_parse_report(const char *line,
+                                  struct agent_sup_report *out)
+{
+    char tag;
+    long v;
+    char extra;
+    if (sscanf(line, "%c %ld%c", &tag, &v, &extra) != 2)
+        return -1;
+    memset(out, 0, sizeof(*out));
+    if (tag == 'R' && v > 0 && v <= INT_MAX) {
+        out->running = true;
+        out->pid = (pid_t)v;
+        return 0;
+    }
+    if (tag == 'E' && v >= 0 && v <= INT_MAX) {
+        out->exec_errno = (int)v;
+        return 0;
+    }
+    return -1;
+}
+
+static int read_long(const char *sandbox, const char *file, long *out)
+{
+    char *path = xasprintf("%s/%s", sandbox, file);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = agent_fs_read(path, 64, &data, &len);
+    free(path);
+    if (rc != 1)
+        return rc;
+    char *end;
+    errno = 0;
+    long v = strtol((const char *)data, &end, 10);
+    if (end == (char *)data || errno != 0 || (*end != '\n' && *end != '\0'))
+        rc = -1;
+    else
+        *out = v;
+    free(data);
+    return rc;
+}
+
+int agent_supervisor_read_exit(const char *sandbox, int *wait_status)
+{
+    long v = 0;
+    int rc = read_long(sandbox, AGENT_EXIT_STATUS_FILE, &v);
+    if (rc == 1) {
+        if (v < INT_MIN || v > INT_MAX)
+            return -1;
+        *wait_status = (int)v;
+    }
+    return rc;
+}
+
+int agent_supervisor_read_pid(const char *sandbox, const char *file, pid_t *pid)
+{
+    long v = 0;
+    int rc = read_long(sandbox, file, &v);
+    if (rc == 1) {
+        if (v <= 0 || v > INT_MAX)
+            return -1;
+        *pid = (pid_t)v;
+    }
+    return rc;
+}

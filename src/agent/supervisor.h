@@ -1,0 +1,77 @@
+/*
+ * The per-task supervisor: the process between the agent and a task.
+ *
+ * agent_supervisor_start forks a supervisor, which
+ *   1. restores default signal handling, calls setsid() (a session of its
+ *      own, so it does not die with the agent's terminal or process group:
+ *      tasks are meant to outlive an agent restart), closes every inherited
+ *      descriptor but its report pipe, and enters the sandbox;
+ *   2. records its pid in <sandbox>/.offerd.supervisor.pid;
+ *   3. forks the task, which calls setsid() too (its process group id is
+ *      its pid, so the agent kills the task's whole group), takes stdout and
+ *      stderr from the sandbox files, and execs the command;
+ *   4. on a successful exec records the task pid in <sandbox>/.offerd.task.pid
+ *      and reports "R <pid>\n" on the pipe; if the exec (or the set-up
+ *      before it) fails, reports "E <errno>\n";
+ *   5. waits for the task, SIGKILLs whatever is left of its process group
+ *      (as Mesos destroys a container when its executor exits), writes the
+ *      task's wait status to <sandbox>/.offerd.exit_status atomically
+ *      (write, fsync, rename) and exits 0.
+ * Every file is written atomically, so a reader never sees half of one.
+ *
+ * The agent learns of the exit when the supervisor (its child) exits: it
+ * reaps it on SIGCHLD and reads the status file. A supervisor whose agent
+ * died keeps running (reparented) and leaves the status file for the next
+ * agent to find.
+ */
+#ifndef OFFERD_AGENT_SUPERVISOR_H
+#define OFFERD_AGENT_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* File names inside a sandbox. */
+#define AGENT_SUP_PID_FILE     ".offerd.supervisor.pid"
+#define AGENT_TASK_PID_FILE    ".offerd.task.pid"
+#define AGENT_EXIT_STATUS_FILE ".offerd.exit_status"
+
+/* What to run. Every pointer is borrowed for the call. */
+struct agent_launch {
+    const char *sandbox; /* absolute path of the run directory */
+    const char *file;    /* program: "/bin/sh", or the argv form's value
+                            (looked up in PATH when it has no '/') */
+    char *const *argv;   /* NULL-terminated */
+    char *const *envp;   /* the task's whole environment, NULL-terminated */
+};
+
+/* Fork the supervisor as described above. Returns 0 with its pid in
+ * *sup_pid and the read end of its report pipe in *report_fd (non-blocking,
+ * close-on-exec; the caller owns it), or -1 with a reason in err (nothing
+ * left behind). */
+int agent_supervisor_start(const struct agent_launch *l, pid_t *sup_pid,
+                           int *report_fd, char *err, size_t errlen);
+
+/* What a report line said. */
+struct agent_sup_report {
+    bool running;   /* "R": the task runs as pid */
+    pid_t pid;      /* running only */
+    int exec_errno; /* !running: why the launch failed */
+};
+
+/* Parse one report line (without its newline). Returns 0, or -1 when it is
+ * neither form. */
+int agent_supervisor_parse_report(const char *line,
+                                  struct agent_sup_report *out);
+
+/* Read the task's wait status from <sandbox>/.offerd.exit_status. Returns 1
+ * and *wait_status, 0 when the file is absent, -1 when unreadable or
+ * malformed. */
+int agent_supervisor_read_exit(const char *sandbox, int *wait_status);
+
+/* Read a pid file (AGENT_SUP_PID_FILE or AGENT_TASK_PID_FILE) of a sandbox.
+ * Returns 1 and *pid, 0 when absent, -1 when malformed. */
+int agent_supervisor_read_pid(const char *sandbox, const char *file,
+                              pid_t *pid);
+
+#endif

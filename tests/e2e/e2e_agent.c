@@ -1,0 +1,1358 @@
+/*
+ * End-to-end tests of offerd-agent against a fake master that the test runs
+ * in-process: a common/http server on a free loopback port, on its own
+ * event loop driven from the test (fm_pump), implementing just enough of
+ * the master side of docs/agent-protocol.md: SUBSCRIBE answered with a
+ * RecordIO stream and a Mesos-Stream-Id, REGISTERED, and every call
+ * recorded. Tests send RUN_TASK, KILL_TASK, ACKNOWLEDGE, PING,
+ * SHUTDOWN_FRAMEWORK ... on the stream and wait (polling with deadlines)
+ * for the calls they expect.
+ *
+ * No task or supervisor may outlive a test: every agent is stopped with
+ * SIGUSR1 (kill everything) at teardown, and as a last resort every process
+ * whose working directory lies under this binary's work directories (tasks
+ * and supervisors run in their sandboxes) is SIGKILLed, after each test and
+ * again in the parent when the suite ends (a failed test's child skips its
+ * teardown).
+ */
+#include "harness.h"
+
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/json_pb.h"
+#include "common/mem.h"
+#include "mesos/v1/mesos.pb-c.h"
+#include "offerd/agent.pb-c.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef OFFERD_AGENT_BIN
+#define OFFERD_AGENT_BIN "offerd-agent"
+#endif
+
+#define FW_ID    "fw-e2e-0001"
+#define AGENT_ID "fake-master-S0"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- Last-resort cleanup of tasks and supervisors ---- */
+
+/* Every agent work_dir of this binary lives under base_dir (made in the
+ * parent by the unchecked fixture). */
+static char base_dir[64];
+
+/* SIGKILL every process whose working directory is under prefix. Returns
+ * how many were signalled. */
+static int kill_under(const char *prefix)
+{
+    int n = 0;
+    size_t plen = strlen(prefix);
+    if (plen == 0)
+        return 0;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end != '\0' || pid <= 1 || pid == (long)getpid())
+            continue;
+        char link[64], cwd[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
+        ssize_t len = readlink(link, cwd, sizeof(cwd) - 1);
+        if (len <= 0)
+            continue;
+        cwd[len] = '\0';
+        if (strncmp(cwd, prefix, plen) == 0 &&
+            (cwd[plen] == '/' || cwd[plen] == '\0')) {
+            kill((pid_t)pid, SIGKILL);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d != NULL) {
+            struct dirent *de;
+            while ((de = readdir(d)) != NULL) {
+                if (strcmp(de->d_name, ".") == 0 ||
+                    strcmp(de->d_name, "..") == 0)
+                    continue;
+                char sub[PATH_MAX];
+                int k = snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+                if (k > 0 && (size_t)k < sizeof(sub))
+                    remove_tree(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void suite_setup(void)
+{
+    snprintf(base_dir, sizeof(base_dir), "/tmp/offerd-agent-e2e-XXXXXX");
+    if (mkdtemp(base_dir) == NULL)
+        base_dir[0] = '\0';
+}
+
+static void suite_teardown(void)
+{
+    if (kill_under(base_dir) > 0)
+        fprintf(stderr, "e2e_agent: killed processes left by failed tests\n");
+    remove_tree(base_dir);
+}
+
+/* ---- The fake master ---- */
+
+struct fake_master {
+    struct event_base *base;
+    struct http_server *srv;
+    uint16_t port;
+    struct http_stream *stream; /* the agent's current stream */
+    char stream_id[ID_UUID_SIZE];
+    int subscribes;              /* SUBSCRIBE calls answered */
+    bool auto_ack;               /* ACKNOWLEDGE every UPDATE as it arrives */
+    bool refuse_calls;           /* answer every call but SUBSCRIBE 403 */
+    double ping_timeout;         /* REGISTERED.ping_timeout_seconds; 0: unset */
+    Offerd__Agent__Call **calls; /* every call, in arrival order */
+    size_t ncalls;
+};
+
+static struct fake_master fm;
+
+static void fm_send(const Offerd__Agent__Event *ev)
+{
+    ck_assert_msg(fm.stream != NULL, "no agent stream to send on");
+    size_t len;
+    uint8_t *buf = jpb_to_pb(&ev->base, &len);
+    int rc = http_stream_send_record(fm.stream, buf, len);
+    free(buf);
+    ck_assert_int_eq(rc, 0);
+}
+
+static void fm_ack_status(const char *fw, const Mesos__V1__TaskStatus *st)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Offerd__Agent__Event__Acknowledge ack =
+        OFFERD__AGENT__EVENT__ACKNOWLEDGE__INIT;
+    ack.framework_id = &fid;
+    ack.task_id = st->task_id;
+    ack.uuid = st->uuid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__ACKNOWLEDGE;
+    ev.acknowledge = &ack;
+    fm_send(&ev);
+}
+
+static void fm_stream_closed(struct http_stream *s, enum http_close_reason why,
+                             void *arg)
+{
+    (void)why;
+    (void)arg;
+    if (s == fm.stream)
+        fm.stream = NULL;
+    http_stream_close(s);
+}
+
+static void fm_handle(struct http_request *req, void *arg)
+{
+    (void)arg;
+    enum http_encoding body_enc, reply_enc;
+    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
+        return;
+    size_t len;
+    const uint8_t *body = http_request_body(req, &len);
+    char err[256];
+    Offerd__Agent__Call *call = (Offerd__Agent__Call *)jpb_decode(
+        &offerd__agent__call__descriptor, (enum jpb_format)body_enc, body, len,
+        err, sizeof(err));
+    if (call == NULL) {
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
+    fm.calls = xreallocarray(fm.calls, fm.ncalls + 1, sizeof(*fm.calls));
+    fm.calls[fm.ncalls++] = call;
+
+    if (call->type == OFFERD__AGENT__CALL__TYPE__SUBSCRIBE) {
+        if (fm.stream != NULL) {
+            http_stream_close(fm.stream);
+            fm.stream = NULL;
+        }
+        id_uuid_v4(fm.stream_id);
+        http_reply_header(req, "Mesos-Stream-Id", fm.stream_id);
+        fm.stream = http_stream_start(req, HTTP_CONTENT_PROTOBUF, 0,
+                                      fm_stream_closed, NULL);
+        fm.subscribes++;
+        Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+        aid.value = AGENT_ID;
+        Mesos__V1__MasterInfo mi = MESOS__V1__MASTER_INFO__INIT;
+        mi.id = "fake-master";
+        mi.ip = 0x0100007f;
+        mi.port = fm.port;
+        Offerd__Agent__Event__Registered reg =
+            OFFERD__AGENT__EVENT__REGISTERED__INIT;
+        reg.agent_id = &aid;
+        reg.master_info = &mi;
+        if (fm.ping_timeout > 0) {
+            reg.has_ping_timeout_seconds = 1;
+            reg.ping_timeout_seconds = fm.ping_timeout;
+        }
+        Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+        ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
+        ev.registered = &reg;
+        fm_send(&ev);
+        return;
+    }
+    const char *sid = http_request_header(req, "Mesos-Stream-Id");
+    if (sid == NULL || strcmp(sid, fm.stream_id) != 0) {
+        http_reply_error(req, 400, "wrong Mesos-Stream-Id");
+        return;
+    }
+    if (fm.refuse_calls) {
+        http_reply_error(req, 403, "agent is not subscribed");
+        return;
+    }
+    http_reply(req, 202, NULL, NULL, 0);
+    if (fm.auto_ack && call->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
+        fm.stream != NULL)
+        fm_ack_status(call->update->framework_id->value, call->update->status);
+}
+
+static void fm_start(void)
+{
+    memset(&fm, 0, sizeof(fm));
+    fm.base = event_base_new();
+    ck_assert_ptr_nonnull(fm.base);
+    fm.srv = http_server_new(fm.base, NULL);
+    char err[256];
+    ck_assert_msg(http_server_bind(fm.srv, "127.0.0.1", 0, &fm.port, err,
+                                   sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(
+        http_server_route(fm.srv, "/api/v1/agent", HTTP_POST, fm_handle, NULL),
+        0);
+}
+
+static void fm_stop(void)
+{
+    if (fm.stream != NULL)
+        http_stream_close(fm.stream);
+    fm.stream = NULL;
+    http_server_free(fm.srv);
+    /* Let the loop free what the server marked. */
+    if (fm.base != NULL)
+        event_base_loop(fm.base, EVLOOP_NONBLOCK);
+    for (size_t i = 0; i < fm.ncalls; i++)
+        jpb_free(&fm.calls[i]->base);
+    free(fm.calls);
+    if (fm.base != NULL)
+        event_base_free(fm.base);
+    memset(&fm, 0, sizeof(fm));
+}
+
+/* Run the fake master's loop for about ms milliseconds. */
+static void fm_pump(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    event_base_loopexit(fm.base, &tv);
+    event_base_dispatch(fm.base);
+}
+
+/* The index of the first call at index >= *from matching type (and, for
+ * UPDATE, task_id and state when given), waiting up to timeout_ms; *from
+ * moves past it. Returns -1 on timeout. */
+static long fm_wait_call(size_t *from, Offerd__Agent__Call__Type type,
+                         const char *task_id, int state, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        for (size_t i = *from; i < fm.ncalls; i++) {
+            const Offerd__Agent__Call *c = fm.calls[i];
+            if (c->type != type)
+                continue;
+            if (type == OFFERD__AGENT__CALL__TYPE__UPDATE) {
+                const Mesos__V1__TaskStatus *st = c->update->status;
+                if (task_id != NULL && strcmp(st->task_id->value, task_id))
+                    continue;
+                if (state >= 0 && (int)st->state != state)
+                    continue;
+            }
+            *from = i + 1;
+            return (long)i;
+        }
+        if (now_ms() >= deadline)
+            return -1;
+        fm_pump(10);
+    }
+}
+
+/* The UPDATE calls of a task, in order, from index from. */
+static size_t fm_updates_of(const char *task_id, size_t from,
+                            const Mesos__V1__TaskStatus **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = from; i < fm.ncalls && n < max; i++) {
+        const Offerd__Agent__Call *c = fm.calls[i];
+        if (c->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
+            strcmp(c->update->status->task_id->value, task_id) == 0)
+            out[n++] = c->update->status;
+    }
+    return n;
+}
+
+/* Wait until the agent holds a registered stream (SUBSCRIBE answered). */
+static void fm_wait_subscribed(int count, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    while ((fm.subscribes < count || fm.stream == NULL) && now_ms() < deadline)
+        fm_pump(10);
+    ck_assert_msg(fm.subscribes >= count && fm.stream != NULL,
+                  "the agent did not subscribe (%d of %d)", fm.subscribes,
+                  count);
+}
+
+/* RUN_TASK of a command task. shell: value is a shell command; otherwise
+ * argv (NULL-terminated) runs value directly. grace_ms < 0: no kill
+ * policy. */
+static void fm_run_task(const char *fw, const char *task_id, const char *value,
+                        bool shell, char **argv, int grace_ms,
+                        const char *env_name, const char *env_value)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    fi.user = "nobody-in-particular";
+    fi.name = "e2e";
+    fi.id = &fid;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = AGENT_ID;
+    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
+    cmd.value = (char *)value;
+    cmd.has_shell = 1;
+    cmd.shell = shell;
+    size_t nargs = 0;
+    while (argv != NULL && argv[nargs] != NULL)
+        nargs++;
+    cmd.n_arguments = nargs;
+    cmd.arguments = argv;
+    Mesos__V1__Environment env = MESOS__V1__ENVIRONMENT__INIT;
+    Mesos__V1__Environment__Variable var =
+        MESOS__V1__ENVIRONMENT__VARIABLE__INIT;
+    Mesos__V1__Environment__Variable *vars[1] = {&var};
+    if (env_name != NULL) {
+        var.name = (char *)env_name;
+        var.value = (char *)env_value;
+        env.n_variables = 1;
+        env.variables = vars;
+        cmd.environment = &env;
+    }
+    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
+    ti.name = (char *)task_id;
+    ti.task_id = &tid;
+    ti.agent_id = &aid;
+    ti.command = &cmd;
+    Mesos__V1__DurationInfo d = MESOS__V1__DURATION_INFO__INIT;
+    Mesos__V1__KillPolicy kp = MESOS__V1__KILL_POLICY__INIT;
+    if (grace_ms >= 0) {
+        d.nanoseconds = (int64_t)grace_ms * 1000000;
+        kp.grace_period = &d;
+        ti.kill_policy = &kp;
+    }
+    Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
+    rt.framework_info = &fi;
+    rt.task = &ti;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
+    ev.run_task = &rt;
+    fm_send(&ev);
+}
+
+static void fm_shell_task(const char *task_id, const char *cmd)
+{
+    fm_run_task(FW_ID, task_id, cmd, true, NULL, -1, NULL, NULL);
+}
+
+static void fm_kill(const char *fw, const char *task_id)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__KillTask k = OFFERD__AGENT__EVENT__KILL_TASK__INIT;
+    k.framework_id = &fid;
+    k.task_id = &tid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
+    ev.kill_task = &k;
+    fm_send(&ev);
+}
+
+/* ---- The agent under test ---- */
+
+static struct e2e_proc agent;
+static char agent_work[PATH_MAX]; /* its --work_dir, under base_dir */
+
+static int spawn_agent(const char *const *extra)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint16_t port = e2e_free_port();
+        if (port == 0)
+            continue;
+        char a_master[64], a_port[32], a_work[PATH_MAX + 16];
+        snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
+                 (unsigned)fm.port);
+        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
+        snprintf(a_work, sizeof(a_work), "--work_dir=%s", agent_work);
+        const char *args[64];
+        int n = 0;
+        args[n++] = a_master;
+        args[n++] = "--ip=127.0.0.1";
+        args[n++] = a_port;
+        args[n++] = a_work;
+        args[n++] = "--registration_backoff_factor=20ms";
+        args[n++] = "--registration_backoff_max=200ms";
+        args[n++] = "--resources=cpus:2;mem:1024;disk:4096";
+        for (; extra != NULL && *extra != NULL && n < 63; extra++)
+            args[n++] = *extra;
+        args[n] = NULL;
+        if (e2e_spawn(&agent, OFFERD_AGENT_BIN, args) != 0)
+            return -1;
+        agent.port = port;
+        if (e2e_wait_healthy(&agent, 20000) == 0)
+            return 0;
+        if (e2e_proc_running(&agent)) {
+            e2e_proc_dump_log(&agent, 8192);
+            return -1;
+        }
+        e2e_proc_cleanup(&agent); /* port taken meanwhile: try another */
+    }
+    return -1;
+}
+
+static void start_agent(const char *const *extra)
+{
+    ck_assert_msg(spawn_agent(extra) == 0, "offerd-agent did not start");
+}
+
+static void setup(void)
+{
+    ck_assert(base_dir[0] != '\0');
+    snprintf(agent_work, sizeof(agent_work), "%s/agent-XXXXXX", base_dir);
+    ck_assert_ptr_nonnull(mkdtemp(agent_work));
+    fm_start();
+}
+
+static void teardown(void)
+{
+    if (agent.pid > 0) {
+        /* SIGUSR1: kill every task and exit; the fake master keeps
+         * answering meanwhile so that the last updates go through. */
+        kill(agent.pid, SIGUSR1);
+        int64_t deadline = now_ms() + 15000;
+        while (e2e_proc_running(&agent) && now_ms() < deadline)
+            fm_pump(20);
+        int rc = e2e_proc_stop(&agent, SIGKILL, 1000);
+        if (rc != 0)
+            e2e_proc_dump_log(&agent, 16384);
+        /* Exit 0 (under the sanitizers: no leak), and nothing left. */
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(kill_under(agent_work), 0);
+    }
+    e2e_proc_cleanup(&agent);
+    kill_under(agent_work);
+    remove_tree(agent_work);
+    fm_stop();
+}
+
+static json_t *agent_get_json(const char *path, int want_status)
+{
+    struct e2e_response r;
+    ck_assert_int_eq(e2e_http(agent.port, "GET", path, NULL, NULL, 0, 5000, &r),
+                     0);
+    ck_assert_msg(r.status == want_status, "%s: status %d (%s)", path, r.status,
+                  r.body);
+    json_error_t e;
+    json_t *j = json_loadb(r.body, r.body_len, 0, &e);
+    ck_assert_msg(j != NULL, "%s: bad JSON: %s", path, e.text);
+    e2e_response_free(&r);
+    return j;
+}
+
+static int agent_get_status(const char *path)
+{
+    struct e2e_response r;
+    ck_assert_int_eq(e2e_http(agent.port, "GET", path, NULL, NULL, 0, 5000, &r),
+                     0);
+    int status = r.status;
+    e2e_response_free(&r);
+    return status;
+}
+
+/* Percent-encode s into a query value. */
+static void query_escape(const char *s, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (; *s && o + 4 < outlen; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || strchr("-_.~/", c))
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, outlen - o, "%%%02X", c);
+    }
+    out[o] = '\0';
+}
+
+/* The sandbox directory /state shows for a task (copied into out). */
+static int sandbox_of(const char *task_id, char *out, size_t outlen)
+{
+    json_t *st = agent_get_json("/state", 200);
+    json_t *fws = json_object_get(st, "frameworks");
+    size_t i, k;
+    json_t *f, *e;
+    int found = 0;
+    json_array_foreach(fws, i, f)
+    {
+        json_array_foreach(json_object_get(f, "executors"), k, e)
+        {
+            if (strcmp(json_string_value(json_object_get(e, "id")), task_id) ==
+                0) {
+                snprintf(out, outlen, "%s",
+                         json_string_value(json_object_get(e, "directory")));
+                found = 1;
+            }
+        }
+    }
+    json_decref(st);
+    return found;
+}
+
+/* /files/read of a sandbox file: the data (malloc'd) or NULL. */
+static char *read_sandbox_file(const char *sandbox, const char *name)
+{
+    char path[PATH_MAX + 64], q[3 * PATH_MAX + 64], url[3 * PATH_MAX + 128];
+    snprintf(path, sizeof(path), "%s/%s", sandbox, name);
+    query_escape(path, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=0", q);
+    json_t *j = agent_get_json(url, 200);
+    char *data = xstrdup(json_string_value(json_object_get(j, "data")));
+    json_decref(j);
+    return data;
+}
+
+static const char *reason_name(const Mesos__V1__TaskStatus *st)
+{
+    if (!st->has_reason)
+        return "(none)";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
+    return v != NULL ? v->name : "?";
+}
+
+/* ---- Tests ---- */
+
+START_TEST(test_help_and_bad_flags)
+{
+    char out[16384];
+    const char *help[] = {"--help", NULL};
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, help, out, sizeof(out), 10000),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, "--master"));
+    ck_assert_ptr_nonnull(strstr(out, "--resources"));
+    ck_assert_ptr_nonnull(strstr(out, "--status_update_retry_interval_min"));
+    ck_assert_ptr_nonnull(strstr(out, "1 GB"));
+
+    const char *bogus[] = {"--master=127.0.0.1:5050", "--bogus=1", NULL};
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, bogus, out, sizeof(out), 10000),
+                     1);
+    ck_assert_ptr_nonnull(strstr(out, "bogus"));
+    const char *none[] = {NULL};
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, none, out, sizeof(out), 10000),
+                     1);
+    ck_assert_ptr_nonnull(strstr(out, "--master"));
+    const char *badmaster[] = {"--master=master.example.com:5050", NULL};
+    ck_assert_int_eq(
+        e2e_run(OFFERD_AGENT_BIN, badmaster, out, sizeof(out), 10000), 1);
+    const char *badattr[] = {"--master=127.0.0.1:5050", "--attributes=a:{x,y}",
+                             NULL};
+    ck_assert_int_eq(
+        e2e_run(OFFERD_AGENT_BIN, badattr, out, sizeof(out), 10000), 1);
+    ck_assert_ptr_nonnull(strstr(out, "sets are not supported"));
+    const char *badres[] = {"--master=127.0.0.1:5050", "--resources=cpus:x",
+                            NULL};
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, badres, out, sizeof(out), 10000),
+                     1);
+}
+END_TEST
+
+static const Mesos__V1__Resource *find_resource(const Mesos__V1__AgentInfo *ai,
+                                                const char *name)
+{
+    for (size_t i = 0; i < ai->n_resources; i++)
+        if (strcmp(ai->resources[i]->name, name) == 0)
+            return ai->resources[i];
+    return NULL;
+}
+
+START_TEST(test_registration)
+{
+    const char *extra[] = {"--attributes=rack:r1;zone:z1;cores:8", NULL};
+    start_agent(extra);
+    size_t from = 0;
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                          10000);
+    ck_assert_msg(i >= 0, "no SUBSCRIBE");
+    const Offerd__Agent__Call__Subscribe *s = fm.calls[i]->subscribe;
+    ck_assert_ptr_nonnull(s);
+    const Mesos__V1__AgentInfo *ai = s->agent_info;
+    ck_assert_ptr_null(ai->id); /* a new agent */
+    ck_assert_int_eq(ai->port, agent.port);
+    const Mesos__V1__Resource *cpus = find_resource(ai, "cpus");
+    ck_assert_ptr_nonnull(cpus);
+    ck_assert(cpus->scalar->value == 2.0);
+    ck_assert(find_resource(ai, "mem")->scalar->value == 1024.0);
+    ck_assert(find_resource(ai, "disk")->scalar->value == 4096.0);
+    const Mesos__V1__Resource *ports = find_resource(ai, "ports");
+    ck_assert_ptr_nonnull(ports); /* detected */
+    ck_assert_uint_eq(ports->ranges->range[0]->begin, 31000);
+    ck_assert_uint_eq(ports->ranges->range[0]->end, 32000);
+    ck_assert_uint_eq(ai->n_attributes, 3);
+    ck_assert_str_eq(ai->attributes[0]->name, "rack");
+    ck_assert_int_eq(ai->attributes[0]->type, MESOS__V1__VALUE__TYPE__TEXT);
+    ck_assert_str_eq(ai->attributes[0]->text->value, "r1");
+    ck_assert_int_eq(ai->attributes[2]->type, MESOS__V1__VALUE__TYPE__SCALAR);
+    ck_assert(ai->attributes[2]->scalar->value == 8.0);
+    ck_assert_ptr_nonnull(s->version);
+    fm_wait_subscribed(1, 5000);
+
+    /* /state shows the id once REGISTERED arrived. */
+    int64_t deadline = now_ms() + 10000;
+    json_t *st = NULL;
+    for (;;) {
+        fm_pump(20);
+        st = agent_get_json("/state", 200);
+        if (json_is_string(json_object_get(st, "id")) || now_ms() > deadline)
+            break;
+        json_decref(st);
+    }
+    ck_assert_str_eq(json_string_value(json_object_get(st, "id")), AGENT_ID);
+    json_t *attrs = json_object_get(st, "attributes");
+    ck_assert_str_eq(json_string_value(json_object_get(attrs, "rack")), "r1");
+    ck_assert_str_eq(json_string_value(json_object_get(attrs, "zone")), "z1");
+    ck_assert(json_number_value(json_object_get(attrs, "cores")) == 8.0);
+    json_t *res = json_object_get(st, "resources");
+    ck_assert(json_number_value(json_object_get(res, "cpus")) == 2.0);
+    ck_assert_str_eq(json_string_value(json_object_get(res, "ports")),
+                     "[31000-32000]");
+    ck_assert_int_eq(json_array_size(json_object_get(st, "frameworks")), 0);
+    json_decref(st);
+
+    json_t *flags = agent_get_json("/flags", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(flags, "flags"), "attributes")),
+                     "rack:r1;zone:z1;cores:8");
+    json_decref(flags);
+    ck_assert_int_eq(agent_get_status("/health"), 200);
+}
+END_TEST
+
+START_TEST(test_task_finishes)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_run_task(FW_ID, "t1", "echo hello $GREETING; echo oops >&2", true, NULL,
+                -1, "GREETING", "world");
+    size_t from = 0;
+    long fin = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "t1",
+                            MESOS__V1__TASK_STATE__TASK_FINISHED, 15000);
+    ck_assert_msg(fin >= 0, "no TASK_FINISHED");
+    const Mesos__V1__TaskStatus *u[8];
+    size_t n = fm_updates_of("t1", 0, u, 8);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(u[0]->state, MESOS__V1__TASK_STATE__TASK_STARTING);
+    ck_assert_int_eq(u[1]->state, MESOS__V1__TASK_STATE__TASK_RUNNING);
+    ck_assert_int_eq(u[2]->state, MESOS__V1__TASK_STATE__TASK_FINISHED);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_int_eq(u[k]->source,
+                         MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR);
+        ck_assert_uint_eq(u[k]->uuid.len, 16);
+        ck_assert_str_eq(u[k]->agent_id->value, AGENT_ID);
+        ck_assert_str_eq(u[k]->executor_id->value, "t1");
+        ck_assert(u[k]->timestamp > 1e9);
+    }
+    ck_assert(memcmp(u[0]->uuid.data, u[1]->uuid.data, 16) != 0);
+    const Offerd__Agent__Call *c = fm.calls[fin];
+    ck_assert_str_eq(c->agent_id->value, AGENT_ID);
+    ck_assert_str_eq(c->update->framework_id->value, FW_ID);
+    ck_assert_str_eq(u[2]->message, "Command exited with status 0");
+
+    /* The output is in the sandbox, readable through /files/read while the
+     * task is held (its terminal update may still await its ack). */
+    char sandbox[PATH_MAX];
+    if (sandbox_of("t1", sandbox, sizeof(sandbox))) {
+        char *out = read_sandbox_file(sandbox, "stdout");
+        ck_assert_str_eq(out, "hello world\n");
+        free(out);
+        char *er = read_sandbox_file(sandbox, "stderr");
+        ck_assert_str_eq(er, "oops\n");
+        free(er);
+    }
+    /* Once the FINISHED ack is through, the task is forgotten. */
+    int64_t deadline = now_ms() + 10000;
+    size_t nfw = 1;
+    while (now_ms() < deadline) {
+        fm_pump(20);
+        json_t *st = agent_get_json("/state", 200);
+        nfw = json_array_size(json_object_get(st, "frameworks"));
+        json_decref(st);
+        if (nfw == 0)
+            break;
+    }
+    ck_assert_uint_eq(nfw, 0);
+    /* Its sandbox stays, readable by its path relative to the sandboxes
+     * root. */
+    char rel[PATH_MAX], url[PATH_MAX + 64];
+    DIR *d;
+    char dir[PATH_MAX + 64];
+    snprintf(dir, sizeof(dir), "%s/sandboxes/%s/t1", agent_work, FW_ID);
+    d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *de;
+    rel[0] = '\0';
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            snprintf(rel, sizeof(rel), "%s/t1/%s/stdout", FW_ID, de->d_name);
+    closedir(d);
+    ck_assert(rel[0] != '\0');
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=-1", rel);
+    json_t *j = agent_get_json(url, 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "offset")), 12);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "data")), "");
+    json_decref(j);
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=6&length=3", rel);
+    j = agent_get_json(url, 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "offset")), 6);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "data")), "wor");
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_task_fails)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("t3", "exit 3");
+    size_t from = 0;
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "t3",
+                          MESOS__V1__TASK_STATE__TASK_FAILED, 15000);
+    ck_assert_msg(i >= 0, "no TASK_FAILED");
+    const Mesos__V1__TaskStatus *st = fm.calls[i]->update->status;
+    ck_assert_str_eq(st->message, "Command exited with status 3");
+    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+
+    /* An argv command that cannot be executed fails its launch. */
+    char *argv[] = {"no-such-program", "x", NULL};
+    fm_run_task(FW_ID, "t4", "/nonexistent/no-such-program", false, argv, -1,
+                NULL, NULL);
+    i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "t4",
+                     MESOS__V1__TASK_STATE__TASK_FAILED, 15000);
+    ck_assert_msg(i >= 0, "no TASK_FAILED for a bad program");
+    st = fm.calls[i]->update->status;
+    ck_assert_str_eq(reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
+    ck_assert_ptr_nonnull(strstr(st->message, "No such file"));
+
+    /* An argv command with arguments runs without a shell. */
+    char *argv2[] = {"sh", "-c", "exit 5", NULL};
+    fm_run_task(FW_ID, "t5", "/bin/sh", false, argv2, -1, NULL, NULL);
+    i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "t5",
+                     MESOS__V1__TASK_STATE__TASK_FAILED, 15000);
+    ck_assert_msg(i >= 0, "no TASK_FAILED for exit 5");
+    ck_assert_str_eq(fm.calls[i]->update->status->message,
+                     "Command exited with status 5");
+}
+END_TEST
+
+START_TEST(test_kill_within_grace)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("long", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "long",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    int64_t t0 = now_ms();
+    fm_kill(FW_ID, "long");
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "long",
+                          MESOS__V1__TASK_STATE__TASK_KILLED, 10000);
+    ck_assert_msg(i >= 0, "no TASK_KILLED");
+    /* sleep dies of the SIGTERM, well within the 3 s default grace. */
+    ck_assert_int_lt(now_ms() - t0, 2500);
+    ck_assert_ptr_nonnull(
+        strstr(fm.calls[i]->update->status->message, "signal 15"));
+}
+END_TEST
+
+START_TEST(test_kill_escalates_to_sigkill)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_run_task(FW_ID, "stubborn", "trap '' TERM; sleep 60", true, NULL, 400,
+                NULL, NULL);
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "stubborn",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    int64_t t0 = now_ms();
+    fm_kill(FW_ID, "stubborn");
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "stubborn",
+                          MESOS__V1__TASK_STATE__TASK_KILLED, 10000);
+    ck_assert_msg(i >= 0, "no TASK_KILLED");
+    int64_t took = now_ms() - t0;
+    ck_assert_int_ge(took, 350);
+    ck_assert_int_lt(took, 3000);
+    ck_assert_ptr_nonnull(
+        strstr(fm.calls[i]->update->status->message, "signal 9"));
+}
+END_TEST
+
+START_TEST(test_unacknowledged_update_is_retried)
+{
+    const char *extra[] = {"--status_update_retry_interval_min=200ms",
+                           "--status_update_retry_interval_max=400ms", NULL};
+    start_agent(extra);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("r1", "true");
+    size_t from = 0;
+    long first = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                              MESOS__V1__TASK_STATE__TASK_STARTING, 10000);
+    ck_assert(first >= 0);
+    long again = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                              MESOS__V1__TASK_STATE__TASK_STARTING, 5000);
+    ck_assert_msg(again >= 0, "STARTING was not resent");
+    const Mesos__V1__TaskStatus *a = fm.calls[first]->update->status;
+    const Mesos__V1__TaskStatus *b = fm.calls[again]->update->status;
+    ck_assert(memcmp(a->uuid.data, b->uuid.data, 16) == 0);
+    /* The task has finished by now, but nothing follows STARTING until it
+     * is acknowledged. */
+    fm_pump(600);
+    const Mesos__V1__TaskStatus *u[64];
+    size_t n = fm_updates_of("r1", 0, u, 64);
+    ck_assert_uint_ge(n, 3);
+    for (size_t k = 0; k < n; k++)
+        ck_assert_int_eq(u[k]->state, MESOS__V1__TASK_STATE__TASK_STARTING);
+    /* The latest state rides along. */
+    ck_assert_int_eq(fm.calls[again]->update->latest_state,
+                     MESOS__V1__TASK_STATE__TASK_FINISHED);
+
+    fm_ack_status(FW_ID, a);
+    long running = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                                MESOS__V1__TASK_STATE__TASK_RUNNING, 5000);
+    ck_assert_msg(running >= 0, "RUNNING did not follow the ack");
+    fm_ack_status(FW_ID, fm.calls[running]->update->status);
+    long fin = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                            MESOS__V1__TASK_STATE__TASK_FINISHED, 5000);
+    ck_assert_msg(fin >= 0, "FINISHED did not follow the ack");
+    fm_ack_status(FW_ID, fm.calls[fin]->update->status);
+    /* Acknowledged: no more resends of anything. */
+    fm_pump(100);
+    size_t before = fm.ncalls;
+    fm_pump(700);
+    for (size_t k = before; k < fm.ncalls; k++)
+        ck_assert_int_ne(fm.calls[k]->type, OFFERD__AGENT__CALL__TYPE__UPDATE);
+}
+END_TEST
+
+START_TEST(test_resubscribes_after_stream_closes)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("keep", "sleep 60");
+    size_t from = 0;
+    long starting =
+        fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "keep",
+                     MESOS__V1__TASK_STATE__TASK_STARTING, 10000);
+    ck_assert(starting >= 0);
+    fm_ack_status(FW_ID, fm.calls[starting]->update->status);
+    long running =
+        fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "keep",
+                     MESOS__V1__TASK_STATE__TASK_RUNNING, 10000);
+    ck_assert(running >= 0);
+    uint8_t uuid[16];
+    memcpy(uuid, fm.calls[running]->update->status->uuid.data, 16);
+
+    /* The master goes away: the stream ends. */
+    http_stream_close(fm.stream);
+    fm.stream = NULL;
+    long sub = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL,
+                            -1, 10000);
+    ck_assert_msg(sub >= 0, "the agent did not subscribe again");
+    const Offerd__Agent__Call__Subscribe *s = fm.calls[sub]->subscribe;
+    ck_assert_ptr_nonnull(s->agent_info->id);
+    ck_assert_str_eq(s->agent_info->id->value, AGENT_ID);
+    ck_assert_uint_eq(s->n_tasks, 1);
+    ck_assert_str_eq(s->tasks[0]->task_id->value, "keep");
+    ck_assert_int_eq(s->tasks[0]->state, MESOS__V1__TASK_STATE__TASK_RUNNING);
+    ck_assert_uint_eq(s->n_frameworks, 1);
+    ck_assert_uint_eq(s->n_unacknowledged_updates, 1);
+    ck_assert(
+        memcmp(s->unacknowledged_updates[0]->status->uuid.data, uuid, 16) == 0);
+    /* After REGISTERED the pending update is sent again at once. */
+    long resent = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "keep",
+                               MESOS__V1__TASK_STATE__TASK_RUNNING, 5000);
+    ck_assert_msg(resent >= 0, "RUNNING was not resent after re-registering");
+    ck_assert(memcmp(fm.calls[resent]->update->status->uuid.data, uuid, 16) ==
+              0);
+}
+END_TEST
+
+START_TEST(test_files_confinement)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("f1", "echo data > out.txt; mkdir sub; ln -s /etc/passwd "
+                        "leak; sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "f1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("f1", sandbox, sizeof(sandbox)));
+    char q[3 * PATH_MAX], url[3 * PATH_MAX + 128], p[PATH_MAX + 64];
+    /* Wait until the task wrote its files. */
+    int64_t deadline = now_ms() + 10000;
+    for (;;) {
+        snprintf(p, sizeof(p), "%s/leak", sandbox);
+        struct stat st;
+        if (lstat(p, &st) == 0 || now_ms() > deadline)
+            break;
+        fm_pump(20);
+    }
+    ck_assert_int_eq(agent_get_status("/files/read?path=../meta/agent_id"),
+                     403);
+    ck_assert_int_eq(
+        agent_get_status("/files/read?path=fw/../../../../../etc/passwd"), 403);
+    ck_assert_int_eq(agent_get_status("/files/read?path=/etc/passwd"), 404);
+    ck_assert_int_eq(agent_get_status("/files/browse?path=.."), 403);
+    snprintf(p, sizeof(p), "%s/../../../../meta/agent_id", sandbox);
+    query_escape(p, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s", q);
+    ck_assert_int_eq(agent_get_status(url), 403);
+    /* A symlink that leads out. */
+    snprintf(p, sizeof(p), "%s/leak", sandbox);
+    query_escape(p, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s", q);
+    ck_assert_int_eq(agent_get_status(url), 403);
+    /* Missing, bad parameters, directories. */
+    snprintf(p, sizeof(p), "%s/nope", sandbox);
+    query_escape(p, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s", q);
+    ck_assert_int_eq(agent_get_status(url), 404);
+    ck_assert_int_eq(agent_get_status("/files/read"), 400);
+    query_escape(sandbox, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s", q);
+    ck_assert_int_eq(agent_get_status(url), 400); /* a directory */
+    snprintf(p, sizeof(p), "%s/out.txt", sandbox);
+    query_escape(p, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=x", q);
+    ck_assert_int_eq(agent_get_status(url), 400);
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=-2", q);
+    ck_assert_int_eq(agent_get_status(url), 400);
+    snprintf(url, sizeof(url), "/files/read?path=%s&length=-5", q);
+    ck_assert_int_eq(agent_get_status(url), 400);
+    snprintf(url, sizeof(url), "/files/read?path=%s", q);
+    json_t *j = agent_get_json(url, 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "offset")), 5);
+    json_decref(j);
+    snprintf(url, sizeof(url), "/files/read?path=%s&offset=0", q);
+    j = agent_get_json(url, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "data")), "data\n");
+    json_decref(j);
+
+    /* Browse lists the sandbox. */
+    query_escape(sandbox, q, sizeof(q));
+    snprintf(url, sizeof(url), "/files/browse?path=%s", q);
+    j = agent_get_json(url, 200);
+    ck_assert(json_is_array(j));
+    int seen_stdout = 0, seen_sub = 0;
+    size_t k;
+    json_t *e;
+    json_array_foreach(j, k, e)
+    {
+        const char *path = json_string_value(json_object_get(e, "path"));
+        const char *mode = json_string_value(json_object_get(e, "mode"));
+        ck_assert_ptr_nonnull(path);
+        ck_assert_ptr_nonnull(mode);
+        ck_assert(json_is_integer(json_object_get(e, "size")));
+        ck_assert(json_is_integer(json_object_get(e, "mtime")));
+        ck_assert(json_is_integer(json_object_get(e, "nlink")));
+        ck_assert(json_is_string(json_object_get(e, "uid")));
+        ck_assert(json_is_string(json_object_get(e, "gid")));
+        size_t pl = strlen(path);
+        if (pl >= 7 && strcmp(path + pl - 7, "/stdout") == 0) {
+            seen_stdout = 1;
+            ck_assert_int_eq(mode[0], '-');
+        }
+        if (pl >= 4 && strcmp(path + pl - 4, "/sub") == 0) {
+            seen_sub = 1;
+            ck_assert_int_eq(mode[0], 'd');
+        }
+    }
+    ck_assert(seen_stdout && seen_sub);
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_unknown_task_kill_is_lost)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_kill(FW_ID, "ghost");
+    size_t from = 0;
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "ghost",
+                          MESOS__V1__TASK_STATE__TASK_LOST, 10000);
+    ck_assert_msg(i >= 0, "no TASK_LOST");
+    const Mesos__V1__TaskStatus *st = fm.calls[i]->update->status;
+    ck_assert_int_eq(st->source, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
+    ck_assert_str_eq(reason_name(st), "REASON_TASK_UNKNOWN");
+}
+END_TEST
+
+START_TEST(test_ping_pong)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    Offerd__Agent__Event__Ping ping = OFFERD__AGENT__EVENT__PING__INIT;
+    ping.sequence = 7;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+    ev.ping = &ping;
+    fm_send(&ev);
+    size_t from = 0;
+    long i =
+        fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__PONG, NULL, -1, 10000);
+    ck_assert_msg(i >= 0, "no PONG");
+    ck_assert_uint_eq(fm.calls[i]->pong->sequence, 7);
+    ck_assert_str_eq(fm.calls[i]->agent_id->value, AGENT_ID);
+}
+END_TEST
+
+START_TEST(test_shutdown_framework_kills_its_tasks)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("a", "sleep 60");
+    fm_shell_task("b", "sleep 60");
+    fm_run_task("other-fw", "c", "sleep 60", true, NULL, -1, NULL, NULL);
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "a",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "b",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "c",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = FW_ID;
+    Offerd__Agent__Event__ShutdownFramework sf =
+        OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+    sf.framework_id = &fid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+    ev.shutdown_framework = &sf;
+    fm_send(&ev);
+    size_t f1 = 0, f2 = 0;
+    ck_assert(fm_wait_call(&f1, OFFERD__AGENT__CALL__TYPE__UPDATE, "a",
+                           MESOS__V1__TASK_STATE__TASK_KILLED, 10000) >= 0);
+    ck_assert(fm_wait_call(&f2, OFFERD__AGENT__CALL__TYPE__UPDATE, "b",
+                           MESOS__V1__TASK_STATE__TASK_KILLED, 10000) >= 0);
+    /* The other framework's task runs on. */
+    fm_pump(200);
+    size_t f3 = 0;
+    ck_assert(fm_wait_call(&f3, OFFERD__AGENT__CALL__TYPE__UPDATE, "c",
+                           MESOS__V1__TASK_STATE__TASK_KILLED, 0) < 0);
+}
+END_TEST
+
+/* The pid in a sandbox pid file, or 0. */
+static pid_t read_pid(const char *sandbox, const char *file)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", sandbox, file);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int pid = 0;
+    if (fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    return (pid_t)pid;
+}
+
+static bool alive(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) == 0;
+}
+
+START_TEST(test_sigusr1_kills_tasks_and_exits)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("u1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "u1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("u1", sandbox, sizeof(sandbox)));
+    pid_t task = read_pid(sandbox, ".offerd.task.pid");
+    pid_t sup = read_pid(sandbox, ".offerd.supervisor.pid");
+    ck_assert(alive(task));
+    ck_assert(alive(sup));
+    kill(agent.pid, SIGUSR1);
+    /* The agent reports the kill while it shuts down. */
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "u1",
+                           MESOS__V1__TASK_STATE__TASK_KILLED, 10000) >= 0);
+    int64_t deadline = now_ms() + 10000;
+    while (e2e_proc_running(&agent) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!e2e_proc_running(&agent));
+    ck_assert(WIFEXITED(agent.exit_status));
+    ck_assert_int_eq(WEXITSTATUS(agent.exit_status), 0);
+    ck_assert(!alive(task));
+    ck_assert(!alive(sup));
+}
+END_TEST
+
+START_TEST(test_sigterm_leaves_tasks_and_keeps_id)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("s1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "s1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("s1", sandbox, sizeof(sandbox)));
+    pid_t task = read_pid(sandbox, ".offerd.task.pid");
+    ck_assert(alive(task));
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
+    /* The task outlives the agent. */
+    ck_assert(alive(task));
+    e2e_proc_cleanup(&agent);
+
+    /* A restarted agent registers with the id it was given. */
+    size_t mark = fm.ncalls;
+    start_agent(NULL);
+    size_t f = mark;
+    long sub =
+        fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1, 10000);
+    ck_assert(sub >= 0);
+    ck_assert_ptr_nonnull(fm.calls[sub]->subscribe->agent_info->id);
+    ck_assert_str_eq(fm.calls[sub]->subscribe->agent_info->id->value, AGENT_ID);
+    ck_assert_str_eq(fm.calls[sub]->agent_id->value, AGENT_ID);
+    /* Not recovered by this agent: killed here, by the test. */
+    kill_under(agent_work);
+}
+END_TEST
+
+START_TEST(test_shutdown_event)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("z1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "z1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    Offerd__Agent__Event__Shutdown sd = OFFERD__AGENT__EVENT__SHUTDOWN__INIT;
+    sd.message = "removed by the operator";
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN;
+    ev.shutdown = &sd;
+    fm_send(&ev);
+    int64_t deadline = now_ms() + 10000;
+    while (e2e_proc_running(&agent) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!e2e_proc_running(&agent));
+    ck_assert_int_eq(WEXITSTATUS(agent.exit_status), 0);
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "z1",
+                           MESOS__V1__TASK_STATE__TASK_KILLED, 0) >= 0);
+}
+END_TEST
+
+static void fm_reconcile(const char *fw, const char *task_id)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__Reconcile__Task t =
+        OFFERD__AGENT__EVENT__RECONCILE__TASK__INIT;
+    t.framework_id = &fid;
+    t.task_id = &tid;
+    Offerd__Agent__Event__Reconcile__Task *tv[1] = {&t};
+    Offerd__Agent__Event__Reconcile r = OFFERD__AGENT__EVENT__RECONCILE__INIT;
+    r.n_tasks = 1;
+    r.tasks = tv;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RECONCILE;
+    ev.reconcile = &r;
+    fm_send(&ev);
+}
+
+START_TEST(test_reconcile)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("rc1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rc1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(100); /* its acks are through */
+    fm_reconcile(FW_ID, "nobody");
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "nobody",
+                          MESOS__V1__TASK_STATE__TASK_LOST, 10000);
+    ck_assert_msg(i >= 0, "no TASK_LOST for an unknown task");
+    ck_assert_str_eq(reason_name(fm.calls[i]->update->status),
+                     "REASON_RECONCILIATION");
+    ck_assert_int_eq(fm.calls[i]->update->status->source,
+                     MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
+    /* A task it holds: its latest state again. */
+    fm_reconcile(FW_ID, "rc1");
+    i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rc1",
+                     MESOS__V1__TASK_STATE__TASK_RUNNING, 10000);
+    ck_assert_msg(i >= 0, "no status for a known task");
+    ck_assert_str_eq(reason_name(fm.calls[i]->update->status),
+                     "REASON_RECONCILIATION");
+}
+END_TEST
+
+START_TEST(test_ping_timeout_resubscribes)
+{
+    fm.ping_timeout = 0.3;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    int64_t t0 = now_ms();
+    size_t from = 1;
+    /* No PING comes: the agent gives up on this stream. */
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                          10000);
+    ck_assert_msg(i >= 0, "no new SUBSCRIBE after the ping timeout");
+    ck_assert_int_ge(now_ms() - t0, 250);
+    ck_assert_str_eq(fm.calls[i]->subscribe->agent_info->id->value, AGENT_ID);
+    /* PINGs keep the new stream: one every 100 ms for a second, and no
+     * further SUBSCRIBE. */
+    fm_wait_subscribed(2, 5000);
+    size_t mark = fm.ncalls;
+    for (int k = 0; k < 10; k++) {
+        Offerd__Agent__Event__Ping ping = OFFERD__AGENT__EVENT__PING__INIT;
+        ping.sequence = (uint64_t)k;
+        Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+        ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+        ev.ping = &ping;
+        fm_send(&ev);
+        fm_pump(100);
+    }
+    size_t f = mark;
+    ck_assert(fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                           0) < 0);
+    f = mark;
+    ck_assert(fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__PONG, NULL, -1, 0) >=
+              0);
+}
+END_TEST
+
+START_TEST(test_refused_call_resubscribes)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm.refuse_calls = true;
+    Offerd__Agent__Event__Ping ping = OFFERD__AGENT__EVENT__PING__INIT;
+    ping.sequence = 1;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+    ev.ping = &ping;
+    fm_send(&ev);
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__PONG, NULL, -1,
+                           10000) >= 0);
+    /* The PONG was answered 403: the agent subscribes again. */
+    ck_assert_msg(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE,
+                               NULL, -1, 10000) >= 0,
+                  "no SUBSCRIBE after a 403");
+    fm.refuse_calls = false;
+}
+END_TEST
+
+static Suite *agent_suite(void)
+{
+    Suite *s = suite_create("e2e_agent");
+    TCase *tc = tcase_create("agent");
+    tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 90);
+    tcase_add_test(tc, test_help_and_bad_flags);
+    tcase_add_test(tc, test_registration);
+    tcase_add_test(tc, test_task_finishes);
+    tcase_add_test(tc, test_task_fails);
+    tcase_add_test(tc, test_kill_within_grace);
+    tcase_add_test(tc, test_kill_escalates_to_sigkill);
+    tcase_add_test(tc, test_unacknowledged_update_is_retried);
+    tcase_add_test(tc, test_resubscribes_after_stream_closes);
+    tcase_add_test(tc, test_files_confinement);
+    tcase_add_test(tc, test_unknown_task_kill_is_lost);
+    tcase_add_test(tc, test_ping_pong);
+    tcase_add_test(tc, test_shutdown_framework_kills_its_tasks);
+    tcase_add_test(tc, test_sigusr1_kills_tasks_and_exits);
+    tcase_add_test(tc, test_sigterm_leaves_tasks_and_keeps_id);
+    tcase_add_test(tc, test_shutdown_event);
+    tcase_add_test(tc, test_reconcile);
+    tcase_add_test(tc, test_ping_timeout_resubscribes);
+    tcase_add_test(tc, test_refused_call_resubscribes);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+E2E_CHECK_MAIN(agent_suite)

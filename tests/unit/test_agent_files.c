@@ -1,0 +1,195 @@
+/*
+ * Tests of /files path confinement and entry rendering (agent/files.h) over
+ * a temporary sandboxes tree with symlinks that lead in and out.
+ */
+#include "agent/files.h"
+#include "check_main.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char top[PATH_MAX];  /* temporary directory */
+static char root[PATH_MAX]; /* top/sandboxes, canonical */
+
+static void mk(const char *rel, int dir)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/%s", top, rel);
+    if (dir) {
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+    } else {
+        int fd = open(p, O_WRONLY | O_CREAT, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "hello", 5), 5);
+        close(fd);
+    }
+}
+
+static void setup(void)
+{
+    char tmpl[] = "/tmp/offerd-files-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_ptr_nonnull(realpath(tmpl, top));
+    mk("sandboxes", 1);
+    mk("sandboxes/fw", 1);
+    mk("sandboxes/fw/t", 1);
+    mk("sandboxes/fw/t/run", 1);
+    mk("sandboxes/fw/t/run/stdout", 0);
+    mk("secret", 0);
+    mk("sandboxes-evil", 1);
+    mk("sandboxes-evil/x", 0);
+    char p[PATH_MAX + 64], target[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/sandboxes/fw/t/run/out", top);
+    snprintf(target, sizeof(target), "%s/secret", top);
+    ck_assert_int_eq(symlink(target, p), 0);
+    snprintf(p, sizeof(p), "%s/sandboxes/fw/t/run/in", top);
+    ck_assert_int_eq(symlink("stdout", p), 0);
+    snprintf(p, sizeof(p), "%s/sandboxes/fw/t/run/up", top);
+    ck_assert_int_eq(symlink("../../../..", p), 0);
+    snprintf(p, sizeof(p), "%s/sandboxes", top);
+    ck_assert_ptr_nonnull(realpath(p, root));
+}
+
+static void teardown(void)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_confinement_table)
+{
+    static const struct {
+        const char *path; /* "@" stands for the root */
+        enum agent_files_result want;
+        const char *suffix; /* of the resolved path when OK */
+    } cases[] = {
+        {"fw/t/run/stdout", AGENT_FILES_OK, "/fw/t/run/stdout"},
+        {"@/fw/t/run/stdout", AGENT_FILES_OK, "/fw/t/run/stdout"},
+        {"fw//t/./run/../run/stdout", AGENT_FILES_OK, "/fw/t/run/stdout"},
+        {"fw", AGENT_FILES_OK, "/fw"},
+        {".", AGENT_FILES_OK, "/sandboxes"},
+        {"@", AGENT_FILES_OK, "/sandboxes"},
+        {"fw/t/run/in", AGENT_FILES_OK, "/fw/t/run/stdout"},
+        {"fw/t/run/missing", AGENT_FILES_NOT_FOUND, NULL},
+        {"nope", AGENT_FILES_NOT_FOUND, NULL},
+        {"..", AGENT_FILES_FORBIDDEN, NULL},
+        {"../secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"../nonexistent", AGENT_FILES_FORBIDDEN, NULL},
+        {"fw/../../secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"fw/t/run/../../../../secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"@/../secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"@/fw/../../secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"fw/t/run/out", AGENT_FILES_FORBIDDEN, NULL},
+        {"fw/t/run/up", AGENT_FILES_FORBIDDEN, NULL},
+        {"fw/t/run/up/secret", AGENT_FILES_FORBIDDEN, NULL},
+        {"/etc/passwd", AGENT_FILES_NOT_FOUND, NULL},
+        {"/", AGENT_FILES_NOT_FOUND, NULL},
+        {"@-evil/x", AGENT_FILES_NOT_FOUND, NULL},
+        {"../sandboxes-evil/x", AGENT_FILES_FORBIDDEN, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[PATH_MAX + 64];
+        if (cases[i].path[0] == '@')
+            snprintf(path, sizeof(path), "%s%s", root, cases[i].path + 1);
+        else
+            snprintf(path, sizeof(path), "%s", cases[i].path);
+        char out[PATH_MAX], err[PATH_MAX + 64] = "";
+        enum agent_files_result r =
+            agent_files_resolve(root, path, out, err, sizeof(err));
+        ck_assert_msg(r == cases[i].want, "%s: %d (%s)", cases[i].path, (int)r,
+                      err);
+        if (r == AGENT_FILES_OK) {
+            size_t ol = strlen(out), sl = strlen(cases[i].suffix);
+            ck_assert_msg(ol >= sl &&
+                              strcmp(out + ol - sl, cases[i].suffix) == 0,
+                          "%s -> %s", cases[i].path, out);
+            ck_assert(strncmp(out, root, strlen(root)) == 0);
+        } else {
+            ck_assert(err[0] != '\0');
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_text_json)
+{
+    static const struct {
+        const char *in;
+        size_t len;
+        const char *out;
+    } cases[] = {
+        {"plain\n", 6, "plain\n"},
+        {"caf\xc3\xa9", 5, "caf\xc3\xa9"},
+        {"\xff", 1, "\xef\xbf\xbd"},
+        {"a\xc3", 2, "a\xef\xbf\xbd"},               /* cut sequence */
+        {"\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong */
+        {"\xed\xa0\x80", 3,
+         "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* surrogate */
+        {"\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80"},
+        {"", 0, ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j =
+            agent_files_text_json((const uint8_t *)cases[i].in, cases[i].len);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_msg(strcmp(json_string_value(j), cases[i].out) == 0,
+                      "case %zu", i);
+        json_decref(j);
+    }
+    /* A NUL byte stays (as \u0000 in JSON). */
+    json_t *j = agent_files_text_json((const uint8_t *)"a\0b", 3);
+    ck_assert_uint_eq(json_string_length(j), 3);
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_entry_json)
+{
+    struct stat st;
+    memset(&st, 0, sizeof(st));
+    st.st_mode = S_IFDIR | 0750;
+    st.st_size = 4096;
+    st.st_mtime = 1348258116;
+    st.st_nlink = 5;
+    st.st_uid = 0;
+    st.st_gid = 0;
+    json_t *j = agent_files_entry_json("fw/t/run", &st);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "path")), "fw/t/run");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "mode")),
+                     "drwxr-x---");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "size")), 4096);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "mtime")),
+                     1348258116);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "nlink")), 5);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "uid")), "root");
+    json_decref(j);
+    st.st_mode = S_IFREG | 0644;
+    st.st_uid = 4000321; /* no such user: the number */
+    j = agent_files_entry_json("x", &st);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "mode")),
+                     "-rw-r--r--");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "uid")), "4000321");
+    json_decref(j);
+}
+END_TEST
+
+static Suite *agent_files_suite(void)
+{
+    Suite *s = suite_create("agent_files");
+    TCase *tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_confinement_table);
+    tcase_add_test(tc, test_text_json);
+    tcase_add_test(tc, test_entry_json);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+OFFERD_CHECK_MAIN(agent_files_suite)
