@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -144,6 +146,9 @@ int e2e_main(Suite *(*suite_fn)(void))
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     reap_leftovers();
+    /* Tasks and supervisors of agents a failed test left behind. */
+    if (e2e_kill_under(run_dir) > 0)
+        fprintf(stderr, "harness: killed processes left under %s\n", run_dir);
     if (keep_dirs())
         fprintf(stderr, "harness: kept %s\n", run_dir);
     else
@@ -354,6 +359,102 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
     return -1;
 }
 
+int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
+                    const char *const *extra_args)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint16_t port = e2e_free_port();
+        if (port == 0)
+            continue;
+        char a_master[64], a_port[32];
+        snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
+                 (unsigned)master_port);
+        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
+        const char *args[64];
+        int n = 0;
+        args[n++] = a_master;
+        args[n++] = "--ip=127.0.0.1";
+        args[n++] = a_port;
+        args[n++] = "--work_dir=work";
+        args[n++] = "--registration_backoff_factor=20ms";
+        args[n++] = "--registration_backoff_max=200ms";
+        for (; extra_args != NULL && *extra_args != NULL && n < 63;
+             extra_args++)
+            args[n++] = *extra_args;
+        args[n] = NULL;
+        if (e2e_spawn(p, OFFERD_AGENT_BIN, args) != 0) {
+            e2e_proc_cleanup(p);
+            return -1;
+        }
+        p->port = port;
+        if (e2e_wait_healthy(p, 20000) == 0)
+            return 0;
+        int bind_race = !e2e_proc_running(p) && log_contains(p, "listen");
+        if (!bind_race) {
+            fprintf(stderr, "harness: agent did not become healthy\n");
+            e2e_proc_dump_log(p, 8192);
+            e2e_proc_cleanup(p);
+            return -1;
+        }
+        e2e_proc_cleanup(p); /* port taken meanwhile: try another */
+    }
+    fprintf(stderr, "harness: no free port after 5 attempts\n");
+    return -1;
+}
+
+int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        struct e2e_response r;
+        int found = 0;
+        if (e2e_http(master->port, "GET", "/metrics/snapshot", NULL, NULL, 0,
+                     1000, &r) == 0) {
+            json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
+            json_t *v = json_object_get(j, "master/slaves_active");
+            found = v != NULL && json_number_value(v) == (double)n;
+            json_decref(j);
+            e2e_response_free(&r);
+        }
+        if (found)
+            return 0;
+        if (now_ms() >= deadline)
+            return -1;
+        sleep_ms(50);
+    }
+}
+
+int e2e_kill_under(const char *dir)
+{
+    size_t plen = strlen(dir);
+    if (plen == 0)
+        return 0;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end != '\0' || pid <= 1 || pid == (long)getpid())
+            continue;
+        char link[64], cwd[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
+        ssize_t len = readlink(link, cwd, sizeof(cwd) - 1);
+        if (len <= 0)
+            continue;
+        cwd[len] = '\0';
+        if (strncmp(cwd, dir, plen) == 0 &&
+            (cwd[plen] == '/' || cwd[plen] == '\0')) {
+            kill((pid_t)pid, SIGKILL);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
 {
     if (p->pid > 0 || p->dir[0] == '\0')
@@ -407,6 +508,7 @@ void e2e_proc_cleanup(struct e2e_proc *p)
         p->pid = 0;
     }
     if (p->dir[0] != '\0') {
+        e2e_kill_under(p->dir);
         if (keep_dirs())
             fprintf(stderr, "kept %s\n", p->dir);
         else

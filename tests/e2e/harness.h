@@ -77,6 +77,29 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args);
  * Returns 0, or -1 with the log printed. */
 int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
 
+/* Path of the agent binary (set by tests/e2e/CMakeLists.txt). */
+#ifndef OFFERD_AGENT_BIN
+#define OFFERD_AGENT_BIN "offerd-agent"
+#endif
+
+/* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port,
+ * --ip=127.0.0.1, a free --port, --work_dir in its temporary directory and
+ * fast registration retries, then extra_args (may be NULL; a later flag
+ * wins, so --resources etc. may be overridden), and wait until its GET
+ * /health answers 200. Registration with the master is not awaited (see
+ * e2e_wait_agents). Returns 0, or -1 with the log printed. */
+int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
+                    const char *const *extra_args);
+
+/* Poll the master's /metrics/snapshot until master/slaves_active is n or
+ * timeout_ms pass. Returns 0, or -1. */
+int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms);
+
+/* SIGKILL every process whose working directory lies under dir (the tasks
+ * and supervisors an agent started in its sandboxes outlive a killed
+ * agent). Returns how many were signalled. */
+int e2e_kill_under(const char *dir);
+
 /* Poll GET /health every 50 ms until 200 or timeout_ms pass, or the process
  * exits. Returns 0 when healthy, -1 otherwise. */
 int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms);
@@ -89,8 +112,9 @@ int e2e_proc_running(struct e2e_proc *p);
  * was killed by a signal (including the SIGKILL after the timeout). */
 int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms);
 
-/* Stop the process if running (SIGKILL), reap it and remove its directory.
- * Safe to call twice. */
+/* Stop the process if running (SIGKILL), reap it, kill whatever still runs
+ * with its working directory under the process's directory (an agent's
+ * tasks), and remove the directory. Safe to call twice. */
 void e2e_proc_cleanup(struct e2e_proc *p);
 
 /* Write the last max_bytes of the process's log to stderr. */
