@@ -3,7 +3,7 @@
  */
 #include "agent/checkpoint.h"
 
-#include "agent/fs.h"
+#include "common/fs.h"
 #include "common/json_pb.h"
 #include "common/mem.h"
 #include "common/recordio.h"
@@ -35,7 +35,7 @@ struct agent_ckpt *agent_ckpt_new(const char *work_dir, char *err,
                                   size_t errlen)
 {
     char *meta = xasprintf("%s/meta", work_dir);
-    if (agent_fs_mkdirs(meta, err, errlen) != 0) {
+    if (fs_mkdirs(meta, err, errlen) != 0) {
         free(meta);
         return NULL;
     }
@@ -60,7 +60,7 @@ const char *agent_ckpt_dir(const struct agent_ckpt *ck)
 static int write_file(const char *path, const void *data, size_t len, char *err,
                       size_t errlen)
 {
-    if (agent_fs_write_atomic(path, data, len) != 0) {
+    if (fs_write_atomic(path, data, len) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
@@ -93,7 +93,7 @@ static char *task_file(const struct agent_ckpt *ck, const char *fw,
         return NULL;
     }
     char *dir = task_dir(ck, fw, task);
-    if (agent_fs_mkdirs(dir, err, errlen) != 0) {
+    if (fs_mkdirs(dir, err, errlen) != 0) {
         free(dir);
         return NULL;
     }
@@ -117,7 +117,7 @@ int agent_ckpt_load_agent_id(struct agent_ckpt *ck, char *out, size_t outlen,
     char *path = xasprintf("%s/agent_id", ck->meta);
     uint8_t *data = NULL;
     size_t len = 0;
-    int rc = agent_fs_read(path, 4096, &data, &len);
+    int rc = fs_read(path, 4096, &data, &len);
     if (rc < 0) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
     } else if (rc == 1) {
@@ -145,7 +145,7 @@ int agent_ckpt_save_framework(struct agent_ckpt *ck, const char *framework_id,
         return -1;
     }
     char *dir = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-    int rc = agent_fs_mkdirs(dir, err, errlen);
+    int rc = fs_mkdirs(dir, err, errlen);
     if (rc == 0) {
         char *path = xasprintf("%s/framework_info", dir);
         rc = write_msg(path, &info->base, err, errlen);
@@ -222,13 +222,13 @@ int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
     if (!agent_ckpt_id_is_safe(framework_id) || !agent_ckpt_id_is_safe(task_id))
         return -1;
     char *dir = task_dir(ck, framework_id, task_id);
-    int rc = agent_fs_remove_tree(dir);
+    int rc = fs_remove_tree(dir);
     free(dir);
     /* rmdir fails (and leaves them) while other tasks remain. */
     char *tasks = xasprintf("%s/frameworks/%s/tasks", ck->meta, framework_id);
     if (rmdir(tasks) == 0 || errno == ENOENT) {
         char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-        agent_fs_remove_tree(fw);
+        fs_remove_tree(fw);
         free(fw);
     }
     free(tasks);
@@ -240,7 +240,7 @@ int agent_ckpt_remove_framework(struct agent_ckpt *ck, const char *framework_id)
     if (!agent_ckpt_id_is_safe(framework_id))
         return -1;
     char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-    int rc = agent_fs_remove_tree(fw);
+    int rc = fs_remove_tree(fw);
     free(fw);
     return rc;
 }

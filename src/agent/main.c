@@ -11,7 +11,7 @@
 #include "agent/endpoints.h"
 #include "agent/files.h"
 #include "agent/flags_agent.h"
-#include "agent/fs.h"
+#include "common/fs.h"
 #include "agent/resources_detect.h"
 #include "common/http.h"
 #include "common/log.h"
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "offerd-agent: %s\n", err);
         goto out;
     }
-    if (agent_fs_mkdirs(af.work_dir, err, sizeof(err)) != 0) {
+    if (fs_mkdirs(af.work_dir, err, sizeof(err)) != 0) {
         log_error("--work_dir: %s", err);
         goto out;
     }
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
         goto out;
     }
     snprintf(sandboxes, sizeof(sandboxes), "%s/sandboxes", work_dir);
-    if (agent_fs_mkdirs(sandboxes, err, sizeof(err)) != 0 ||
+    if (fs_mkdirs(sandboxes, err, sizeof(err)) != 0 ||
         realpath(sandboxes, root) == NULL) {
         log_error("cannot make the sandboxes directory %s", sandboxes);
         goto out;

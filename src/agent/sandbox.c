@@ -4,7 +4,7 @@
 #include "agent/sandbox.h"
 
 #include "agent/checkpoint.h"
-#include "agent/fs.h"
+#include "common/fs.h"
 #include "common/mem.h"
 
 #include <errno.h>
@@ -45,7 +45,7 @@ char *agent_sandbox_create(const char *root, const char *framework_id,
     }
     id_uuid_v4(run_id);
     char *path = xasprintf("%s/%s/%s/%s", root, framework_id, task_id, run_id);
-    if (agent_fs_mkdirs(path, err, errlen) != 0 ||
+    if (fs_mkdirs(path, err, errlen) != 0 ||
         touch(path, "stdout", err, errlen) != 0 ||
         touch(path, "stderr", err, errlen) != 0) {
         free(path);

@@ -8,7 +8,7 @@
  */
 #include "agent/supervisor.h"
 
-#include "agent/fs.h"
+#include "common/fs.h"
 #include "common/mem.h"
 
 #include <errno.h>
@@ -44,7 +44,7 @@ static void write_number_file(const char *name, long value)
     char buf[32];
     int n = snprintf(buf, sizeof(buf), "%ld\n", value);
     if (n > 0)
-        (void)agent_fs_write_atomic(name, buf, (size_t)n);
+        (void)fs_write_atomic(name, buf, (size_t)n);
 }
 
 static void report(const char *tag, long value)
@@ -210,7 +210,7 @@ static int read_long(const char *sandbox, const char *file, long *out)
     char *path = xasprintf("%s/%s", sandbox, file);
     uint8_t *data = NULL;
     size_t len = 0;
-    int rc = agent_fs_read(path, 64, &data, &len);
+    int rc = fs_read(path, 64, &data, &len);
     free(path);
     if (rc != 1)
         return rc;

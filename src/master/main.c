@@ -3,51 +3,19 @@
  * master on one libevent loop, and shut down cleanly on SIGTERM or SIGINT
  * (delivered as loop events; the handlers only stop the loop).
  */
+#include "common/fs.h"
 #include "common/log.h"
 #include "master/flags_master.h"
 #include "master/master.h"
 
-#include <errno.h>
 #include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
-
-/* mkdir -p: create path and its missing parents. */
-static int make_dirs(const char *path, char *err, size_t errlen)
-{
-    char buf[4096];
-    int n = snprintf(buf, sizeof(buf), "%s", path);
-    if (n < 0 || (size_t)n >= sizeof(buf)) {
-        snprintf(err, errlen, "path too long: %s", path);
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-            snprintf(err, errlen, "cannot create %s: %s", buf, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", buf, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s is not a directory", buf);
-        return -1;
-    }
-    return 0;
-}
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -82,7 +50,7 @@ int main(int argc, char **argv)
     struct master *m = NULL;
     struct event *sigterm = NULL, *sigint = NULL;
 
-    if (make_dirs(mf.work_dir, err, sizeof(err)) != 0) {
+    if (fs_mkdirs(mf.work_dir, err, sizeof(err)) != 0) {
         log_error("--work_dir: %s", err);
         goto out;
     }

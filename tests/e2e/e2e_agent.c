@@ -17,6 +17,7 @@
  */
 #include "harness.h"
 
+#include "common/fs.h"
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/json_pb.h"
@@ -60,65 +61,6 @@ static int64_t now_ms(void)
  * parent by the unchecked fixture). */
 static char base_dir[64];
 
-/* SIGKILL every process whose working directory is under prefix. Returns
- * how many were signalled. */
-static int kill_under(const char *prefix)
-{
-    int n = 0;
-    size_t plen = strlen(prefix);
-    if (plen == 0)
-        return 0;
-    DIR *d = opendir("/proc");
-    if (d == NULL)
-        return 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        if (*end != '\0' || pid <= 1 || pid == (long)getpid())
-            continue;
-        char link[64], cwd[PATH_MAX];
-        snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
-        ssize_t len = readlink(link, cwd, sizeof(cwd) - 1);
-        if (len <= 0)
-            continue;
-        cwd[len] = '\0';
-        if (strncmp(cwd, prefix, plen) == 0 &&
-            (cwd[plen] == '/' || cwd[plen] == '\0')) {
-            kill((pid_t)pid, SIGKILL);
-            n++;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d != NULL) {
-            struct dirent *de;
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 ||
-                    strcmp(de->d_name, "..") == 0)
-                    continue;
-                char sub[PATH_MAX];
-                int k = snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-                if (k > 0 && (size_t)k < sizeof(sub))
-                    remove_tree(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void suite_setup(void)
 {
     snprintf(base_dir, sizeof(base_dir), "/tmp/offerd-agent-e2e-XXXXXX");
@@ -128,9 +70,9 @@ static void suite_setup(void)
 
 static void suite_teardown(void)
 {
-    if (kill_under(base_dir) > 0)
+    if (e2e_kill_under(base_dir) > 0)
         fprintf(stderr, "e2e_agent: killed processes left by failed tests\n");
-    remove_tree(base_dir);
+    fs_remove_tree(base_dir);
 }
 
 /* ---- The fake master ---- */
@@ -490,11 +432,11 @@ static void teardown(void)
             e2e_proc_dump_log(&agent, 16384);
         /* Exit 0 (under the sanitizers: no leak), and nothing left. */
         ck_assert_int_eq(rc, 0);
-        ck_assert_int_eq(kill_under(agent_work), 0);
+        ck_assert_int_eq(e2e_kill_under(agent_work), 0);
     }
     e2e_proc_cleanup(&agent);
-    kill_under(agent_work);
-    remove_tree(agent_work);
+    e2e_kill_under(agent_work);
+    fs_remove_tree(agent_work);
     fm_stop();
 }
 
@@ -1192,7 +1134,7 @@ START_TEST(test_sigterm_leaves_tasks_and_keeps_id)
     ck_assert_str_eq(fm.calls[sub]->subscribe->agent_info->id->value, AGENT_ID);
     ck_assert_str_eq(fm.calls[sub]->agent_id->value, AGENT_ID);
     /* Not recovered by this agent: killed here, by the test. */
-    kill_under(agent_work);
+    e2e_kill_under(agent_work);
 }
 END_TEST
 

@@ -1,10 +1,10 @@
 /*
- * Tests of the agent's checkpoint files (agent/checkpoint.h, agent/fs.h):
+ * Tests of the agent's checkpoint files (agent/checkpoint.h, common/fs.h):
  * atomic replacement, bounded reads, id safety, the layout, and the
  * RecordIO file of pending updates.
  */
 #include "agent/checkpoint.h"
-#include "agent/fs.h"
+#include "common/fs.h"
 #include "agent/status.h"
 #include "check_main.h"
 #include "common/json_pb.h"
@@ -29,7 +29,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    ck_assert_int_eq(agent_fs_remove_tree(dir), 0);
+    ck_assert_int_eq(fs_remove_tree(dir), 0);
     struct stat st;
     ck_assert_int_ne(stat(dir, &st), 0);
 }
@@ -46,11 +46,11 @@ START_TEST(test_write_atomic_replaces)
 {
     char p[PATH_MAX + 16];
     snprintf(p, sizeof(p), "%s/f", dir);
-    ck_assert_int_eq(agent_fs_write_atomic(p, "first", 5), 0);
-    ck_assert_int_eq(agent_fs_write_atomic(p, "second!", 7), 0);
+    ck_assert_int_eq(fs_write_atomic(p, "first", 5), 0);
+    ck_assert_int_eq(fs_write_atomic(p, "second!", 7), 0);
     uint8_t *data;
     size_t len;
-    ck_assert_int_eq(agent_fs_read(p, 100, &data, &len), 1);
+    ck_assert_int_eq(fs_read(p, 100, &data, &len), 1);
     ck_assert_uint_eq(len, 7);
     ck_assert_str_eq((char *)data, "second!");
     free(data);
@@ -58,7 +58,7 @@ START_TEST(test_write_atomic_replaces)
     ck_assert(!exists("f.tmp"));
     /* Into a missing directory: fails, errno set. */
     snprintf(p, sizeof(p), "%s/no/f", dir);
-    ck_assert_int_eq(agent_fs_write_atomic(p, "x", 1), -1);
+    ck_assert_int_eq(fs_write_atomic(p, "x", 1), -1);
     ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
@@ -69,20 +69,20 @@ START_TEST(test_read_bounds)
     snprintf(p, sizeof(p), "%s/f", dir);
     char big[10000];
     memset(big, 'x', sizeof(big));
-    ck_assert_int_eq(agent_fs_write_atomic(p, big, sizeof(big)), 0);
+    ck_assert_int_eq(fs_write_atomic(p, big, sizeof(big)), 0);
     uint8_t *data = NULL;
     size_t len = 0;
-    ck_assert_int_eq(agent_fs_read(p, sizeof(big), &data, &len), 1);
+    ck_assert_int_eq(fs_read(p, sizeof(big), &data, &len), 1);
     ck_assert_uint_eq(len, sizeof(big));
     free(data);
-    ck_assert_int_eq(agent_fs_read(p, sizeof(big) - 1, &data, &len), -1);
+    ck_assert_int_eq(fs_read(p, sizeof(big) - 1, &data, &len), -1);
     ck_assert_int_eq(errno, EFBIG);
     snprintf(p, sizeof(p), "%s/missing", dir);
-    ck_assert_int_eq(agent_fs_read(p, 100, &data, &len), 0);
+    ck_assert_int_eq(fs_read(p, 100, &data, &len), 0);
     /* An empty file reads as empty. */
     snprintf(p, sizeof(p), "%s/empty", dir);
-    ck_assert_int_eq(agent_fs_write_atomic(p, "", 0), 0);
-    ck_assert_int_eq(agent_fs_read(p, 100, &data, &len), 1);
+    ck_assert_int_eq(fs_write_atomic(p, "", 0), 0);
+    ck_assert_int_eq(fs_read(p, 100, &data, &len), 1);
     ck_assert_uint_eq(len, 0);
     free(data);
 }
@@ -92,13 +92,13 @@ START_TEST(test_mkdirs)
 {
     char p[PATH_MAX + 16], err[256];
     snprintf(p, sizeof(p), "%s/a/b/c", dir);
-    ck_assert_int_eq(agent_fs_mkdirs(p, err, sizeof(err)), 0);
-    ck_assert_int_eq(agent_fs_mkdirs(p, err, sizeof(err)), 0);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
     ck_assert(exists("a/b/c"));
     snprintf(p, sizeof(p), "%s/file", dir);
-    ck_assert_int_eq(agent_fs_write_atomic(p, "x", 1), 0);
+    ck_assert_int_eq(fs_write_atomic(p, "x", 1), 0);
     snprintf(p, sizeof(p), "%s/file/sub", dir);
-    ck_assert_int_eq(agent_fs_mkdirs(p, err, sizeof(err)), -1);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -189,7 +189,7 @@ START_TEST(test_task_layout_and_removal)
     snprintf(p, sizeof(p), "%s/meta/frameworks/fw/tasks/t1/task_info", dir);
     uint8_t *data;
     size_t len;
-    ck_assert_int_eq(agent_fs_read(p, 1 << 20, &data, &len), 1);
+    ck_assert_int_eq(fs_read(p, 1 << 20, &data, &len), 1);
     ProtobufCMessage *m = jpb_from_pb(&mesos__v1__task_info__descriptor, data,
                                       len, err, sizeof(err));
     ck_assert_msg(m != NULL, "%s", err);
@@ -243,7 +243,7 @@ START_TEST(test_updates_file)
     snprintf(p, sizeof(p), "%s/meta/frameworks/fw/tasks/t/updates", dir);
     uint8_t *data;
     size_t len;
-    ck_assert_int_eq(agent_fs_read(p, 1 << 20, &data, &len), 1);
+    ck_assert_int_eq(fs_read(p, 1 << 20, &data, &len), 1);
     /* Two RecordIO records, oldest first. */
     struct rio_decoder *d = rio_decoder_new(1 << 20);
     size_t off = 0;
@@ -271,7 +271,7 @@ START_TEST(test_updates_file)
     /* None left: an empty file. */
     ck_assert_int_eq(
         agent_ckpt_save_updates(ck, "fw", "t", NULL, 0, err, sizeof(err)), 0);
-    ck_assert_int_eq(agent_fs_read(p, 1 << 20, &data, &len), 1);
+    ck_assert_int_eq(fs_read(p, 1 << 20, &data, &len), 1);
     ck_assert_uint_eq(len, 0);
     free(data);
     for (int i = 0; i < 2; i++)
@@ -284,16 +284,16 @@ START_TEST(test_remove_tree_leaves_symlink_targets)
 {
     char p[PATH_MAX + 64], t[PATH_MAX + 64], err[256];
     snprintf(p, sizeof(p), "%s/tree/sub", dir);
-    ck_assert_int_eq(agent_fs_mkdirs(p, err, sizeof(err)), 0);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
     snprintf(t, sizeof(t), "%s/keep", dir);
-    ck_assert_int_eq(agent_fs_write_atomic(t, "k", 1), 0);
+    ck_assert_int_eq(fs_write_atomic(t, "k", 1), 0);
     snprintf(p, sizeof(p), "%s/tree/sub/link", dir);
     ck_assert_int_eq(symlink(t, p), 0);
     snprintf(p, sizeof(p), "%s/tree", dir);
-    ck_assert_int_eq(agent_fs_remove_tree(p), 0);
+    ck_assert_int_eq(fs_remove_tree(p), 0);
     ck_assert(!exists("tree"));
     ck_assert(exists("keep"));
-    ck_assert_int_eq(agent_fs_remove_tree(p), 0); /* already gone */
+    ck_assert_int_eq(fs_remove_tree(p), 0); /* already gone */
 }
 END_TEST
 

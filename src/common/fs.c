@@ -1,7 +1,7 @@
 /*
  * File-system helpers.
  */
-#include "agent/fs.h"
+#include "common/fs.h"
 
 #include "common/mem.h"
 
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int agent_fs_mkdirs(const char *path, char *err, size_t errlen)
+int fs_mkdirs(const char *path, char *err, size_t errlen)
 {
     char buf[PATH_MAX];
     int n = snprintf(buf, sizeof(buf), "%s", path);
@@ -67,7 +67,7 @@ static void sync_parent(const char *path)
     }
 }
 
-int agent_fs_write_atomic(const char *path, const void *data, size_t len)
+int fs_write_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -111,7 +111,7 @@ fail : {
 }
 }
 
-int agent_fs_read(const char *path, size_t max, uint8_t **data, size_t *len)
+int fs_read(const char *path, size_t max, uint8_t **data, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -157,7 +157,7 @@ int agent_fs_read(const char *path, size_t max, uint8_t **data, size_t *len)
     return 1;
 }
 
-int agent_fs_remove_tree(const char *path)
+int fs_remove_tree(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
@@ -172,7 +172,7 @@ int agent_fs_remove_tree(const char *path)
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
             char *sub = xasprintf("%s/%s", path, de->d_name);
-            if (agent_fs_remove_tree(sub) != 0)
+            if (fs_remove_tree(sub) != 0)
                 rc = -1;
             free(sub);
         }
