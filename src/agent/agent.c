@@ -349,6 +349,30 @@ static void forget_task(struct agent *a, struct agent_task *t)
 
 /* ---- Launching ---- */
 
+static void kill_task(struct agent *a, struct agent_task *t,
+                      const Mesos__V1__KillPolicy *override);
+
+/* As Mesos's default executor does for a task group: when one task of the
+ * group ends other than FINISHED, the others are killed. */
+static void kill_group_of(struct agent *a, const struct agent_task *t,
+                          Mesos__V1__TaskState state)
+{
+    if (t->group == NULL || state == MESOS__V1__TASK_STATE__TASK_FINISHED)
+        return;
+    size_t pos = 0;
+    struct agent_task *o;
+    while ((o = agent_tasks_next(a->tasks, &pos)) != NULL) {
+        if (o == t || o->group == NULL || o->kill_requested ||
+            agent_task_state_is_terminal(o->state) ||
+            strcmp(o->group, t->group) != 0 ||
+            strcmp(o->framework_id, t->framework_id) != 0)
+            continue;
+        log_info("killing task %s: task %s of its group ended", o->task_id,
+                 t->task_id);
+        kill_task(a, o, NULL);
+    }
+}
+
 static void launch_failed(struct agent *a, struct agent_task *t,
                           const char *message)
 {
@@ -357,6 +381,7 @@ static void launch_failed(struct agent *a, struct agent_task *t,
            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
            MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED,
            message);
+    kill_group_of(a, t, MESOS__V1__TASK_STATE__TASK_FAILED);
 }
 
 static void check_user(const struct agent *a, const struct agent_task *t,
@@ -372,10 +397,10 @@ static void check_user(const struct agent *a, const struct agent_task *t,
                  t->task_id, want, a->user);
 }
 
-static void run_task(struct agent *a, const Offerd__Agent__Event__RunTask *rt)
+/* Start one task; group is the executor id of its task group, or NULL. */
+static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
+                     const Mesos__V1__TaskInfo *ti, const char *group)
 {
-    const Mesos__V1__FrameworkInfo *fi = rt->framework_info;
-    const Mesos__V1__TaskInfo *ti = rt->task;
     if (fi->id == NULL) {
         log_warn("RUN_TASK for task %s without a framework id: ignored",
                  ti->task_id->value);
@@ -398,6 +423,8 @@ static void run_task(struct agent *a, const Offerd__Agent__Event__RunTask *rt)
     }
     remember_framework(a, fw, fi);
     struct agent_task *t = agent_tasks_add(a->tasks, fw, ti);
+    if (group != NULL)
+        t->group = xstrdup(group);
     if (a->shutting_down) {
         launch_failed(a, t, "The agent is shutting down");
         return;
@@ -441,6 +468,26 @@ static void run_task(struct agent *a, const Offerd__Agent__Event__RunTask *rt)
     }
     report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_STARTING,
            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+}
+
+/* The tasks of a group run side by side, each as a command task in its own
+ * sandbox and process group (this agent has no nested containers); they
+ * share the group's fate (kill_group_of). */
+static void run_task_group(struct agent *a,
+                           const Offerd__Agent__Event__RunTaskGroup *g)
+{
+    const char *group = g->executor->executor_id->value;
+    for (size_t i = 0; i < g->task_group->n_tasks; i++)
+        run_task(a, g->framework_info, g->task_group->tasks[i], group);
+    /* A task that could not start takes the group down, including the
+     * tasks started after it. */
+    const char *fw = g->framework_info->id ? g->framework_info->id->value : "";
+    for (size_t i = 0; i < g->task_group->n_tasks; i++) {
+        struct agent_task *t = agent_tasks_get(
+            a->tasks, fw, g->task_group->tasks[i]->task_id->value);
+        if (t != NULL && agent_task_state_is_terminal(t->state))
+            kill_group_of(a, t, t->state);
+    }
 }
 
 /* ---- Task process callbacks ---- */
@@ -491,6 +538,7 @@ static void on_task_ended(struct agent_task *t,
     }
     report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
            message[0] != '\0' ? message : NULL);
+    kill_group_of(a, t, state);
 }
 
 /* ---- Master events ---- */
@@ -651,21 +699,11 @@ static void on_event(const Offerd__Agent__Event *ev, void *arg)
         break;
     case OFFERD__AGENT__EVENT__TYPE__RUN_TASK:
         if (ev->run_task != NULL)
-            run_task(a, ev->run_task);
+            run_task(a, ev->run_task->framework_info, ev->run_task->task, NULL);
         break;
     case OFFERD__AGENT__EVENT__TYPE__RUN_TASK_GROUP:
-        if (ev->run_task_group != NULL) {
-            const Offerd__Agent__Event__RunTaskGroup *g = ev->run_task_group;
-            const char *fw =
-                g->framework_info->id ? g->framework_info->id->value : NULL;
-            for (size_t i = 0; fw != NULL && i < g->task_group->n_tasks; i++)
-                report(
-                    a, fw, g->task_group->tasks[i]->task_id->value, NULL,
-                    MESOS__V1__TASK_STATE__TASK_FAILED,
-                    MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
-                    MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED,
-                    "Task groups are not supported by this agent");
-        }
+        if (ev->run_task_group != NULL)
+            run_task_group(a, ev->run_task_group);
         break;
     case OFFERD__AGENT__EVENT__TYPE__KILL_TASK:
         if (ev->kill_task != NULL)

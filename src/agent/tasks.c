@@ -54,6 +54,7 @@ static void task_free(void *p)
         jpb_free(&t->last_status->base);
     free(t->states);
     free(t->sandbox);
+    free(t->group);
     free(t->framework_id);
     free(t->task_id);
     free(t);

@@ -52,7 +52,9 @@ struct agent_task {
     Mesos__V1__TaskStatus *last_status; /* (owner) copy of the latest
                                            status, freed with the task */
     char *sandbox;                      /* (owner) run directory, or NULL */
-    char run_id[ID_UUID_SIZE];          /* (owner) run uuid, "" when none */
+    char *group; /* (owner) executor id of the task group it was launched
+                    in (LAUNCH_GROUP), or NULL */
+    char run_id[ID_UUID_SIZE]; /* (owner) run uuid, "" when none */
     enum agent_task_phase phase;
     pid_t sup_pid;           /* supervisor, 0 when none */
     pid_t task_pid;          /* task (and its process group), 0 until known */

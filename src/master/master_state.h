@@ -303,6 +303,14 @@ struct task *master_task_launch(struct master *m, struct framework *fw,
                                 struct agent *ag,
                                 const Mesos__V1__TaskInfo *info,
                                 const res_list *resources, const char *role);
+/* Create the n tasks of a group as master_task_launch does (each with
+ * resources[i]) and send them to ag in one RUN_TASK_GROUP with executor
+ * (copied; its framework_id is set to fw's). */
+void master_task_launch_group(struct master *m, struct framework *fw,
+                              struct agent *ag,
+                              const Mesos__V1__ExecutorInfo *executor,
+                              Mesos__V1__TaskInfo *const *infos, size_t n,
+                              const res_list *resources, const char *role);
 /* A status update from an agent. */
 void master_task_status_update(struct master *m, struct agent *ag,
                                const Offerd__Agent__Call__Update *u);

@@ -160,7 +160,8 @@ static void launch(struct master *m, struct framework *fw, struct agent *ag,
 }
 
 /* LAUNCH_GROUP: every task of the group or none. offerd's agent runs each
- * task's command; the group shares the executor's resources. */
+ * task's command side by side, and kills the others when one ends other
+ * than FINISHED; the group shares the executor's resources. */
 static void launch_group(struct master *m, struct framework *fw,
                          struct agent *ag, const char *role,
                          const Mesos__V1__Offer__Operation__LaunchGroup *lg,
@@ -223,8 +224,8 @@ static void launch_group(struct master *m, struct framework *fw,
         res_list_init(&left);
         /* The executor's resources ride on the first task. */
         res_list_add_all(&each[0], &exec);
-        for (size_t i = 0; i < g->n_tasks; i++)
-            master_task_launch(m, fw, ag, g->tasks[i], &each[i], role);
+        master_task_launch_group(m, fw, ag, lg->executor, g->tasks, g->n_tasks,
+                                 each, role);
     }
     for (size_t i = 0; i < ok; i++)
         res_list_clear(&each[i]);

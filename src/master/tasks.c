@@ -91,10 +91,10 @@ void master_task_remove(struct master *m, struct task *t)
     master_task_free(t);
 }
 
-struct task *master_task_launch(struct master *m, struct framework *fw,
-                                struct agent *ag,
-                                const Mesos__V1__TaskInfo *info,
-                                const res_list *resources, const char *role)
+/* Create the task in TASK_STAGING, without telling the agent. */
+static struct task *task_add(struct master *m, struct framework *fw,
+                             struct agent *ag, const Mesos__V1__TaskInfo *info,
+                             const res_list *resources, const char *role)
 {
     struct task *t = xcalloc(1, sizeof(*t));
     t->fw = fw;
@@ -111,7 +111,16 @@ struct task *master_task_launch(struct master *m, struct framework *fw,
     record_state(t, t->state, master_now());
     hmap_put(fw->tasks, info->task_id->value, t);
     hmap_put(ag->tasks, t->key, t);
+    master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
+    return t;
+}
 
+struct task *master_task_launch(struct master *m, struct framework *fw,
+                                struct agent *ag,
+                                const Mesos__V1__TaskInfo *info,
+                                const res_list *resources, const char *role)
+{
+    struct task *t = task_add(m, fw, ag, info, resources, role);
     Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
     rt.framework_info = fw->info;
     rt.task = t->info;
@@ -119,8 +128,39 @@ struct task *master_task_launch(struct master *m, struct framework *fw,
     ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
     ev.run_task = &rt;
     master_send_to_agent(m, ag, &ev);
-    master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
     return t;
+}
+
+void master_task_launch_group(struct master *m, struct framework *fw,
+                              struct agent *ag,
+                              const Mesos__V1__ExecutorInfo *executor,
+                              Mesos__V1__TaskInfo *const *infos, size_t n,
+                              const res_list *resources, const char *role)
+{
+    Mesos__V1__TaskInfo **tis = xcalloc(n ? n : 1, sizeof(*tis));
+    for (size_t i = 0; i < n; i++)
+        tis[i] = task_add(m, fw, ag, infos[i], &resources[i], role)->info;
+    Mesos__V1__ExecutorInfo *ex =
+        master_pb_copy(&mesos__v1__executor_info__descriptor, &executor->base);
+    if (ex->framework_id == NULL) {
+        ex->framework_id = xcalloc(1, sizeof(*ex->framework_id));
+        mesos__v1__framework_id__init(ex->framework_id);
+        ex->framework_id->value = xstrdup(fw->id);
+    }
+    Mesos__V1__TaskGroupInfo g = MESOS__V1__TASK_GROUP_INFO__INIT;
+    g.n_tasks = n;
+    g.tasks = tis;
+    Offerd__Agent__Event__RunTaskGroup rg =
+        OFFERD__AGENT__EVENT__RUN_TASK_GROUP__INIT;
+    rg.framework_info = fw->info;
+    rg.executor = ex;
+    rg.task_group = &g;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK_GROUP;
+    ev.run_task_group = &rg;
+    master_send_to_agent(m, ag, &ev);
+    protobuf_c_message_free_unpacked(&ex->base, NULL);
+    free(tis);
 }
 
 /* ---- Updates the master makes itself ------------------------------------ */

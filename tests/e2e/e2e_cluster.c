@@ -974,6 +974,124 @@ START_TEST(test_bad_calls_leave_master_serving)
 }
 END_TEST
 
+/* LAUNCH_GROUP of n tasks with commands cmds on the held offer h, with
+ * task ids <prefix>-<i>. */
+static void launch_group(struct fw *f, const struct held_offer *h,
+                         const char *prefix, const char *const *cmds, int n)
+{
+    res_list want = RES_LIST_INIT;
+    char err[128];
+    ck_assert_int_eq(res_list_parse(TASK_RES, NULL, &want, err, sizeof(err)),
+                     0);
+    size_t nres;
+    Mesos__V1__Resource **pres = res_list_to_pb(&want, false, &nres);
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = (char *)h->agent_id;
+    Mesos__V1__TaskID tids[4];
+    Mesos__V1__CommandInfo cmd[4];
+    Mesos__V1__TaskInfo infos[4], *pinfos[4];
+    char ids[4][64];
+    ck_assert_int_le(n, 4);
+    for (int i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "%s-%d", prefix, i);
+        mesos__v1__task_id__init(&tids[i]);
+        tids[i].value = ids[i];
+        mesos__v1__command_info__init(&cmd[i]);
+        cmd[i].has_shell = 1;
+        cmd[i].shell = 1;
+        cmd[i].value = (char *)cmds[i];
+        mesos__v1__task_info__init(&infos[i]);
+        infos[i].name = ids[i];
+        infos[i].task_id = &tids[i];
+        infos[i].agent_id = &aid;
+        infos[i].n_resources = nres;
+        infos[i].resources = pres;
+        infos[i].command = &cmd[i];
+        pinfos[i] = &infos[i];
+        task_add(f, ids[i], h->agent_id);
+    }
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    eid.value = (char *)prefix;
+    Mesos__V1__ExecutorInfo ex = MESOS__V1__EXECUTOR_INFO__INIT;
+    ex.has_type = 1;
+    ex.type = MESOS__V1__EXECUTOR_INFO__TYPE__DEFAULT;
+    ex.executor_id = &eid;
+    Mesos__V1__TaskGroupInfo g = MESOS__V1__TASK_GROUP_INFO__INIT;
+    g.n_tasks = (size_t)n;
+    g.tasks = pinfos;
+    Mesos__V1__Offer__Operation__LaunchGroup lg =
+        MESOS__V1__OFFER__OPERATION__LAUNCH_GROUP__INIT;
+    lg.executor = &ex;
+    lg.task_group = &g;
+    Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
+    op.has_type = 1;
+    op.type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP;
+    op.launch_group = &lg;
+    Mesos__V1__Offer__Operation *ops[1] = {&op};
+    Mesos__V1__Filters filters = MESOS__V1__FILTERS__INIT;
+    filters.has_refuse_seconds = 1;
+    filters.refuse_seconds = 0;
+    const char *oids[1] = {h->id};
+    ck_assert_int_eq(offerd_sched_accept(f->s, oids, 1, ops, 1, &filters), 0);
+    res_pb_array_free(pres, nres);
+    res_list_clear(&want);
+}
+
+static bool cond_all_ended(void *arg)
+{
+    struct fw *f = arg;
+    for (int i = 0; i < f->ntasks; i++)
+        if (!is_terminal(f->tasks[i].state))
+            return false;
+    return true;
+}
+
+/* The first offer held, or the next one. */
+static void take_offer(struct fw *f, struct held_offer *out)
+{
+    if (f->nheld == 0)
+        ck_assert_int_eq(offerd_sched_revive(f->s, NULL, 0), 0);
+    ck_assert(run_until(cond_has_held, f, 10000));
+    *out = f->held[0];
+    for (int i = 1; i < f->nheld; i++)
+        decline(f, f->held[i].id, 0);
+    f->nheld = 0;
+}
+
+/* A task group runs every task's command; when all succeed all finish; when
+ * one fails the others are killed, as Mesos's default executor does. */
+START_TEST(test_task_group)
+{
+    cluster_start(1, NULL);
+    static struct fw f = {.name = "grouper"};
+    f.mode = OFFERS_HOLD;
+    fw_subscribe(&f, encoding_of(_i));
+    struct held_offer h;
+
+    take_offer(&f, &h);
+    const char *good[] = {"echo one", "echo two", "true"};
+    launch_group(&f, &h, "good", good, 3);
+    ck_assert(run_until(cond_all_ended, &f, 20000));
+    for (int i = 0; i < f.ntasks; i++)
+        ck_assert_msg(f.tasks[i].state == MESOS__V1__TASK_STATE__TASK_FINISHED,
+                      "%s: state %d (%s)", f.tasks[i].id, f.tasks[i].state,
+                      f.tasks[i].message);
+
+    f.ntasks = 0;
+    take_offer(&f, &h);
+    const char *bad[] = {"sleep 60", "sleep 0.3; exit 4"};
+    launch_group(&f, &h, "bad", bad, 2);
+    ck_assert(run_until(cond_all_ended, &f, 20000));
+    ck_assert_int_eq(task_find(&f, "bad-1")->state,
+                     MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_int_eq(task_find(&f, "bad-0")->state,
+                     MESOS__V1__TASK_STATE__TASK_KILLED);
+    ck_assert(run_until(cond_agents_hold_no_task, NULL, 10000));
+    fw_free(&f);
+    cluster_stop();
+}
+END_TEST
+
 static Suite *cluster_suite(void)
 {
     Suite *s = suite_create("e2e_cluster");
@@ -989,6 +1107,7 @@ static Suite *cluster_suite(void)
         {"failover_keeps", test_failover_keeps_tasks},
         {"failover_timeout", test_failover_timeout_loses_tasks},
         {"bad_calls", test_bad_calls_leave_master_serving},
+        {"task_group", test_task_group},
     };
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
         TCase *tc = tcase_create(tests[i].name);
