@@ -15,6 +15,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/master_state.h"
+#include "offerd/registry.pb-c.h"
 
 struct agent *master_agent_find(struct master *m, const char *id)
 {
@@ -32,6 +33,11 @@ void master_agent_free(struct agent *ag)
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
     res_list_clear(&ag->total);
+    if (ag->drain != NULL)
+        protobuf_c_message_free_unpacked(&ag->drain->base, NULL);
+    for (uint32_t i = 0; i < ag->nio_answers; i++)
+        free(ag->io_answers[i].framework_id);
+    free(ag->io_answers);
     free(ag->ip);
     free(ag->version);
     free(ag->id);
@@ -74,11 +80,37 @@ static void removal_recorded(struct master *m, bool ok, const char *err,
     free(id);
 }
 
-void master_agent_remove(struct master *m, struct agent *ag, bool unreachable,
-                         const char *why)
+void master_agent_shutdown(struct master *m, struct agent *ag)
 {
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN;
+    master_send_to_agent(m, ag, &ev);
+}
+
+/* The state tasks of a removed agent are reported in to their framework. */
+static Mesos__V1__TaskState removed_state(const struct framework *fw,
+                                          enum agent_removal how)
+{
+    switch (how) {
+    case AGENT_REMOVED_UNREACHABLE:
+        return master_lost_state(fw);
+    case AGENT_REMOVED_BY_OPERATOR:
+        return fw->partition_aware
+                   ? MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR
+                   : MESOS__V1__TASK_STATE__TASK_LOST;
+    case AGENT_REMOVED_SHUTDOWN:
+        break;
+    }
+    return MESOS__V1__TASK_STATE__TASK_LOST;
+}
+
+void master_agent_remove(struct master *m, struct agent *ag,
+                         enum agent_removal how, const char *why)
+{
+    bool unreachable = how == AGENT_REMOVED_UNREACHABLE;
     log_warn("removing agent %s (%s): %s", ag->id, ag->info->hostname, why);
     master_offers_on_agent(m, ag, true);
+    master_inverse_offers_on_agent(m, ag, true);
 
     /* Its tasks are lost to their frameworks: UNREACHABLE for those that
      * handle partitions, LOST for the others. */
@@ -90,13 +122,14 @@ void master_agent_remove(struct master *m, struct agent *ag, bool unreachable,
     for (size_t i = 0; i < k; i++) {
         struct task *t = tasks[i];
         if (!master_task_state_is_terminal(t->state)) {
-            Mesos__V1__TaskState st = unreachable
-                                          ? master_lost_state(t->fw)
-                                          : MESOS__V1__TASK_STATE__TASK_LOST;
+            Mesos__V1__TaskState st = removed_state(t->fw, how);
             t->recovered = true; /* the allocator forgets the agent */
             master_task_transition(
                 m, t, st, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
-                MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED, why);
+                how == AGENT_REMOVED_BY_OPERATOR
+                    ? MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED_BY_OPERATOR
+                    : MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED,
+                why);
         }
         t->recovered = true;
         master_task_remove(m, t);
@@ -143,7 +176,7 @@ void master_agents_ping(struct master *m)
             char why[128];
             snprintf(why, sizeof(why), "agent did not answer %u pings in a row",
                      ag->missed_pings);
-            master_agent_remove(m, ag, true, why);
+            master_agent_remove(m, ag, AGENT_REMOVED_UNREACHABLE, why);
             continue;
         }
         ag->ping_seq++;
@@ -313,8 +346,12 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         ag->offers = hmap_new();
         ag->registered_time = master_now();
         hmap_put(m->agents, ag->id, ag);
-        bool recovered = hmap_get(m->recovered_agents, s->id) != NULL;
-        if (recovered) {
+        Offerd__Registry__Agent *rec = hmap_get(m->recovered_agents, s->id);
+        if (rec != NULL) {
+            ag->deactivated = rec->deactivated;
+            if (rec->drain_info != NULL)
+                ag->drain = master_pb_copy(&mesos__v1__drain_info__descriptor,
+                                           &rec->drain_info->base);
             master_persist_free_recovered(hmap_del(m->recovered_agents, s->id));
             m->metrics.slave_reregistrations++;
             m->metrics.messages_reregister_slave++;
@@ -350,8 +387,11 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         uint32_t nused;
         res_list *lists;
         adopt_tasks(m, ag, s->sub, &used, &nused, &lists);
+        const struct machine *mach =
+            master_machine_of(m, ag->info->hostname, ag->ip);
         if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
-                            NULL, used, nused, &ag->alloc) != 0)
+                            mach != NULL ? &mach->unav : NULL, used, nused,
+                            &ag->alloc) != 0)
             log_warn("agent %s: some reported tasks do not fit its "
                      "resources",
                      ag->id);
@@ -359,8 +399,10 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
             res_list_clear(&lists[i]);
         free(lists);
         free(used);
+        if (ag->deactivated)
+            alloc_agent_set_active(m->alloc, ag->alloc, false);
     } else {
-        alloc_agent_set_active(m->alloc, ag->alloc, true);
+        alloc_agent_set_active(m->alloc, ag->alloc, !ag->deactivated);
     }
 
     if (ag->stream != NULL) {
@@ -393,6 +435,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         }
     }
     agent_subscribe_free(s);
+    master_agent_drain_check_soon(m, ag);
     master_allocate_soon(m);
 }
 
@@ -453,16 +496,37 @@ static void handle_subscribe(struct master *m, struct http_request *req,
         http_reply_error(req, 400, "agent_info.id: must be 1 to 255 bytes");
         return;
     }
+    if (id != NULL && hmap_get(m->gone_agents, id) != NULL) {
+        res_list_clear(&total);
+        http_reply_error(req, 403, "agent %s was marked gone", id);
+        return;
+    }
+    char *ip = sub->address != NULL && sub->address->ip != NULL &&
+                       sub->address->ip[0] != '\0'
+                   ? xstrdup(sub->address->ip)
+                   : peer_ip(http_request_peer(req));
+    const struct machine *mach = master_machine_of(m, ai->hostname, ip);
+    if (mach != NULL && mach->mode == MESOS__V1__MACHINE_INFO__MODE__DOWN) {
+        res_list_clear(&total);
+        http_reply_error(req, 403,
+                         "machine %s/%s is down for maintenance: agents may "
+                         "not register from it until /machine/up",
+                         mach->hostname, mach->ip);
+        free(ip);
+        return;
+    }
     struct agent *ag = id != NULL ? master_agent_find(m, id) : NULL;
     if (ag != NULL && ag->subscribing) {
         res_list_clear(&total);
         http_reply_error(req, 409, "a registration of agent %s is in progress",
                          id);
+        free(ip);
         return;
     }
     if (ag == NULL && hmap_count(m->agents) >= MASTER_MAX_AGENTS) {
         res_list_clear(&total);
         http_reply_error(req, 503, "too many agents (%d)", MASTER_MAX_AGENTS);
+        free(ip);
         return;
     }
     char newid[ID_DERIVED_SIZE];
@@ -478,10 +542,7 @@ static void handle_subscribe(struct master *m, struct http_request *req,
     s->is_new = ag == NULL;
     s->sub =
         master_pb_copy(&offerd__agent__call__subscribe__descriptor, &sub->base);
-    s->ip = sub->address != NULL && sub->address->ip != NULL &&
-                    sub->address->ip[0] != '\0'
-                ? xstrdup(sub->address->ip)
-                : peer_ip(http_request_peer(req));
+    s->ip = ip;
     s->total = total;
     if (ag != NULL)
         ag->subscribing = true;
@@ -495,7 +556,21 @@ static void handle_subscribe(struct master *m, struct http_request *req,
     }
     free(rec->id->value);
     rec->id->value = xstrdup(id);
-    master_persist_agent_info(m, rec, agent_subscribe_done, s);
+    /* The operator state it had, here or before a master restart. */
+    bool deactivated = false;
+    const Mesos__V1__DrainInfo *drain = NULL;
+    if (ag != NULL) {
+        deactivated = ag->deactivated;
+        drain = ag->drain;
+    } else {
+        const Offerd__Registry__Agent *r = hmap_get(m->recovered_agents, id);
+        if (r != NULL) {
+            deactivated = r->deactivated;
+            drain = r->drain_info;
+        }
+    }
+    master_persist_agent_info(m, rec, deactivated, drain, agent_subscribe_done,
+                              s);
     protobuf_c_message_free_unpacked(&rec->base, NULL);
 }
 
@@ -651,7 +726,8 @@ void master_agent_api(struct http_request *req, void *arg)
         break;
     case OFFERD__AGENT__CALL__TYPE__UNREGISTER:
         http_reply(req, 202, NULL, NULL, 0);
-        master_agent_remove(m, ag, false, "the agent unregistered");
+        master_agent_remove(m, ag, AGENT_REMOVED_SHUTDOWN,
+                            "the agent unregistered");
         break;
     case OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE:
         handle_executor_message(m, req, ag, call);

@@ -41,6 +41,11 @@ void master_flags_init(struct master_flags *mf)
          "Missed PINGs in a row after which an agent is removed as "
          "unreachable.",
          &mf->max_agent_ping_timeouts},
+        {"agent_reregister_timeout", FLAG_DURATION, "10mins",
+         "After a master restart, how long the cluster has to come back: "
+         "frameworks known from the registry or from agents may re-subscribe "
+         "for at least this long, even past their failover timeout.",
+         &mf->agent_reregister_timeout},
         {"min_allocatable_resources", FLAG_STRING, "cpus:0.01|mem:32",
          "An agent's leftover is offered only if it holds at least one of "
          "these alternatives ('|'-separated lists of scalar resources).",
@@ -79,6 +84,11 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
     if (mf->allocation_interval <= 0) {
         snprintf(err, errlen, "--allocation_interval: must be positive");
         return FLAGS_ERROR;
+    }
+    if (mf->agent_reregister_timeout < 0) {
+        snprintf(err, errlen,
+                 "--agent_reregister_timeout: must not be negative");
+        return -1;
     }
     if (mf->agent_ping_timeout <= 0) {
         snprintf(err, errlen, "--agent_ping_timeout: must be positive");

@@ -14,22 +14,23 @@
 #include <stdio.h>
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 12
+#define MASTER_FLAGS_ROWS 13
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
 struct master_flags {
-    const char *ip;                  /* --ip: address to listen on */
-    uint16_t port;                   /* --port: port to listen on */
-    const char *work_dir;            /* --work_dir: where the registry lives */
-    const char *hostname;            /* --hostname: advertised name (default:
-                                        this machine's hostname) */
-    const char *logging_level;       /* --logging_level text */
-    enum log_level log_level;        /* parsed --logging_level */
-    int64_t allocation_interval;     /* --allocation_interval, ns */
-    int64_t offer_timeout;           /* --offer_timeout, ns; 0: none */
-    int64_t agent_ping_timeout;      /* --agent_ping_timeout, ns */
-    int64_t max_agent_ping_timeouts; /* --max_agent_ping_timeouts */
+    const char *ip;                   /* --ip: address to listen on */
+    uint16_t port;                    /* --port: port to listen on */
+    const char *work_dir;             /* --work_dir: where the registry lives */
+    const char *hostname;             /* --hostname: advertised name (default:
+                                         this machine's hostname) */
+    const char *logging_level;        /* --logging_level text */
+    enum log_level log_level;         /* parsed --logging_level */
+    int64_t allocation_interval;      /* --allocation_interval, ns */
+    int64_t offer_timeout;            /* --offer_timeout, ns; 0: none */
+    int64_t agent_ping_timeout;       /* --agent_ping_timeout, ns */
+    int64_t max_agent_ping_timeouts;  /* --max_agent_ping_timeouts */
+    int64_t agent_reregister_timeout; /* --agent_reregister_timeout, ns */
     const char *min_allocatable_resources; /* "cpus:0.01|mem:32" */
     bool filter_gpu_resources;             /* --filter_gpu_resources */
     const char *registry;                  /* --registry: sqlite | in_memory */

@@ -199,12 +199,16 @@ static void on_failover_timeout(evutil_socket_t fd, short what, void *arg)
     master_framework_remove(fw->m, fw, "failover timeout expired");
 }
 
-static void start_failover_timer(struct framework *fw)
+/* Start fw's failover countdown: its failover_timeout, or at least
+ * min_secs. */
+static void start_failover_timer(struct framework *fw, double min_secs)
 {
     double secs =
         fw->info->has_failover_timeout ? fw->info->failover_timeout : 0.0;
     if (!(secs >= 0) || secs > MAX_FAILOVER_SECS)
         secs = 0;
+    if (secs < min_secs)
+        secs = min_secs;
     if (fw->failover_timer == NULL)
         fw->failover_timer = evtimer_new(fw->m->base, on_failover_timeout, fw);
     struct timeval tv = {(time_t)secs,
@@ -236,7 +240,8 @@ void master_framework_disconnected(struct master *m, struct framework *fw)
     fw->active = false;
     alloc_framework_set_active(m->alloc, fw->alloc, false);
     master_offers_of_framework(m, fw, false);
-    start_failover_timer(fw);
+    master_inverse_offers_of_framework(m, fw, false);
+    start_failover_timer(fw, 0);
 }
 
 /* ---- SUBSCRIBE --------------------------------------------------------------
@@ -562,7 +567,10 @@ master_framework_placeholder(struct master *m,
     free(roles);
     fw->registered_time = master_now();
     hmap_put(m->frameworks, fw->id, fw);
-    start_failover_timer(fw);
+    /* Known from the registry or an agent after a master restart: give it
+     * the time the cluster has to come back. */
+    start_failover_timer(fw, (double)m->flags->agent_reregister_timeout /
+                                 CLOCK_NS_PER_SEC);
     return fw;
 }
 
@@ -606,6 +614,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
     if (fw->failover_timer != NULL)
         evtimer_del(fw->failover_timer);
     master_offers_of_framework(m, fw, false);
+    master_inverse_offers_of_framework(m, fw, false);
 
     /* Tell every agent with tasks of the framework to shut it down, once
      * each, then forget the tasks: the allocator frees their resources

@@ -114,6 +114,7 @@ static void run_cycle(struct master *m)
     m->in_cycle = true;
     alloc_run(m->alloc, t0);
     m->in_cycle = false;
+    master_inverse_offers_sweep(m);
     m->metrics.allocation_runs++;
     m->metrics.allocation_run_ms =
         (double)(clock_monotonic_ns() - t0) / (double)CLOCK_NS_PER_MS;
@@ -197,7 +198,7 @@ static struct alloc *make_allocator(struct master *m, char *err, size_t errlen)
     o.filter_gpu_resources = m->flags->filter_gpu_resources;
     o.seed = (uint64_t)clock_monotonic_ns() | 1;
     o.on_offer = master_offer_from_alloc;
-    o.on_inverse_offer = NULL;
+    o.on_inverse_offer = master_inverse_offer_from_alloc;
     o.cb_arg = m;
     struct alloc_quantities *min = NULL;
     uint32_t nmin = 0;
@@ -229,6 +230,9 @@ struct master *master_new(struct event_base *base,
     m->offers = hmap_new();
     m->completed = hmap_new();
     m->recovered_agents = hmap_new();
+    m->gone_agents = hmap_new();
+    m->machines = hmap_new();
+    m->inverse_offers = hmap_new();
 
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
@@ -245,6 +249,11 @@ struct master *master_new(struct event_base *base,
                           master_scheduler_api, m) != 0 ||
         http_server_route(m->http, "/api/v1/agent", HTTP_POST, master_agent_api,
                           m) != 0 ||
+        http_server_route(m->http, "/api/v1", HTTP_POST, master_operator_api,
+                          m) != 0 ||
+        http_server_route(m->http, "/master/api/v1", HTTP_POST,
+                          master_operator_api, m) != 0 ||
+        master_maintenance_endpoints_register(m) != 0 ||
         master_state_endpoints_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;
@@ -302,7 +311,10 @@ void master_free(struct master *m)
         event_free(m->heartbeat_timer);
     /* Pending registry writes complete now, while the state they refer to
      * is whole. */
+    if (m->machines != NULL)
+        master_maintenance_stop(m);
     master_persist_close(m);
+    master_maintenance_free(m);
     /* Offers first: they point at frameworks and agents. */
     size_t pos = 0;
     void *val;
@@ -325,6 +337,7 @@ void master_free(struct master *m)
     free(m->completed_order);
     free(m->cycle_fws);
     hmap_free(m->recovered_agents, master_persist_free_recovered);
+    hmap_free(m->gone_agents, NULL);
     http_server_free(m->http);
     alloc_free(m->alloc);
     free(m->ip);

@@ -16,6 +16,8 @@
  *   scheduler_api.c   POST /api/v1/scheduler: decoding and every call
  *   state_endpoints.c /state, /frameworks, /slaves, /tasks, /roles, metrics
  *   persist.c         durable changes through the registry
+ *   maintenance.c     machines, the schedule, inverse offers, agent draining
+ *   operator_api.c    POST /api/v1: the v1 operator API
  */
 #ifndef OFFERD_MASTER_MASTER_STATE_H
 #define OFFERD_MASTER_MASTER_STATE_H
@@ -29,6 +31,7 @@
 #include "common/ids.h"
 #include "common/resources.h"
 #include "master/flags_master.h"
+#include "mesos/v1/maintenance.pb-c.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/agent.pb-c.h"
@@ -108,6 +111,45 @@ struct agent {
 
     double registered_time;
     double reregistered_time;
+
+    /* Operator state (persisted with the agent): DEACTIVATE_AGENT or
+     * DRAIN_AGENT stop its offers until REACTIVATE_AGENT. */
+    bool deactivated;
+    Mesos__V1__DrainInfo *drain; /* owned; NULL unless drained/draining */
+    bool drain_writing;          /* DRAINED is being recorded */
+
+    /* The frameworks' answers to this agent's inverse offers since its
+     * unavailability was set, for /maintenance/status. */
+    struct io_answer *io_answers;
+    uint32_t nio_answers, capio_answers;
+};
+
+/* A framework's latest answer to an agent's inverse offer. */
+struct io_answer {
+    char *framework_id;
+    enum alloc_io_status status; /* UNKNOWN until answered */
+    double timestamp;            /* wall seconds of the answer (or offer) */
+};
+
+/* ---- Maintenance ------------------------------------------------------------
+ */
+
+/* A machine in the maintenance schedule (machines not listed are UP). */
+struct machine {
+    char *key;      /* "<hostname>/<ip>", as master_machine_key makes it */
+    char *hostname; /* lower case; "" when not given */
+    char *ip;       /* "" when not given */
+    Mesos__V1__MachineInfo__Mode mode; /* DRAINING or DOWN */
+    struct alloc_unavailability unav;
+};
+
+/* An inverse offer sent to a framework and not yet answered. */
+struct inverse_offer {
+    char *id;
+    struct framework *fw;
+    struct agent *agent;
+    struct alloc_unavailability unav;
+    struct event *timer; /* --offer_timeout, NULL when none */
 };
 
 /* ---- Tasks
@@ -214,8 +256,22 @@ struct master {
     /* Agents the registry knows from before a restart that have not
      * re-registered yet: id -> Offerd__Registry__Agent (owned). */
     struct hmap *recovered_agents;
+    /* Agents marked gone (DRAIN_AGENT with mark_gone): refused for good.
+     * id -> (void *)1. */
+    struct hmap *gone_agents;
 
-    uint64_t next_framework, next_agent, next_offer;
+    /* Maintenance: the schedule as posted (hostnames in lower case; NULL:
+     * none) and the machines in it, key -> struct machine. */
+    Mesos__V1__Maintenance__Schedule *schedule;
+    struct hmap *machines;
+    struct hmap *inverse_offers; /* id -> struct inverse_offer */
+    /* Operator changes run one at a time, in arrival order. */
+    struct maint_op *maint_head, *maint_tail;
+    bool maint_busy;
+    bool maint_stopped;        /* shutting down: no more changes */
+    struct event *drain_check; /* looks for drained agents, soon */
+
+    uint64_t next_framework, next_agent, next_offer, next_inverse_offer;
 
     struct event *alloc_timer; /* every --allocation_interval */
     struct event *alloc_soon;  /* a cycle right after events */
@@ -285,10 +341,20 @@ void master_framework_free(struct framework *fw);
 struct agent *master_agent_find(struct master *m, const char *id);
 /* POST /api/v1/agent. */
 void master_agent_api(struct http_request *req, void *arg);
-/* Remove an agent (unreachable or shut down): its tasks become
- * UNREACHABLE/LOST, its offers are rescinded, the allocator forgets it. */
-void master_agent_remove(struct master *m, struct agent *ag, bool unreachable,
-                         const char *why);
+/* Why an agent is removed. */
+enum agent_removal {
+    AGENT_REMOVED_UNREACHABLE, /* missed pings: tasks UNREACHABLE or LOST,
+                                  recorded unreachable in the registry */
+    AGENT_REMOVED_SHUTDOWN,    /* it unregistered: tasks LOST */
+    AGENT_REMOVED_BY_OPERATOR, /* machine down, marked gone: tasks
+                                  GONE_BY_OPERATOR or LOST */
+};
+/* Remove an agent: its tasks are reported as `why` decides, its offers and
+ * inverse offers are rescinded, the allocator forgets it. */
+void master_agent_remove(struct master *m, struct agent *ag,
+                         enum agent_removal how, const char *why);
+/* Send ag a SHUTDOWN event (it kills its tasks and exits). */
+void master_agent_shutdown(struct master *m, struct agent *ag);
 /* The periodic ping: count misses, remove agents past the limit, ping the
  * rest. */
 void master_agents_ping(struct master *m);
@@ -369,6 +435,9 @@ void master_offers_on_agent(struct master *m, struct agent *ag, bool rescind);
 
 /* ---- scheduler_api.c ---------------------------------------------------- */
 
+/* The refusal a Filters asks for, in ns (Mesos's 5 s default, clamped). */
+int64_t master_refuse_ns(const Mesos__V1__Filters *f);
+
 /* POST /api/v1/scheduler. */
 void master_scheduler_api(struct http_request *req, void *arg);
 
@@ -394,10 +463,17 @@ void master_persist_free_recovered(void *p);
 /* Done callback of a durable change: ok, or a one-line reason. */
 typedef void (*master_persist_fn)(struct master *m, bool ok, const char *err,
                                   void *arg);
+struct registry_batch;
+/* Apply batch (taken) durably, then call done on the loop. */
+void master_persist_batch(struct master *m, struct registry_batch *batch,
+                          master_persist_fn done, void *arg);
 /* Record (put) or forget (del) an admitted agent / a framework durably, then
- * call done on the loop. */
+ * call done on the loop. The agent's operator state (deactivated, drain;
+ * drain may be NULL) is recorded with it. */
 void master_persist_agent_info(struct master *m,
                                const Mesos__V1__AgentInfo *info,
+                               bool deactivated,
+                               const Mesos__V1__DrainInfo *drain,
                                master_persist_fn done, void *arg);
 void master_persist_framework(struct master *m,
                               const Mesos__V1__FrameworkInfo *info,
@@ -407,5 +483,71 @@ void master_persist_framework_removed(struct master *m, const char *id,
                                       master_persist_fn done, void *arg);
 void master_persist_agent_unreachable(struct master *m, const char *id,
                                       master_persist_fn done, void *arg);
+
+/* ---- maintenance.c --------------------------------------------------------
+ */
+
+/* Register /maintenance/schedule, /maintenance/status, /machine/down,
+ * /machine/up (and their /master/ aliases). */
+int master_maintenance_endpoints_register(struct master *m);
+/* Answer queued operator calls 503 and take no more (before the registry
+ * closes; the change in flight completes). */
+void master_maintenance_stop(struct master *m);
+/* Free the maintenance state. */
+void master_maintenance_free(struct master *m);
+/* Recover the schedule and machines from the registry's state. */
+void master_maintenance_recover(struct master *m,
+                                const Mesos__V1__Maintenance__Schedule *sched,
+                                Mesos__V1__MachineInfo *const *machines,
+                                size_t n);
+/* The machine an agent (hostname, ip) belongs to, or NULL (UP). */
+struct machine *master_machine_of(struct master *m, const char *hostname,
+                                  const char *ip);
+/* The allocator's inverse offer callback (alloc_inverse_offer_fn). */
+void master_inverse_offer_from_alloc(void *arg, void *framework_udata,
+                                     void *agent_udata,
+                                     const struct alloc_unavailability *unav);
+/* A framework's ACCEPT_INVERSE_OFFERS / DECLINE_INVERSE_OFFERS. */
+void master_inverse_offers_answer(struct master *m, struct framework *fw,
+                                  Mesos__V1__OfferID *const *ids, size_t n,
+                                  enum alloc_io_status status,
+                                  const Mesos__V1__Filters *filters);
+/* Forget the inverse offers of fw / on ag (rescind: tell the framework). */
+void master_inverse_offers_of_framework(struct master *m, struct framework *fw,
+                                        bool rescind);
+void master_inverse_offers_on_agent(struct master *m, struct agent *ag,
+                                    bool rescind);
+/* After a cycle: rescind inverse offers whose framework holds nothing on
+ * the agent any more. */
+void master_inverse_offers_sweep(struct master *m);
+/* A task of ag was forgotten: a draining agent may now be drained. */
+void master_agent_drain_check_soon(struct master *m, struct agent *ag);
+/* The JSON of ag's operator state for /state: adds "deactivated" and, when
+ * set, "drain_info" to obj. */
+void master_agent_state_json(const struct agent *ag, json_t *obj);
+/* Operator calls, shared by the legacy endpoints and /api/v1. Each replies
+ * on req (200 with an empty body on success). */
+void master_maint_update_schedule(struct master *m, struct http_request *req,
+                                  const Mesos__V1__Maintenance__Schedule *s);
+void master_maint_machines(struct master *m, struct http_request *req,
+                           bool down, Mesos__V1__MachineID *const *ids,
+                           size_t n);
+void master_maint_drain_agent(struct master *m, struct http_request *req,
+                              const char *agent_id,
+                              const Mesos__V1__DurationInfo *max_grace,
+                              bool mark_gone);
+void master_maint_set_agent_active(struct master *m, struct http_request *req,
+                                   const char *agent_id, bool active);
+/* The schedule (never NULL; borrowed) and the cluster status (new message,
+ * free with protobuf_c_message_free_unpacked). */
+const Mesos__V1__Maintenance__Schedule *
+master_maint_schedule(const struct master *m);
+Mesos__V1__Maintenance__ClusterStatus *
+master_maint_status(const struct master *m);
+
+/* ---- operator_api.c ------------------------------------------------------ */
+
+/* POST /api/v1 (and /master/api/v1). */
+void master_operator_api(struct http_request *req, void *arg);
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * Durable changes: the master's use of its registry (registry.h). Each change
  * (an agent admitted, a framework subscribed or removed, an agent
- * unreachable) is committed and fsynced by the registry's worker before its
- * done callback runs on the loop; the callers reply or send events only
- * then. At start the registry's content is recovered into the master:
- * frameworks come back inactive, awaiting re-subscription within their
- * failover timeout, and admitted agents are remembered until they
- * re-register.
+ * unreachable; maintenance.c builds its own batches) is committed and fsynced
+ * by the registry's worker before its done callback runs on the loop; the
+ * callers reply or send events only then. At start the registry's content is
+ * recovered into the master: frameworks come back inactive, awaiting
+ * re-subscription within their failover timeout, and admitted agents are
+ * remembered until they re-register.
  *
  * --registry=in_memory keeps nothing across restarts but completes
  * asynchronously all the same, so that the callers' paths are the same.
@@ -62,9 +62,8 @@ static void registry_done(bool ok, const char *err, void *p)
     free(pd);
 }
 
-/* Apply batch (taken) durably, then done. */
-static void apply(struct master *m, struct registry_batch *batch,
-                  master_persist_fn done, void *arg)
+void master_persist_batch(struct master *m, struct registry_batch *batch,
+                          master_persist_fn done, void *arg)
 {
     if (m->registry == NULL) {
         registry_batch_free(batch);
@@ -118,6 +117,10 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
         hmap_put(m->recovered_agents, a->info->id->value, a);
         state->agents[i] = NULL;
     }
+    for (size_t i = 0; i < state->n_gone_agents; i++)
+        hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
+    master_maintenance_recover(m, state->schedule, state->machines,
+                               state->n_machines);
     if (state->n_agents > 0 || state->n_frameworks > 0)
         log_info("registry: recovered %zu agents and %zu frameworks",
                  hmap_count(m->recovered_agents), state->n_frameworks);
@@ -167,10 +170,15 @@ void master_persist_free_recovered(void *p)
 
 void master_persist_agent_info(struct master *m,
                                const Mesos__V1__AgentInfo *info,
+                               bool deactivated,
+                               const Mesos__V1__DrainInfo *drain,
                                master_persist_fn done, void *arg)
 {
     Offerd__Registry__Agent a = OFFERD__REGISTRY__AGENT__INIT;
     a.info = (Mesos__V1__AgentInfo *)info;
+    a.has_deactivated = deactivated;
+    a.deactivated = deactivated;
+    a.drain_info = (Mesos__V1__DrainInfo *)drain;
     Mesos__V1__TimeInfo t = time_of(master_now());
     a.registered_time = &t;
     struct registry_batch *b = registry_batch_new();
@@ -183,7 +191,7 @@ void master_persist_agent_info(struct master *m,
     /* An agent admitted again is no longer unreachable. */
     registry_batch_delete(b, REGISTRY_KIND_UNREACHABLE, info->id->value, err,
                           sizeof(err));
-    apply(m, b, done, arg);
+    master_persist_batch(m, b, done, arg);
 }
 
 void master_persist_framework(struct master *m,
@@ -202,7 +210,7 @@ void master_persist_framework(struct master *m,
         refuse(m, b, done, arg, err);
         return;
     }
-    apply(m, b, done, arg);
+    master_persist_batch(m, b, done, arg);
 }
 
 void master_persist_framework_removed(struct master *m, const char *id,
@@ -215,7 +223,7 @@ void master_persist_framework_removed(struct master *m, const char *id,
         refuse(m, b, done, arg, err);
         return;
     }
-    apply(m, b, done, arg);
+    master_persist_batch(m, b, done, arg);
 }
 
 void master_persist_agent_unreachable(struct master *m, const char *id,
@@ -237,5 +245,5 @@ void master_persist_agent_unreachable(struct master *m, const char *id,
         refuse(m, b, done, arg, err);
         return;
     }
-    apply(m, b, done, arg);
+    master_persist_batch(m, b, done, arg);
 }

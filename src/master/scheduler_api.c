@@ -26,7 +26,7 @@
 
 /* Filters.refuse_seconds in nanoseconds: Mesos's default (5 s) when absent,
  * negative or not a number; at most 365 days. */
-static int64_t refuse_ns_of(const Mesos__V1__Filters *f)
+int64_t master_refuse_ns(const Mesos__V1__Filters *f)
 {
     double secs = DEFAULT_REFUSE_SECS;
     if (f != NULL && f->has_refuse_seconds)
@@ -394,7 +394,8 @@ static void handle_accept(struct master *m, struct http_request *req,
     }
     if (remaining.n > 0 &&
         alloc_recover(m->alloc, ag->alloc, fw->alloc, &remaining,
-                      refuse_ns_of(acc->filters), clock_monotonic_ns()) != 0)
+                      master_refuse_ns(acc->filters),
+                      clock_monotonic_ns()) != 0)
         log_error("allocator did not hold the unused part of an ACCEPT");
     res_list_clear(&remaining);
     free(role);
@@ -413,7 +414,7 @@ static void handle_decline(struct master *m, struct http_request *req,
         return;
     }
     m->metrics.messages_decline_offers++;
-    int64_t refuse = refuse_ns_of(d->filters);
+    int64_t refuse = master_refuse_ns(d->filters);
     for (size_t i = 0; i < d->n_offer_ids; i++) {
         struct offer *o = hmap_get(m->offers, d->offer_ids[i]->value);
         if (o == NULL || o->fw != fw) {
@@ -551,19 +552,6 @@ static void handle_shutdown(struct master *m, struct http_request *req,
     ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_EXECUTOR;
     ev.shutdown_executor = &se;
     master_send_to_agent(m, ag, &ev);
-}
-
-/* Inverse offers exist only for agents in maintenance; answers to unknown
- * ones are ignored, as Mesos does. */
-static void handle_inverse(struct master *m, struct http_request *req,
-                           struct framework *fw, Mesos__V1__OfferID *const *ids,
-                           size_t n, const char *what)
-{
-    (void)m;
-    for (size_t i = 0; i < n; i++)
-        log_info("framework %s: %s of unknown inverse offer %s ignored", fw->id,
-                 what, ids[i]->value);
-    reply_accepted(req);
 }
 
 static void handle_reconcile_operations(struct http_request *req,
@@ -708,20 +696,26 @@ void master_scheduler_api(struct http_request *req, void *arg)
             http_reply_error(req, 400,
                              "accept_inverse_offers: required for "
                              "ACCEPT_INVERSE_OFFERS");
-        else
-            handle_inverse(
-                m, req, fw, call->accept_inverse_offers->inverse_offer_ids,
-                call->accept_inverse_offers->n_inverse_offer_ids, "acceptance");
+        else {
+            master_inverse_offers_answer(
+                m, fw, call->accept_inverse_offers->inverse_offer_ids,
+                call->accept_inverse_offers->n_inverse_offer_ids,
+                ALLOC_IO_ACCEPT, call->accept_inverse_offers->filters);
+            reply_accepted(req);
+        }
         break;
     case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE_INVERSE_OFFERS:
         if (call->decline_inverse_offers == NULL)
             http_reply_error(req, 400,
                              "decline_inverse_offers: required for "
                              "DECLINE_INVERSE_OFFERS");
-        else
-            handle_inverse(
-                m, req, fw, call->decline_inverse_offers->inverse_offer_ids,
-                call->decline_inverse_offers->n_inverse_offer_ids, "decline");
+        else {
+            master_inverse_offers_answer(
+                m, fw, call->decline_inverse_offers->inverse_offer_ids,
+                call->decline_inverse_offers->n_inverse_offer_ids,
+                ALLOC_IO_DECLINE, call->decline_inverse_offers->filters);
+            reply_accepted(req);
+        }
         break;
     case MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE:
         handle_revive(m, req, fw, call);

@@ -302,7 +302,9 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     if (ag->reregistered_time > 0)
         json_object_set_new(o, "reregistered_time",
                             json_real(ag->reregistered_time));
-    json_object_set_new(o, "active", json_boolean(ag->connected));
+    json_object_set_new(o, "active",
+                        json_boolean(ag->connected && !ag->deactivated));
+    master_agent_state_json(ag, o);
     json_object_set_new(o, "version",
                         json_string(ag->version ? ag->version : ""));
     json_object_set_new(o, "attributes", attributes_model(ag->info));

@@ -84,10 +84,12 @@ void master_task_recover(struct master *m, struct task *t)
 
 void master_task_remove(struct master *m, struct task *t)
 {
-    (void)m;
     hmap_del(t->fw->tasks, t->info->task_id->value);
-    if (t->agent != NULL)
+    if (t->agent != NULL) {
         hmap_del(t->agent->tasks, t->key);
+        if (t->agent->drain != NULL)
+            master_agent_drain_check_soon(m, t->agent);
+    }
     master_task_free(t);
 }
 
