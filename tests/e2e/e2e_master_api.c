@@ -17,289 +17,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "harness_api.h"
 #include "mesos/v1/scheduler.pb-c.h"
-
-#define T 5000 /* ms: default wait for an event */
-
-/* ---- Streams of RecordIO events ---------------------------------------------
- */
-
-struct conn {
-    struct e2e_stream s;
-    char stream_id[128];
-    char id[256];  /* framework or agent id */
-    char *pending; /* bytes of a record split across chunks */
-    size_t npending;
-};
-
-/* Next record of the stream as JSON (the master sends one record per
- * chunk, but records are reassembled here regardless). NULL on timeout. */
-static json_t *next_event(struct conn *c, int timeout_ms)
-{
-    for (;;) {
-        /* Is a whole record buffered? */
-        if (c->npending > 0) {
-            char *nl = memchr(c->pending, '\n', c->npending);
-            if (nl != NULL) {
-                size_t len = strtoul(c->pending, NULL, 10);
-                size_t head = (size_t)(nl - c->pending) + 1;
-                if (c->npending >= head + len) {
-                    json_error_t e;
-                    json_t *j = json_loadb(c->pending + head, len, 0, &e);
-                    memmove(c->pending, c->pending + head + len,
-                            c->npending - head - len);
-                    c->npending -= head + len;
-                    ck_assert_msg(j != NULL, "bad event JSON: %s", e.text);
-                    return j;
-                }
-            }
-        }
-        char *data;
-        size_t len;
-        int rc = e2e_stream_next(&c->s, timeout_ms, &data, &len);
-        if (rc != 1)
-            return NULL;
-        c->pending = realloc(c->pending, c->npending + len);
-        memcpy(c->pending + c->npending, data, len);
-        c->npending += len;
-        free(data);
-    }
-}
-
-/* The next event of the given type, skipping others (heartbeats, pings);
- * NULL when none arrives in time. */
-static json_t *wait_event(struct conn *c, const char *type, int timeout_ms)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - start.tv_sec) * 1000 +
-                     (now.tv_nsec - start.tv_nsec) / 1000000;
-        if (spent >= timeout_ms)
-            return NULL;
-        json_t *ev = next_event(c, (int)(timeout_ms - spent));
-        if (ev == NULL)
-            return NULL;
-        const char *t = json_string_value(json_object_get(ev, "type"));
-        if (t != NULL && strcmp(t, type) == 0)
-            return ev;
-        json_decref(ev);
-    }
-}
-
-static void conn_close(struct conn *c)
-{
-    e2e_stream_close(&c->s);
-    free(c->pending);
-    c->pending = NULL;
-    c->npending = 0;
-}
-
-/* POST a JSON body; returns the status (the response is freed). */
-static int post(uint16_t port, const char *path, const char *stream_id,
-                const char *body, char *reason, size_t reasonlen)
-{
-    char sid[200];
-    const char *headers[4] = {"Content-Type: application/json", NULL, NULL,
-                              NULL};
-    if (stream_id != NULL) {
-        snprintf(sid, sizeof(sid), "Mesos-Stream-Id: %s", stream_id);
-        headers[1] = sid;
-    }
-    struct e2e_response r;
-    ck_assert_int_eq(
-        e2e_http(port, "POST", path, headers, body, strlen(body), T, &r), 0);
-    int status = r.status;
-    if (reason != NULL)
-        snprintf(reason, reasonlen, "%s", r.body ? r.body : "");
-    e2e_response_free(&r);
-    return status;
-}
-
-static json_t *get_json(uint16_t port, const char *path)
-{
-    struct e2e_response r;
-    ck_assert_int_eq(e2e_http(port, "GET", path, NULL, NULL, 0, T, &r), 0);
-    ck_assert_int_eq(r.status, 200);
-    json_error_t e;
-    json_t *j = json_loads(r.body, 0, &e);
-    ck_assert_msg(j != NULL, "%s: %s", path, e.text);
-    e2e_response_free(&r);
-    return j;
-}
-
-/* ---- A scripted framework --------------------------------------------------
- */
-
-static void subscribe_framework(struct conn *c, uint16_t port,
-                                const char *framework_info)
-{
-    memset(c, 0, sizeof(*c));
-    char body[2048];
-    snprintf(body, sizeof(body),
-             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":%s}}",
-             framework_info);
-    const char *headers[] = {"Content-Type: application/json",
-                             "Accept: application/json", NULL};
-    ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/scheduler", headers,
-                                     body, strlen(body), T, &c->s),
-                     0);
-    ck_assert_int_eq(c->s.head.status, 200);
-    const char *sid = e2e_response_header(&c->s.head, "Mesos-Stream-Id");
-    ck_assert_ptr_nonnull(sid);
-    snprintf(c->stream_id, sizeof(c->stream_id), "%s", sid);
-    json_t *ev = wait_event(c, "SUBSCRIBED", T);
-    ck_assert_ptr_nonnull(ev);
-    json_t *sub = json_object_get(ev, "subscribed");
-    snprintf(c->id, sizeof(c->id), "%s",
-             json_string_value(json_object_get(
-                 json_object_get(sub, "framework_id"), "value")));
-    ck_assert_double_eq(
-        json_real_value(json_object_get(sub, "heartbeat_interval_seconds")),
-        15.0);
-    json_decref(ev);
-}
-
-/* A framework call (type and payload JSON); returns the status. */
-static int fw_call(struct conn *c, uint16_t port, const char *type,
-                   const char *field, const char *payload)
-{
-    char body[8192];
-    if (field != NULL)
-        snprintf(body, sizeof(body),
-                 "{\"type\":\"%s\",\"framework_id\":{\"value\":\"%s\"},"
-                 "\"%s\":%s}",
-                 type, c->id, field, payload);
-    else
-        snprintf(body, sizeof(body),
-                 "{\"type\":\"%s\",\"framework_id\":{\"value\":\"%s\"}}", type,
-                 c->id);
-    return post(port, "/api/v1/scheduler", c->stream_id, body, NULL, 0);
-}
-
-/* Wait for an OFFERS event and copy out the first offer's id and agent id. */
-static json_t *wait_offer(struct conn *fw, char *offer_id, char *agent_id,
-                          int timeout_ms)
-{
-    json_t *ev = wait_event(fw, "OFFERS", timeout_ms);
-    if (ev == NULL)
-        return NULL;
-    json_t *offer = json_array_get(
-        json_object_get(json_object_get(ev, "offers"), "offers"), 0);
-    ck_assert_ptr_nonnull(offer);
-    snprintf(offer_id, 256, "%s",
-             json_string_value(
-                 json_object_get(json_object_get(offer, "id"), "value")));
-    snprintf(agent_id, 256, "%s",
-             json_string_value(
-                 json_object_get(json_object_get(offer, "agent_id"), "value")));
-    return ev;
-}
-
-static double offered_scalar(json_t *offers_event, const char *name)
-{
-    json_t *offer = json_array_get(
-        json_object_get(json_object_get(offers_event, "offers"), "offers"), 0);
-    json_t *res = json_object_get(offer, "resources");
-    double sum = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(res, i, r)
-    {
-        if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
-            sum += json_real_value(
-                json_object_get(json_object_get(r, "scalar"), "value"));
-    }
-    return sum;
-}
-
-/* ACCEPT one offer with one LAUNCH of a task. */
-static int launch(struct conn *fw, uint16_t port, const char *offer_id,
-                  const char *agent_id, const char *task_id,
-                  const char *resources_json)
-{
-    char payload[4096];
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{\"type\":"
-             "\"LAUNCH\",\"launch\":{\"task_infos\":[{\"name\":\"t\","
-             "\"task_id\":{\"value\":\"%s\"},\"agent_id\":{\"value\":\"%s\"},"
-             "\"resources\":%s,\"command\":{\"value\":\"true\"}}]}}],"
-             "\"filters\":{\"refuse_seconds\":0}}",
-             offer_id, task_id, agent_id, resources_json);
-    return fw_call(fw, port, "ACCEPT", "accept", payload);
-}
-
-#define SMALL                                                                  \
-    "[{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":0.5}},"     \
-    "{\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{\"value\":64}}]"
-
-/* ---- A scripted agent
- * ---------------------------------------------------------- */
-
-static void subscribe_agent(struct conn *c, uint16_t port, const char *hostname,
-                            const char *resources_json)
-{
-    memset(c, 0, sizeof(*c));
-    char body[4096];
-    snprintf(body, sizeof(body),
-             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
-             "\"hostname\":\"%s\",\"port\":5051,\"resources\":%s,"
-             "\"attributes\":[{\"name\":\"rack\",\"type\":\"TEXT\","
-             "\"text\":{\"value\":\"r1\"}}]},\"version\":\"test\"}}",
-             hostname, resources_json);
-    const char *headers[] = {"Content-Type: application/json", NULL};
-    ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/agent", headers,
-                                     body, strlen(body), T, &c->s),
-                     0);
-    ck_assert_int_eq(c->s.head.status, 200);
-    const char *sid = e2e_response_header(&c->s.head, "Mesos-Stream-Id");
-    ck_assert_ptr_nonnull(sid);
-    snprintf(c->stream_id, sizeof(c->stream_id), "%s", sid);
-    json_t *ev = wait_event(c, "REGISTERED", T);
-    ck_assert_ptr_nonnull(ev);
-    snprintf(c->id, sizeof(c->id), "%s",
-             json_string_value(json_object_get(
-                 json_object_get(json_object_get(ev, "registered"), "agent_id"),
-                 "value")));
-    json_decref(ev);
-}
-
-#define AGENT_RES                                                              \
-    "[{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":2}},"       \
-    "{\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{\"value\":1024}},"      \
-    "{\"name\":\"ports\",\"type\":\"RANGES\",\"ranges\":{\"range\":[{"         \
-    "\"begin\":31000,\"end\":32000}]}}]"
-
-/* Send a status update from the agent; uuid_b64 NULL sends none. */
-static int agent_update(struct conn *ag, uint16_t port, const char *fw_id,
-                        const char *task_id, const char *state,
-                        const char *uuid_b64)
-{
-    char body[2048], uuid[128] = "";
-    if (uuid_b64 != NULL)
-        snprintf(uuid, sizeof(uuid), ",\"uuid\":\"%s\"", uuid_b64);
-    snprintf(body, sizeof(body),
-             "{\"type\":\"UPDATE\",\"agent_id\":{\"value\":\"%s\"},"
-             "\"update\":{\"framework_id\":{\"value\":\"%s\"},\"status\":{"
-             "\"task_id\":{\"value\":\"%s\"},\"state\":\"%s\","
-             "\"source\":\"SOURCE_EXECUTOR\",\"agent_id\":{\"value\":\"%s\"}%s}"
-             ",\"latest_state\":\"%s\"}}",
-             ag->id, fw_id, task_id, state, ag->id, uuid, state);
-    return post(port, "/api/v1/agent", ag->stream_id, body, NULL, 0);
-}
-
-static int agent_pong(struct conn *ag, uint16_t port, json_t *ping)
-{
-    char body[512];
-    snprintf(body, sizeof(body),
-             "{\"type\":\"PONG\",\"agent_id\":{\"value\":\"%s\"},\"pong\":{"
-             "\"sequence\":%lld}}",
-             ag->id,
-             (long long)json_integer_value(
-                 json_object_get(json_object_get(ping, "ping"), "sequence")));
-    return post(port, "/api/v1/agent", ag->stream_id, body, NULL, 0);
-}
 
 /* ---- Fixture
  * ---------------------------------------------------------------------- */
@@ -389,37 +108,39 @@ START_TEST(test_bad_calls)
     start(NULL);
     char reason[512];
     uint16_t p = master.port;
-    ck_assert_int_eq(
-        post(p, "/api/v1/scheduler", NULL, "garbage", reason, sizeof(reason)),
-        400);
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL, "garbage", reason,
+                              sizeof(reason)),
+                     400);
     ck_assert_ptr_nonnull(strstr(reason, "invalid JSON"));
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL, "{\"type\":\"NOPE\"}",
-                          reason, sizeof(reason)),
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL,
+                              "{\"type\":\"NOPE\"}", reason, sizeof(reason)),
                      400);
     ck_assert_ptr_nonnull(strstr(reason, "type"));
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL, "{\"type\":99}", reason,
-                          sizeof(reason)),
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL, "{\"type\":99}",
+                              reason, sizeof(reason)),
                      400);
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL,
-                          "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
-                          "\"framework_info\":{\"name\":\"x\"}}}",
-                          reason, sizeof(reason)),
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL,
+                              "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+                              "\"framework_info\":{\"name\":\"x\"}}}",
+                              reason, sizeof(reason)),
                      400);
     ck_assert_ptr_nonnull(strstr(reason, "framework_info.user"));
     /* Roles: MULTI_ROLE rules and role names. */
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL,
-                          "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
-                          "\"framework_info\":{\"user\":\"u\",\"name\":\"x\","
-                          "\"roles\":[\"a\"]}}}",
-                          reason, sizeof(reason)),
-                     400);
+    ck_assert_int_eq(
+        api_post(p, "/api/v1/scheduler", NULL,
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+                 "\"framework_info\":{\"user\":\"u\",\"name\":\"x\","
+                 "\"roles\":[\"a\"]}}}",
+                 reason, sizeof(reason)),
+        400);
     ck_assert_ptr_nonnull(strstr(reason, "MULTI_ROLE"));
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL,
-                          "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
-                          "\"framework_info\":{\"user\":\"u\",\"name\":\"x\","
-                          "\"role\":\"../x\"}}}",
-                          reason, sizeof(reason)),
-                     400);
+    ck_assert_int_eq(
+        api_post(p, "/api/v1/scheduler", NULL,
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+                 "\"framework_info\":{\"user\":\"u\",\"name\":\"x\","
+                 "\"role\":\"../x\"}}}",
+                 reason, sizeof(reason)),
+        400);
     /* Wrong media types. */
     const char *h415[] = {"Content-Type: text/plain", NULL};
     struct e2e_response r;
@@ -435,47 +156,51 @@ START_TEST(test_bad_calls)
     e2e_response_free(&r);
 
     struct conn fw;
-    subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_framework(&fw, p, FW_INFO);
     /* Calls without framework id, of an unknown framework, without or
      * with a wrong stream id. */
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", fw.stream_id,
-                          "{\"type\":\"REVIVE\"}", NULL, 0),
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", fw.stream_id,
+                              "{\"type\":\"REVIVE\"}", NULL, 0),
                      400);
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", fw.stream_id,
-                          "{\"type\":\"REVIVE\",\"framework_id\":{\"value\":"
-                          "\"nope\"}}",
-                          reason, sizeof(reason)),
-                     400);
+    ck_assert_int_eq(
+        api_post(p, "/api/v1/scheduler", fw.stream_id,
+                 "{\"type\":\"REVIVE\",\"framework_id\":{\"value\":"
+                 "\"nope\"}}",
+                 reason, sizeof(reason)),
+        400);
     char body[512];
     snprintf(body, sizeof(body),
              "{\"type\":\"REVIVE\",\"framework_id\":{\"value\":\"%s\"}}",
              fw.id);
     ck_assert_int_eq(
-        post(p, "/api/v1/scheduler", NULL, body, reason, sizeof(reason)), 400);
+        api_post(p, "/api/v1/scheduler", NULL, body, reason, sizeof(reason)),
+        400);
     ck_assert_ptr_nonnull(strstr(reason, "Mesos-Stream-Id"));
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", "wrong", body, NULL, 0), 400);
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", fw.stream_id, body, NULL, 0),
-                     202);
-    /* REVIVE of a role the framework does not have. */
-    ck_assert_int_eq(fw_call(&fw, p, "REVIVE", "revive", "{\"roles\":[\"x\"]}"),
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", "wrong", body, NULL, 0),
                      400);
+    ck_assert_int_eq(
+        api_post(p, "/api/v1/scheduler", fw.stream_id, body, NULL, 0), 202);
+    /* REVIVE of a role the framework does not have. */
+    ck_assert_int_eq(
+        api_fw_call(&fw, p, "REVIVE", "revive", "{\"roles\":[\"x\"]}"), 400);
     /* ACKNOWLEDGE with a bad uuid. */
-    ck_assert_int_eq(fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge",
-                             "{\"agent_id\":{\"value\":\"a\"},\"task_id\":{"
-                             "\"value\":\"t\"},\"uuid\":\"AAAA\"}"),
+    ck_assert_int_eq(api_fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge",
+                                 "{\"agent_id\":{\"value\":\"a\"},\"task_id\":{"
+                                 "\"value\":\"t\"},\"uuid\":\"AAAA\"}"),
                      400);
     /* A SUBSCRIBE that carries a stream id. */
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", fw.stream_id,
-                          "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
-                          "\"framework_info\":{\"user\":\"u\",\"name\":\"x\"}"
-                          "}}",
-                          NULL, 0),
-                     400);
+    ck_assert_int_eq(
+        api_post(p, "/api/v1/scheduler", fw.stream_id,
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
+                 "\"framework_info\":{\"user\":\"u\",\"name\":\"x\"}"
+                 "}}",
+                 NULL, 0),
+        400);
     /* After the connection closes, calls are 403 until it subscribes. */
-    conn_close(&fw);
+    api_conn_close(&fw);
     int status = 0;
     for (int i = 0; i < 100 && status != 403; i++) {
-        status = post(p, "/api/v1/scheduler", fw.stream_id, body, NULL, 0);
+        status = api_post(p, "/api/v1/scheduler", fw.stream_id, body, NULL, 0);
         if (status != 403)
             usleep(20000);
     }
@@ -486,9 +211,9 @@ START_TEST(test_bad_calls)
              "\"id\":{\"value\":\"%s\"}}",
              fw.id);
     struct conn again;
-    subscribe_framework(&again, p, info);
+    api_subscribe_framework(&again, p, info);
     ck_assert_str_eq(again.id, fw.id);
-    conn_close(&again);
+    api_conn_close(&again);
     stop();
 }
 END_TEST
@@ -498,14 +223,14 @@ START_TEST(test_offer_launch_update_ack)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     ck_assert_str_eq(agent, ag.id);
-    ck_assert_double_eq(offered_scalar(ev, "cpus"), 2.0);
-    ck_assert_double_eq(offered_scalar(ev, "mem"), 1024.0);
+    ck_assert_double_eq(api_offered_scalar(ev, "cpus"), 2.0);
+    ck_assert_double_eq(api_offered_scalar(ev, "mem"), 1024.0);
     json_t *o0 = json_array_get(
         json_object_get(json_object_get(ev, "offers"), "offers"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(o0, "hostname")),
@@ -513,8 +238,8 @@ START_TEST(test_offer_launch_update_ack)
     ck_assert_uint_eq(json_array_size(json_object_get(o0, "attributes")), 1);
     json_decref(ev);
 
-    ck_assert_int_eq(launch(&fw, p, offer, agent, "t1", SMALL), 202);
-    json_t *run = wait_event(&ag, "RUN_TASK", T);
+    ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
+    json_t *run = api_wait_event(&ag, "RUN_TASK", T);
     ck_assert_ptr_nonnull(run);
     ck_assert_str_eq(
         json_string_value(json_object_get(
@@ -527,9 +252,9 @@ START_TEST(test_offer_launch_update_ack)
 
     /* RUNNING with a uuid reaches the framework with that uuid. */
     const char *u1 = "AAECAwQFBgcICQoLDA0ODw==";
-    ck_assert_int_eq(agent_update(&ag, p, fw.id, "t1", "TASK_RUNNING", u1),
+    ck_assert_int_eq(api_agent_update(&ag, p, fw.id, "t1", "TASK_RUNNING", u1),
                      202);
-    json_t *up = wait_event(&fw, "UPDATE", T);
+    json_t *up = api_wait_event(&fw, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     json_t *st = json_object_get(json_object_get(up, "update"), "status");
     ck_assert_str_eq(json_string_value(json_object_get(st, "state")),
@@ -541,15 +266,16 @@ START_TEST(test_offer_launch_update_ack)
              "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":\"t1\"},"
              "\"uuid\":\"%s\"}",
              ag.id, u1);
-    ck_assert_int_eq(fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge", ack), 202);
-    json_t *a = wait_event(&ag, "ACKNOWLEDGE", T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge", ack),
+                     202);
+    json_t *a = api_wait_event(&ag, "ACKNOWLEDGE", T);
     ck_assert_ptr_nonnull(a);
     ck_assert_str_eq(json_string_value(json_object_get(
                          json_object_get(a, "acknowledge"), "uuid")),
                      u1);
     json_decref(a);
 
-    json_t *state = get_json(p, "/state");
+    json_t *state = api_get_json(p, "/state");
     json_t *f0 = json_array_get(json_object_get(state, "frameworks"), 0);
     json_t *t0 = json_array_get(json_object_get(f0, "tasks"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(t0, "state")),
@@ -558,7 +284,7 @@ START_TEST(test_offer_launch_update_ack)
                             json_object_get(t0, "resources"), "cpus")),
                         0.5);
     json_decref(state);
-    json_t *metrics = get_json(p, "/metrics/snapshot");
+    json_t *metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_running")), 1);
     ck_assert_double_eq(
@@ -568,29 +294,30 @@ START_TEST(test_offer_launch_update_ack)
     /* FINISHED, acknowledged: the task is gone and its resources are
      * offered again. */
     const char *u2 = "EBESExQVFhcYGRobHB0eHw==";
-    ck_assert_int_eq(agent_update(&ag, p, fw.id, "t1", "TASK_FINISHED", u2),
+    ck_assert_int_eq(api_agent_update(&ag, p, fw.id, "t1", "TASK_FINISHED", u2),
                      202);
-    up = wait_event(&fw, "UPDATE", T);
+    up = api_wait_event(&fw, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     json_decref(up);
     snprintf(ack, sizeof(ack),
              "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":\"t1\"},"
              "\"uuid\":\"%s\"}",
              ag.id, u2);
-    ck_assert_int_eq(fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge", ack), 202);
-    a = wait_event(&ag, "ACKNOWLEDGE", T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "ACKNOWLEDGE", "acknowledge", ack),
+                     202);
+    a = api_wait_event(&ag, "ACKNOWLEDGE", T);
     ck_assert_ptr_nonnull(a);
     json_decref(a);
     bool gone = false;
     for (int i = 0; i < 100 && !gone; i++) {
-        json_t *tasks = get_json(p, "/tasks");
+        json_t *tasks = api_get_json(p, "/tasks");
         gone = json_array_size(json_object_get(tasks, "tasks")) == 0;
         json_decref(tasks);
         if (!gone)
             usleep(20000);
     }
     ck_assert(gone);
-    metrics = get_json(p, "/metrics/snapshot");
+    metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_finished")), 1);
     json_decref(metrics);
@@ -598,7 +325,7 @@ START_TEST(test_offer_launch_update_ack)
      * 0.5 come back as another offer: all 2 cpus end up offered. */
     double offered = 0;
     for (int i = 0; i < 100 && offered != 2.0; i++) {
-        json_t *fws = get_json(p, "/frameworks");
+        json_t *fws = api_get_json(p, "/frameworks");
         json_t *f = json_array_get(json_object_get(fws, "frameworks"), 0);
         offered = json_real_value(
             json_object_get(json_object_get(f, "offered_resources"), "cpus"));
@@ -607,8 +334,8 @@ START_TEST(test_offer_launch_update_ack)
             usleep(20000);
     }
     ck_assert_double_eq(offered, 2.0);
-    conn_close(&fw);
-    conn_close(&ag);
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -618,23 +345,23 @@ START_TEST(test_launch_errors)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw, other;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
-    subscribe_framework(&other, p, FW_AWARE);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_framework(&other, p, FW_AWARE);
     char offer[256], agent[256];
     /* Whichever framework gets the agent, the other one tries to use the
      * offer; then the holder launches two tasks with the same id. */
     struct conn *holder = &fw, *thief = &other;
-    json_t *ev = wait_offer(&fw, offer, agent, 1500);
+    json_t *ev = api_wait_offer(&fw, offer, agent, 1500);
     if (ev == NULL) {
         holder = &other;
         thief = &fw;
-        ev = wait_offer(&other, offer, agent, T);
+        ev = api_wait_offer(&other, offer, agent, T);
     }
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    ck_assert_int_eq(launch(thief, p, offer, agent, "stolen", SMALL), 202);
-    json_t *up = wait_event(thief, "UPDATE", T);
+    ck_assert_int_eq(api_launch(thief, p, offer, agent, "stolen", SMALL), 202);
+    json_t *up = api_wait_event(thief, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     json_t *st = json_object_get(json_object_get(up, "update"), "status");
     ck_assert_str_eq(json_string_value(json_object_get(st, "state")),
@@ -658,10 +385,10 @@ START_TEST(test_launch_errors)
              "\"SCALAR\",\"scalar\":{\"value\":64}}],\"command\":{\"value\":"
              "\"true\"}}]}}]}",
              offer, agent, SMALL, agent, SMALL, agent);
-    ck_assert_int_eq(fw_call(holder, p, "ACCEPT", "accept", payload), 202);
+    ck_assert_int_eq(api_fw_call(holder, p, "ACCEPT", "accept", payload), 202);
     int errors = 0;
     for (int i = 0; i < 2; i++) {
-        up = wait_event(holder, "UPDATE", T);
+        up = api_wait_event(holder, "UPDATE", T);
         ck_assert_ptr_nonnull(up);
         st = json_object_get(json_object_get(up, "update"), "status");
         ck_assert_str_eq(json_string_value(json_object_get(st, "state")),
@@ -674,12 +401,12 @@ START_TEST(test_launch_errors)
         json_decref(up);
     }
     ck_assert_int_eq(errors, 2);
-    json_t *run = wait_event(&ag, "RUN_TASK", T); /* the first "dup" ran */
+    json_t *run = api_wait_event(&ag, "RUN_TASK", T); /* the first "dup" ran */
     ck_assert_ptr_nonnull(run);
     json_decref(run);
-    conn_close(&fw);
-    conn_close(&other);
-    conn_close(&ag);
+    api_conn_close(&fw);
+    api_conn_close(&other);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -689,10 +416,10 @@ START_TEST(test_decline_filter_and_revive)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
     char payload[512];
@@ -700,24 +427,24 @@ START_TEST(test_decline_filter_and_revive)
              "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
              "\"refuse_seconds\":3600}}",
              offer);
-    ck_assert_int_eq(fw_call(&fw, p, "DECLINE", "decline", payload), 202);
+    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
     /* Ten allocation intervals pass without an offer. */
-    ev = wait_offer(&fw, offer, agent, 1000);
+    ev = api_wait_offer(&fw, offer, agent, 1000);
     ck_assert_ptr_null(ev);
-    ck_assert_int_eq(fw_call(&fw, p, "REVIVE", NULL, NULL), 202);
-    ev = wait_offer(&fw, offer, agent, T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "REVIVE", NULL, NULL), 202);
+    ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
     /* SUPPRESS: nothing more after a short default decline. */
-    ck_assert_int_eq(fw_call(&fw, p, "SUPPRESS", NULL, NULL), 202);
+    ck_assert_int_eq(api_fw_call(&fw, p, "SUPPRESS", NULL, NULL), 202);
     snprintf(payload, sizeof(payload),
              "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
              "\"refuse_seconds\":0}}",
              offer);
-    ck_assert_int_eq(fw_call(&fw, p, "DECLINE", "decline", payload), 202);
-    ck_assert_ptr_null(wait_offer(&fw, offer, agent, 800));
-    conn_close(&fw);
-    conn_close(&ag);
+    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
+    ck_assert_ptr_null(api_wait_offer(&fw, offer, agent, 800));
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -731,22 +458,22 @@ START_TEST(test_agent_lost)
     start(extra);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_AWARE);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_AWARE);
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    ck_assert_int_eq(launch(&fw, p, offer, agent, "t1", SMALL), 202);
-    json_t *run = wait_event(&ag, "RUN_TASK", T);
+    ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
+    json_t *run = api_wait_event(&ag, "RUN_TASK", T);
     ck_assert_ptr_nonnull(run);
     json_decref(run);
     /* Answer one ping, then go silent. */
-    json_t *ping = wait_event(&ag, "PING", T);
+    json_t *ping = api_wait_event(&ag, "PING", T);
     ck_assert_ptr_nonnull(ping);
-    ck_assert_int_eq(agent_pong(&ag, p, ping), 202);
+    ck_assert_int_eq(api_agent_pong(&ag, p, ping), 202);
     json_decref(ping);
-    json_t *up = wait_event(&fw, "UPDATE", T);
+    json_t *up = api_wait_event(&fw, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     json_t *st = json_object_get(json_object_get(up, "update"), "status");
     ck_assert_str_eq(json_string_value(json_object_get(st, "state")),
@@ -754,11 +481,11 @@ START_TEST(test_agent_lost)
     ck_assert_str_eq(json_string_value(json_object_get(st, "reason")),
                      "REASON_AGENT_REMOVED");
     json_decref(up);
-    json_t *slaves = get_json(p, "/slaves");
+    json_t *slaves = api_get_json(p, "/slaves");
     ck_assert_uint_eq(json_array_size(json_object_get(slaves, "slaves")), 0);
     json_decref(slaves);
-    conn_close(&fw);
-    conn_close(&ag);
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -770,29 +497,29 @@ START_TEST(test_framework_failover)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p,
-                        "{\"user\":\"u\",\"name\":\"fw\","
-                        "\"failover_timeout\":1.5}");
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p,
+                            "{\"user\":\"u\",\"name\":\"fw\","
+                            "\"failover_timeout\":1.5}");
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    ck_assert_int_eq(launch(&fw, p, offer, agent, "t1", SMALL), 202);
-    json_decref(wait_event(&ag, "RUN_TASK", T));
-    conn_close(&fw);
+    ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
+    json_decref(api_wait_event(&ag, "RUN_TASK", T));
+    api_conn_close(&fw);
     usleep(300000);
-    json_t *state = get_json(p, "/frameworks");
+    json_t *state = api_get_json(p, "/frameworks");
     json_t *f0 = json_array_get(json_object_get(state, "frameworks"), 0);
     ck_assert_ptr_nonnull(f0);
     ck_assert(!json_is_true(json_object_get(f0, "connected")));
     ck_assert_uint_eq(json_array_size(json_object_get(f0, "tasks")), 1);
     json_decref(state);
     /* No re-subscription: after 1.5 s the framework is removed. */
-    json_t *sd = wait_event(&ag, "SHUTDOWN_FRAMEWORK", T);
+    json_t *sd = api_wait_event(&ag, "SHUTDOWN_FRAMEWORK", T);
     ck_assert_ptr_nonnull(sd);
     json_decref(sd);
-    state = get_json(p, "/frameworks");
+    state = api_get_json(p, "/frameworks");
     ck_assert_uint_eq(json_array_size(json_object_get(state, "frameworks")), 0);
     ck_assert_uint_eq(
         json_array_size(json_object_get(state, "completed_frameworks")), 1);
@@ -803,8 +530,9 @@ START_TEST(test_framework_failover)
              "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":{"
              "\"user\":\"u\",\"name\":\"fw\",\"id\":{\"value\":\"%s\"}}}}",
              fw.id);
-    ck_assert_int_eq(post(p, "/api/v1/scheduler", NULL, body, NULL, 0), 403);
-    conn_close(&ag);
+    ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL, body, NULL, 0),
+                     403);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -814,27 +542,27 @@ START_TEST(test_kill_and_reconcile)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    ck_assert_int_eq(launch(&fw, p, offer, agent, "t1", SMALL), 202);
-    json_decref(wait_event(&ag, "RUN_TASK", T));
+    ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
+    json_decref(api_wait_event(&ag, "RUN_TASK", T));
     char payload[512];
     snprintf(payload, sizeof(payload),
              "{\"task_id\":{\"value\":\"t1\"},\"agent_id\":{\"value\":\"%s\"}}",
              ag.id);
-    ck_assert_int_eq(fw_call(&fw, p, "KILL", "kill", payload), 202);
-    json_t *k = wait_event(&ag, "KILL_TASK", T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "KILL", "kill", payload), 202);
+    json_t *k = api_wait_event(&ag, "KILL_TASK", T);
     ck_assert_ptr_nonnull(k);
     json_decref(k);
     /* A kill of an unknown task is answered by reconciliation. */
-    ck_assert_int_eq(
-        fw_call(&fw, p, "KILL", "kill", "{\"task_id\":{\"value\":\"ghost\"}}"),
-        202);
-    json_t *up = wait_event(&fw, "UPDATE", T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "KILL", "kill",
+                                 "{\"task_id\":{\"value\":\"ghost\"}}"),
+                     202);
+    json_t *up = api_wait_event(&fw, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     json_t *st = json_object_get(json_object_get(up, "update"), "status");
     ck_assert_str_eq(json_string_value(json_object_get(st, "state")),
@@ -843,8 +571,8 @@ START_TEST(test_kill_and_reconcile)
                      "REASON_RECONCILIATION");
     json_decref(up);
     /* Implicit reconciliation: the one task, in its latest state. */
-    ck_assert_int_eq(fw_call(&fw, p, "RECONCILE", "reconcile", "{}"), 202);
-    up = wait_event(&fw, "UPDATE", T);
+    ck_assert_int_eq(api_fw_call(&fw, p, "RECONCILE", "reconcile", "{}"), 202);
+    up = api_wait_event(&fw, "UPDATE", T);
     ck_assert_ptr_nonnull(up);
     st = json_object_get(json_object_get(up, "update"), "status");
     ck_assert_str_eq(json_string_value(json_object_get(
@@ -854,8 +582,8 @@ START_TEST(test_kill_and_reconcile)
                      "TASK_STAGING");
     ck_assert_ptr_null(json_object_get(st, "uuid"));
     json_decref(up);
-    conn_close(&fw);
-    conn_close(&ag);
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -865,14 +593,14 @@ START_TEST(test_read_endpoints)
     start(NULL);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
     char offer[256], agent[256];
-    json_t *ev = wait_offer(&fw, offer, agent, T);
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
 
-    json_t *s = get_json(p, "/master/state");
+    json_t *s = api_get_json(p, "/master/state");
     ck_assert_ptr_nonnull(json_object_get(s, "leader_info"));
     json_t *a0 = json_array_get(json_object_get(s, "slaves"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(a0, "hostname")),
@@ -890,17 +618,17 @@ START_TEST(test_read_endpoints)
                             json_object_get(f0, "offered_resources"), "mem")),
                         1024.0);
     json_decref(s);
-    s = get_json(p, "/state-summary");
+    s = api_get_json(p, "/state-summary");
     ck_assert_uint_eq(json_array_size(json_object_get(s, "slaves")), 1);
     json_decref(s);
-    s = get_json(p, "/roles");
+    s = api_get_json(p, "/roles");
     json_t *r0 = json_array_get(json_object_get(s, "roles"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(r0, "name")), "*");
     ck_assert_double_eq(json_real_value(json_object_get(
                             json_object_get(r0, "offered"), "cpus")),
                         2.0);
     json_decref(s);
-    s = get_json(p, "/metrics/snapshot");
+    s = api_get_json(p, "/metrics/snapshot");
     const char *keys[] = {"master/uptime_secs",
                           "master/elected",
                           "master/slaves_active",
@@ -924,8 +652,8 @@ START_TEST(test_read_endpoints)
                      0);
     ck_assert_int_eq(r.status, 400);
     e2e_response_free(&r);
-    conn_close(&fw);
-    conn_close(&ag);
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     stop();
 }
 END_TEST
@@ -939,14 +667,14 @@ START_TEST(test_registry_survives_restart)
     ck_assert_int_eq(e2e_start_master(&master, args), 0);
     uint16_t p = master.port;
     struct conn ag, fw;
-    subscribe_agent(&ag, p, "host1", AGENT_RES);
-    subscribe_framework(&fw, p, FW_INFO);
-    conn_close(&fw);
-    conn_close(&ag);
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
+    api_conn_close(&fw);
+    api_conn_close(&ag);
     ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
     ck_assert_int_eq(e2e_restart_master(&master, args), 0);
 
-    json_t *s = get_json(p, "/frameworks");
+    json_t *s = api_get_json(p, "/frameworks");
     json_t *f0 = json_array_get(json_object_get(s, "frameworks"), 0);
     ck_assert_ptr_nonnull(f0);
     ck_assert_str_eq(json_string_value(json_object_get(f0, "id")), fw.id);
@@ -958,7 +686,7 @@ START_TEST(test_registry_survives_restart)
              "\"id\":{\"value\":\"%s\"}}",
              fw.id);
     struct conn fw2;
-    subscribe_framework(&fw2, p, info);
+    api_subscribe_framework(&fw2, p, info);
     ck_assert_str_eq(fw2.id, fw.id);
 
     /* The agent comes back with its id. */
@@ -977,7 +705,7 @@ START_TEST(test_registry_survives_restart)
                                      strlen(body), T, &ag2.s),
                      0);
     ck_assert_int_eq(ag2.s.head.status, 200);
-    json_t *ev = wait_event(&ag2, "REGISTERED", T);
+    json_t *ev = api_wait_event(&ag2, "REGISTERED", T);
     ck_assert_ptr_nonnull(ev);
     ck_assert_str_eq(
         json_string_value(json_object_get(
@@ -986,12 +714,12 @@ START_TEST(test_registry_survives_restart)
         ag.id);
     json_decref(ev);
     char offer[256], agent[256];
-    ev = wait_offer(&fw2, offer, agent, T);
+    ev = api_wait_offer(&fw2, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     ck_assert_str_eq(agent, ag.id);
     json_decref(ev);
-    conn_close(&fw2);
-    conn_close(&ag2);
+    api_conn_close(&fw2);
+    api_conn_close(&ag2);
     stop();
 }
 END_TEST
@@ -1010,22 +738,23 @@ START_TEST(test_registry_failure_changes_nothing)
     const char *sub = "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
                       "\"framework_info\":" FW_INFO "}}";
     ck_assert_int_eq(
-        post(p, "/api/v1/scheduler", NULL, sub, reason, sizeof(reason)), 503);
+        api_post(p, "/api/v1/scheduler", NULL, sub, reason, sizeof(reason)),
+        503);
     ck_assert_ptr_nonnull(strstr(reason, "registry write failed"));
-    json_t *s = get_json(p, "/frameworks");
+    json_t *s = api_get_json(p, "/frameworks");
     ck_assert_uint_eq(json_array_size(json_object_get(s, "frameworks")), 0);
     json_decref(s);
     const char *agent =
         "{\"type\":\"SUBSCRIBE\",\"subscribe\":{"
         "\"agent_info\":{\"hostname\":\"h\",\"resources\":" AGENT_RES "}}}";
     ck_assert_int_eq(
-        post(p, "/api/v1/agent", NULL, agent, reason, sizeof(reason)), 503);
-    s = get_json(p, "/slaves");
+        api_post(p, "/api/v1/agent", NULL, agent, reason, sizeof(reason)), 503);
+    s = api_get_json(p, "/slaves");
     ck_assert_uint_eq(json_array_size(json_object_get(s, "slaves")), 0);
     json_decref(s);
     struct conn fw;
-    subscribe_framework(&fw, p, FW_INFO);
-    conn_close(&fw);
+    api_subscribe_framework(&fw, p, FW_INFO);
+    api_conn_close(&fw);
     stop();
 }
 END_TEST

@@ -1,0 +1,270 @@
+/* Scripted framework and agent for end-to-end tests: see harness_api.h. */
+#include "harness_api.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- Streams of RecordIO events ---------------------------------------------
+ */
+
+/* Next record of the stream as JSON (the master sends one record per
+ * chunk, but records are reassembled here regardless). NULL on timeout. */
+json_t *api_next_event(struct conn *c, int timeout_ms)
+{
+    for (;;) {
+        /* Is a whole record buffered? */
+        if (c->npending > 0) {
+            char *nl = memchr(c->pending, '\n', c->npending);
+            if (nl != NULL) {
+                size_t len = strtoul(c->pending, NULL, 10);
+                size_t head = (size_t)(nl - c->pending) + 1;
+                if (c->npending >= head + len) {
+                    json_error_t e;
+                    json_t *j = json_loadb(c->pending + head, len, 0, &e);
+                    memmove(c->pending, c->pending + head + len,
+                            c->npending - head - len);
+                    c->npending -= head + len;
+                    ck_assert_msg(j != NULL, "bad event JSON: %s", e.text);
+                    return j;
+                }
+            }
+        }
+        char *data;
+        size_t len;
+        int rc = e2e_stream_next(&c->s, timeout_ms, &data, &len);
+        if (rc != 1)
+            return NULL;
+        c->pending = realloc(c->pending, c->npending + len);
+        memcpy(c->pending + c->npending, data, len);
+        c->npending += len;
+        free(data);
+    }
+}
+
+/* The next event of the given type, skipping others (heartbeats, pings);
+ * NULL when none arrives in time. */
+json_t *api_wait_event(struct conn *c, const char *type, int timeout_ms)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - start.tv_sec) * 1000 +
+                     (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (spent >= timeout_ms)
+            return NULL;
+        json_t *ev = api_next_event(c, (int)(timeout_ms - spent));
+        if (ev == NULL)
+            return NULL;
+        const char *t = json_string_value(json_object_get(ev, "type"));
+        if (t != NULL && strcmp(t, type) == 0)
+            return ev;
+        json_decref(ev);
+    }
+}
+
+void api_conn_close(struct conn *c)
+{
+    e2e_stream_close(&c->s);
+    free(c->pending);
+    c->pending = NULL;
+    c->npending = 0;
+}
+
+/* POST a JSON body; returns the status (the response is freed). */
+int api_post(uint16_t port, const char *path, const char *stream_id,
+             const char *body, char *reason, size_t reasonlen)
+{
+    char sid[200];
+    const char *headers[4] = {"Content-Type: application/json", NULL, NULL,
+                              NULL};
+    if (stream_id != NULL) {
+        snprintf(sid, sizeof(sid), "Mesos-Stream-Id: %s", stream_id);
+        headers[1] = sid;
+    }
+    struct e2e_response r;
+    ck_assert_int_eq(
+        e2e_http(port, "POST", path, headers, body, strlen(body), T, &r), 0);
+    int status = r.status;
+    if (reason != NULL)
+        snprintf(reason, reasonlen, "%s", r.body ? r.body : "");
+    e2e_response_free(&r);
+    return status;
+}
+
+json_t *api_get_json(uint16_t port, const char *path)
+{
+    struct e2e_response r;
+    ck_assert_int_eq(e2e_http(port, "GET", path, NULL, NULL, 0, T, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    json_error_t e;
+    json_t *j = json_loads(r.body, 0, &e);
+    ck_assert_msg(j != NULL, "%s: %s", path, e.text);
+    e2e_response_free(&r);
+    return j;
+}
+
+/* ---- A scripted framework --------------------------------------------------
+ */
+
+void api_subscribe_framework(struct conn *c, uint16_t port,
+                             const char *framework_info)
+{
+    memset(c, 0, sizeof(*c));
+    char body[2048];
+    snprintf(body, sizeof(body),
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":%s}}",
+             framework_info);
+    const char *headers[] = {"Content-Type: application/json",
+                             "Accept: application/json", NULL};
+    ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/scheduler", headers,
+                                     body, strlen(body), T, &c->s),
+                     0);
+    ck_assert_int_eq(c->s.head.status, 200);
+    const char *sid = e2e_response_header(&c->s.head, "Mesos-Stream-Id");
+    ck_assert_ptr_nonnull(sid);
+    snprintf(c->stream_id, sizeof(c->stream_id), "%s", sid);
+    json_t *ev = api_wait_event(c, "SUBSCRIBED", T);
+    ck_assert_ptr_nonnull(ev);
+    json_t *sub = json_object_get(ev, "subscribed");
+    snprintf(c->id, sizeof(c->id), "%s",
+             json_string_value(json_object_get(
+                 json_object_get(sub, "framework_id"), "value")));
+    ck_assert_double_eq(
+        json_real_value(json_object_get(sub, "heartbeat_interval_seconds")),
+        15.0);
+    json_decref(ev);
+}
+
+/* A framework call (type and payload JSON); returns the status. */
+int api_fw_call(struct conn *c, uint16_t port, const char *type,
+                const char *field, const char *payload)
+{
+    char body[8192];
+    if (field != NULL)
+        snprintf(body, sizeof(body),
+                 "{\"type\":\"%s\",\"framework_id\":{\"value\":\"%s\"},"
+                 "\"%s\":%s}",
+                 type, c->id, field, payload);
+    else
+        snprintf(body, sizeof(body),
+                 "{\"type\":\"%s\",\"framework_id\":{\"value\":\"%s\"}}", type,
+                 c->id);
+    return api_post(port, "/api/v1/scheduler", c->stream_id, body, NULL, 0);
+}
+
+/* Wait for an OFFERS event and copy out the first offer's id and agent id. */
+json_t *api_wait_offer(struct conn *fw, char *offer_id, char *agent_id,
+                       int timeout_ms)
+{
+    json_t *ev = api_wait_event(fw, "OFFERS", timeout_ms);
+    if (ev == NULL)
+        return NULL;
+    json_t *offer = json_array_get(
+        json_object_get(json_object_get(ev, "offers"), "offers"), 0);
+    ck_assert_ptr_nonnull(offer);
+    snprintf(offer_id, 256, "%s",
+             json_string_value(
+                 json_object_get(json_object_get(offer, "id"), "value")));
+    snprintf(agent_id, 256, "%s",
+             json_string_value(
+                 json_object_get(json_object_get(offer, "agent_id"), "value")));
+    return ev;
+}
+
+double api_offered_scalar(json_t *offers_event, const char *name)
+{
+    json_t *offer = json_array_get(
+        json_object_get(json_object_get(offers_event, "offers"), "offers"), 0);
+    json_t *res = json_object_get(offer, "resources");
+    double sum = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(res, i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+            sum += json_real_value(
+                json_object_get(json_object_get(r, "scalar"), "value"));
+    }
+    return sum;
+}
+
+/* ACCEPT one offer with one LAUNCH of a task. */
+int api_launch(struct conn *fw, uint16_t port, const char *offer_id,
+               const char *agent_id, const char *task_id,
+               const char *resources_json)
+{
+    char payload[4096];
+    snprintf(payload, sizeof(payload),
+             "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{\"type\":"
+             "\"LAUNCH\",\"launch\":{\"task_infos\":[{\"name\":\"t\","
+             "\"task_id\":{\"value\":\"%s\"},\"agent_id\":{\"value\":\"%s\"},"
+             "\"resources\":%s,\"command\":{\"value\":\"true\"}}]}}],"
+             "\"filters\":{\"refuse_seconds\":0}}",
+             offer_id, task_id, agent_id, resources_json);
+    return api_fw_call(fw, port, "ACCEPT", "accept", payload);
+}
+
+/* ---- A scripted agent
+ * ---------------------------------------------------------- */
+
+void api_subscribe_agent(struct conn *c, uint16_t port, const char *hostname,
+                         const char *resources_json)
+{
+    memset(c, 0, sizeof(*c));
+    char body[4096];
+    snprintf(body, sizeof(body),
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
+             "\"hostname\":\"%s\",\"port\":5051,\"resources\":%s,"
+             "\"attributes\":[{\"name\":\"rack\",\"type\":\"TEXT\","
+             "\"text\":{\"value\":\"r1\"}}]},\"version\":\"test\"}}",
+             hostname, resources_json);
+    const char *headers[] = {"Content-Type: application/json", NULL};
+    ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/agent", headers,
+                                     body, strlen(body), T, &c->s),
+                     0);
+    ck_assert_int_eq(c->s.head.status, 200);
+    const char *sid = e2e_response_header(&c->s.head, "Mesos-Stream-Id");
+    ck_assert_ptr_nonnull(sid);
+    snprintf(c->stream_id, sizeof(c->stream_id), "%s", sid);
+    json_t *ev = api_wait_event(c, "REGISTERED", T);
+    ck_assert_ptr_nonnull(ev);
+    snprintf(c->id, sizeof(c->id), "%s",
+             json_string_value(json_object_get(
+                 json_object_get(json_object_get(ev, "registered"), "agent_id"),
+                 "value")));
+    json_decref(ev);
+}
+
+/* Send a status update from the agent; uuid_b64 NULL sends none. */
+int api_agent_update(struct conn *ag, uint16_t port, const char *fw_id,
+                     const char *task_id, const char *state,
+                     const char *uuid_b64)
+{
+    char body[2048], uuid[128] = "";
+    if (uuid_b64 != NULL)
+        snprintf(uuid, sizeof(uuid), ",\"uuid\":\"%s\"", uuid_b64);
+    snprintf(body, sizeof(body),
+             "{\"type\":\"UPDATE\",\"agent_id\":{\"value\":\"%s\"},"
+             "\"update\":{\"framework_id\":{\"value\":\"%s\"},\"status\":{"
+             "\"task_id\":{\"value\":\"%s\"},\"state\":\"%s\","
+             "\"source\":\"SOURCE_EXECUTOR\",\"agent_id\":{\"value\":\"%s\"}%s}"
+             ",\"latest_state\":\"%s\"}}",
+             ag->id, fw_id, task_id, state, ag->id, uuid, state);
+    return api_post(port, "/api/v1/agent", ag->stream_id, body, NULL, 0);
+}
+
+int api_agent_pong(struct conn *ag, uint16_t port, json_t *ping)
+{
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"type\":\"PONG\",\"agent_id\":{\"value\":\"%s\"},\"pong\":{"
+             "\"sequence\":%lld}}",
+             ag->id,
+             (long long)json_integer_value(
+                 json_object_get(json_object_get(ping, "ping"), "sequence")));
+    return api_post(port, "/api/v1/agent", ag->stream_id, body, NULL, 0);
+}
