@@ -123,6 +123,10 @@ void master_agent_remove(struct master *m, struct agent *ag,
         struct task *t = tasks[i];
         if (!master_task_state_is_terminal(t->state)) {
             Mesos__V1__TaskState st = removed_state(t->fw, how);
+            if (st == MESOS__V1__TASK_STATE__TASK_UNREACHABLE &&
+                hmap_count(t->fw->unreachable_tasks) < MASTER_MAX_UNREACHABLE)
+                free(hmap_put(t->fw->unreachable_tasks, t->info->task_id->value,
+                              xstrdup(ag->id)));
             t->recovered = true; /* the allocator forgets the agent */
             master_task_transition(
                 m, t, st, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
@@ -145,11 +149,38 @@ void master_agent_remove(struct master *m, struct agent *ag,
     ag->alloc = NULL;
     hmap_del(m->agents, ag->id);
     m->metrics.slave_removals++;
-    if (unreachable)
+    if (unreachable) {
+        hmap_put(m->unreachable_agents, ag->id, (void *)1);
         master_persist_agent_unreachable(m, ag->id, removal_recorded,
                                          xstrdup(ag->id));
+    }
     master_agent_free(ag);
     master_allocate_soon(m);
+}
+
+/* ---- Agents that do not come back after a restart ---------------------------
+ */
+
+void master_agents_reregister_timeout(struct master *m)
+{
+    size_t n = hmap_count(m->recovered_agents), pos = 0, k = 0;
+    if (n == 0)
+        return;
+    const char **ids = xcalloc(n, sizeof(*ids));
+    const char *key;
+    while (hmap_next(m->recovered_agents, &pos, &key, NULL))
+        ids[k++] = key;
+    for (size_t i = 0; i < k; i++) {
+        char *id = xstrdup(ids[i]);
+        log_warn("agent %s did not re-register within "
+                 "--agent_reregister_timeout: marking it unreachable",
+                 id);
+        master_persist_free_recovered(hmap_del(m->recovered_agents, id));
+        hmap_put(m->unreachable_agents, id, (void *)1);
+        m->metrics.recovery_slave_removals++;
+        master_persist_agent_unreachable(m, id, removal_recorded, id);
+    }
+    free(ids);
 }
 
 /* ---- Pings -----------------------------------------------------------------
@@ -215,7 +246,12 @@ static void agent_subscribe_free(struct agent_subscribe *s)
     free(s);
 }
 
-static void send_registered(struct master *m, struct agent *ag)
+/* REGISTERED, with the tasks the agent must tell the master about (case 1
+ * of docs/reconciliation.md: tasks the master holds that it did not
+ * report). */
+static void send_registered(struct master *m, struct agent *ag,
+                            Offerd__Agent__Event__Reconcile__Task **rec,
+                            size_t nrec)
 {
     Mesos__V1__MasterInfo mi;
     Mesos__V1__Address addr;
@@ -230,19 +266,90 @@ static void send_registered(struct master *m, struct agent *ag)
     r.ping_interval_seconds = ping;
     r.has_ping_timeout_seconds = true;
     r.ping_timeout_seconds = ping;
+    r.n_reconcile_tasks = nrec;
+    r.reconcile_tasks = rec;
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
     ev.registered = &r;
     master_send_to_agent(m, ag, &ev);
 }
 
-/* Adopt the tasks a (re-)registering agent reports that the master does not
- * hold (after a master restart): their frameworks come from the report when
- * unknown. Returns the resources they use per framework for the allocator.
- * Full reconciliation of conflicting states is done by the agent protocol's
- * RECONCILE; here the agent's state is taken as the truth. */
+static const char *state_name(Mesos__V1__TaskState st)
+{
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &mesos__v1__task_state__descriptor, (int)st);
+    return v != NULL ? v->name : "an unknown state";
+}
+
+/* True when the re-registering agent's report holds fw's task. */
+static bool reported(const Offerd__Agent__Call__Subscribe *sub,
+                     const char *fw_id, const char *task_id)
+{
+    for (size_t i = 0; i < sub->n_tasks; i++)
+        if (strcmp(sub->tasks[i]->task_id->value, task_id) == 0 &&
+            strcmp(sub->tasks[i]->framework_id->value, fw_id) == 0)
+            return true;
+    return false;
+}
+
+/* Case 1: the master's live tasks on ag that the agent did not report are
+ * not assumed lost: the agent is asked about them. Returns the list (n in
+ * *n; free with free_reconcile). */
+static Offerd__Agent__Event__Reconcile__Task **
+unreported_tasks(struct master *m, struct agent *ag,
+                 const Offerd__Agent__Call__Subscribe *sub, size_t *n)
+{
+    size_t cap = hmap_count(ag->tasks), k = 0, pos = 0;
+    Offerd__Agent__Event__Reconcile__Task **v =
+        xcalloc(cap ? cap : 1, sizeof(*v));
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
+        struct task *t = val;
+        if (master_task_state_is_terminal(t->state) ||
+            reported(sub, t->fw->id, t->info->task_id->value))
+            continue;
+        Offerd__Agent__Event__Reconcile__Task *rt = xmalloc(sizeof(*rt));
+        offerd__agent__event__reconcile__task__init(rt);
+        rt->framework_id = xmalloc(sizeof(*rt->framework_id));
+        mesos__v1__framework_id__init(rt->framework_id);
+        rt->framework_id->value = xstrdup(t->fw->id);
+        rt->task_id = master_pb_copy(&mesos__v1__task_id__descriptor,
+                                     &t->info->task_id->base);
+        v[k++] = rt;
+        m->metrics.agent_reconciliations++;
+        log_info("agent %s did not report task %s of framework %s: asking it",
+                 ag->id, t->info->task_id->value, t->fw->id);
+    }
+    *n = k;
+    return v;
+}
+
+static void free_reconcile(Offerd__Agent__Event__Reconcile__Task **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        protobuf_c_message_free_unpacked(&v[i]->base, NULL);
+    free(v);
+}
+
+/* Take in the tasks a (re-)registering agent reports, the agent's state
+ * being the truth (docs/reconciliation.md):
+ *  - case 2, a task the master holds in another state: it takes the
+ *    agent's latest state (the agent's unacknowledged updates follow and
+ *    reach the framework in order);
+ *  - case 3, a task the master does not hold (after a master restart, or
+ *    from an agent back from unreachable): adopted, terminal ones too, so
+ *    that their updates reach the framework and its acknowledgements reach
+ *    the agent; the frameworks of unknown tasks come from the report;
+ *  - a task of a framework that was removed: the agent is told to shut the
+ *    framework down.
+ * Returns in *used_out the resources live adopted tasks use, per
+ * framework, for the allocator (when the agent is new to it). With
+ * back_from_unreachable, the adopted live tasks of partition-aware
+ * frameworks are reported to them again (REASON_AGENT_REREGISTERED), those
+ * of the others killed, as Mesos does. */
 static void adopt_tasks(struct master *m, struct agent *ag,
                         const Offerd__Agent__Call__Subscribe *sub,
+                        bool back_from_unreachable,
                         struct alloc_used **used_out, uint32_t *nused_out,
                         res_list **lists_out)
 {
@@ -254,13 +361,30 @@ static void adopt_tasks(struct master *m, struct agent *ag,
     struct alloc_used *used = xcalloc(sub->n_tasks, sizeof(*used));
     res_list *lists = xcalloc(sub->n_tasks, sizeof(*lists));
     uint32_t nused = 0;
+    struct hmap *shut = hmap_new(); /* frameworks told to shut down */
     for (size_t i = 0; i < sub->n_tasks; i++) {
         const Mesos__V1__Task *rt = sub->tasks[i];
         const char *fid = rt->framework_id->value;
-        if (master_task_state_is_terminal(rt->state))
-            continue; /* its resources are free already */
         struct framework *fw = master_framework_find(m, fid);
-        if (fw == NULL && hmap_get(m->completed, fid) == NULL) {
+        if (fw == NULL && hmap_get(m->completed, fid) != NULL) {
+            if (hmap_get(shut, fid) == NULL) {
+                hmap_put(shut, fid, (void *)1);
+                Mesos__V1__FrameworkID f = MESOS__V1__FRAMEWORK_ID__INIT;
+                f.value = (char *)fid;
+                Offerd__Agent__Event__ShutdownFramework sf =
+                    OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+                sf.framework_id = &f;
+                Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+                ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+                ev.shutdown_framework = &sf;
+                master_send_to_agent(m, ag, &ev);
+                log_info("agent %s reports tasks of removed framework %s: "
+                         "shutting it down there",
+                         ag->id, fid);
+            }
+            continue;
+        }
+        if (fw == NULL) {
             for (size_t j = 0; j < sub->n_frameworks; j++) {
                 const Mesos__V1__FrameworkInfo *fi = sub->frameworks[j];
                 if (fi->id != NULL && strcmp(fi->id->value, fid) == 0) {
@@ -269,8 +393,24 @@ static void adopt_tasks(struct master *m, struct agent *ag,
                 }
             }
         }
-        if (fw == NULL || hmap_get(fw->tasks, rt->task_id->value) != NULL)
+        if (fw == NULL)
             continue;
+        bool terminal = master_task_state_is_terminal(rt->state);
+        struct task *known = hmap_get(fw->tasks, rt->task_id->value);
+        if (known != NULL) {
+            if (known->agent == ag && known->state != rt->state) {
+                log_info("task %s of framework %s: %s on agent %s, the "
+                         "master had it %s",
+                         rt->task_id->value, fid, state_name(rt->state), ag->id,
+                         state_name(known->state));
+                if (terminal && !master_task_state_is_terminal(known->state))
+                    master_task_count(m, rt->state);
+                known->state = rt->state;
+                if (terminal)
+                    master_task_recover(m, known);
+            }
+            continue;
+        }
         res_list res = RES_LIST_INIT;
         char err[256];
         if (res_list_from_pb(rt->resources, rt->n_resources, &res, err,
@@ -301,11 +441,18 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         t->resources = res;
         t->role = xstrdup(role);
         t->state = rt->state;
+        t->recovered = terminal; /* its resources are free already */
         if (rt->n_statuses > 0)
             t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
                                        &rt->statuses[rt->n_statuses - 1]->base);
         hmap_put(fw->tasks, rt->task_id->value, t);
         hmap_put(ag->tasks, t->key, t);
+        free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
+        m->metrics.tasks_adopted++;
+        log_info("adopted task %s (%s) of framework %s from agent %s",
+                 rt->task_id->value, state_name(rt->state), fw->id, ag->id);
+        if (terminal)
+            continue;
         /* One used entry per framework. */
         uint32_t u = 0;
         while (u < nused && used[u].fw != fw->alloc)
@@ -316,12 +463,43 @@ static void adopt_tasks(struct master *m, struct agent *ag,
             nused++;
         }
         res_list_add_all(&lists[u], &t->resources);
-        log_info("adopted task %s of framework %s from agent %s",
-                 rt->task_id->value, fw->id, ag->id);
+        if (back_from_unreachable)
+            t->kill_requested = !fw->partition_aware; /* see below */
     }
+    hmap_free(shut, NULL);
     *used_out = used;
     *nused_out = nused;
     *lists_out = lists;
+}
+
+/* After an agent came back from unreachable: partition-aware frameworks
+ * hear their tasks' real state again; the other frameworks were told
+ * TASK_LOST, so their tasks are killed. */
+static void after_unreachable(struct master *m, struct agent *ag)
+{
+    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
+    struct task **v = xcalloc(n ? n : 1, sizeof(*v));
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val))
+        v[k++] = val;
+    for (size_t i = 0; i < k; i++) {
+        struct task *t = v[i];
+        if (master_task_state_is_terminal(t->state))
+            continue;
+        if (t->kill_requested) {
+            t->kill_requested = false;
+            log_info("agent %s is back: killing task %s of framework %s, "
+                     "which was reported lost",
+                     ag->id, t->info->task_id->value, t->fw->id);
+            master_task_kill(m, t->fw, t->info->task_id->value, ag->id, NULL);
+        } else {
+            master_send_master_update(
+                m, t->fw, t->info->task_id->value, ag->id, t->state,
+                MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REREGISTERED,
+                "The agent is reachable again");
+        }
+    }
+    free(v);
 }
 
 static void agent_subscribe_done(struct master *m, bool ok, const char *err,
@@ -338,6 +516,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         return;
     }
     const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
+    bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
     if (ag == NULL) {
         ag = xcalloc(1, sizeof(*ag));
         ag->m = m;
@@ -386,7 +565,8 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         struct alloc_used *used;
         uint32_t nused;
         res_list *lists;
-        adopt_tasks(m, ag, s->sub, &used, &nused, &lists);
+        adopt_tasks(m, ag, s->sub, back_from_unreachable, &used, &nused,
+                    &lists);
         const struct machine *mach =
             master_machine_of(m, ag->info->hostname, ag->ip);
         if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
@@ -402,6 +582,21 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         if (ag->deactivated)
             alloc_agent_set_active(m->alloc, ag->alloc, false);
     } else {
+        /* Reconnected to this master: it knows the agent's tasks; tasks it
+         * does not know are taken in, but the allocator learns only live
+         * ones from new agents. */
+        struct alloc_used *used;
+        uint32_t nused;
+        res_list *lists;
+        adopt_tasks(m, ag, s->sub, false, &used, &nused, &lists);
+        if (nused > 0)
+            log_warn("agent %s reported live tasks this master never "
+                     "launched; their resources are not accounted for",
+                     ag->id);
+        for (uint32_t i = 0; i < nused; i++)
+            res_list_clear(&lists[i]);
+        free(lists);
+        free(used);
         alloc_agent_set_active(m->alloc, ag->alloc, !ag->deactivated);
     }
 
@@ -420,9 +615,16 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
     ag->connected = true;
     ag->pong_pending = false;
     ag->missed_pings = 0;
-    send_registered(m, ag);
-    log_info("agent %s (%s at %s:%u) %s", ag->id, ag->info->hostname, ag->ip,
-             (unsigned)ag->port, s->is_new ? "registered" : "re-registered");
+    size_t nrec;
+    Offerd__Agent__Event__Reconcile__Task **rec =
+        unreported_tasks(m, ag, s->sub, &nrec);
+    send_registered(m, ag, rec, nrec);
+    free_reconcile(rec, nrec);
+    log_info("agent %s (%s at %s:%u) %s%s", ag->id, ag->info->hostname, ag->ip,
+             (unsigned)ag->port, s->is_new ? "registered" : "re-registered",
+             back_from_unreachable ? " (back from unreachable)" : "");
+    if (back_from_unreachable)
+        after_unreachable(m, ag);
 
     /* Kills asked for while the agent was away. */
     size_t pos = 0;

@@ -146,6 +146,7 @@ static struct framework *framework_new(struct master *m, const char *id)
     fw->id = xstrdup(id);
     fw->tasks = hmap_new();
     fw->offers = hmap_new();
+    fw->unreachable_tasks = hmap_new();
     return fw;
 }
 
@@ -164,6 +165,7 @@ void master_framework_free(struct framework *fw)
         event_free(fw->failover_timer);
     hmap_free(fw->tasks, task_free_cb);
     hmap_free(fw->offers, NULL); /* offers are owned by m->offers */
+    hmap_free(fw->unreachable_tasks, free);
     if (fw->info != NULL)
         protobuf_c_message_free_unpacked(&fw->info->base, NULL);
     for (uint32_t i = 0; i < fw->nroles; i++)

@@ -121,6 +121,13 @@ static void run_cycle(struct master *m)
     master_offers_flush(m);
 }
 
+static void on_reregister_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    master_agents_reregister_timeout(arg);
+}
+
 static void on_alloc_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -231,6 +238,7 @@ struct master *master_new(struct event_base *base,
     m->completed = hmap_new();
     m->recovered_agents = hmap_new();
     m->gone_agents = hmap_new();
+    m->unreachable_agents = hmap_new();
     m->machines = hmap_new();
     m->inverse_offers = hmap_new();
 
@@ -278,6 +286,11 @@ struct master *master_new(struct event_base *base,
     evtimer_add(m->ping_timer, &tv);
     tv = tv_of_ns((int64_t)MASTER_HEARTBEAT_SECS * CLOCK_NS_PER_SEC);
     evtimer_add(m->heartbeat_timer, &tv);
+    if (hmap_count(m->recovered_agents) > 0) {
+        m->reregister_timer = evtimer_new(base, on_reregister_timeout, m);
+        tv = tv_of_ns(flags->agent_reregister_timeout);
+        evtimer_add(m->reregister_timer, &tv);
+    }
     log_info("master %s listening on %s:%u", m->id, flags->ip,
              (unsigned)m->port);
     return m;
@@ -338,6 +351,9 @@ void master_free(struct master *m)
     free(m->cycle_fws);
     hmap_free(m->recovered_agents, master_persist_free_recovered);
     hmap_free(m->gone_agents, NULL);
+    hmap_free(m->unreachable_agents, NULL);
+    if (m->reregister_timer != NULL)
+        event_free(m->reregister_timer);
     http_server_free(m->http);
     alloc_free(m->alloc);
     free(m->ip);

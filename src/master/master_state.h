@@ -48,7 +48,8 @@ struct master;
 #define MASTER_MAX_FRAMEWORKS   10000
 #define MASTER_MAX_AGENTS       100000
 #define MASTER_MAX_TASKS_PER_FW 1000000
-#define MASTER_MAX_COMPLETED    1000 /* completed frameworks remembered */
+#define MASTER_MAX_COMPLETED    1000   /* completed frameworks remembered */
+#define MASTER_MAX_UNREACHABLE  100000 /* unreachable tasks per framework */
 
 /* ---- Frameworks ---------------------------------------------------------- */
 
@@ -71,6 +72,10 @@ struct framework {
 
     struct hmap *tasks;  /* task id -> struct task */
     struct hmap *offers; /* offer id -> struct offer */
+    /* Partition-aware frameworks: tasks last seen on agents now
+     * unreachable, task id -> agent id (malloc'd), for reconciliation
+     * (TASK_UNREACHABLE) until the agent comes back. */
+    struct hmap *unreachable_tasks;
     struct event *failover_timer;
 
     double registered_time;   /* wall seconds */
@@ -221,6 +226,9 @@ struct master_metrics {
     uint64_t slave_reregistrations;
     uint64_t slave_removals;
     uint64_t slave_unreachable_completed;
+    uint64_t recovery_slave_removals; /* not back after a master restart */
+    uint64_t tasks_adopted;           /* learnt from re-registering agents */
+    uint64_t agent_reconciliations;   /* tasks the master asked agents about */
     uint64_t offers_rescinded;
     uint64_t offers_declined;
     uint64_t offers_accepted;
@@ -259,6 +267,10 @@ struct master {
     /* Agents marked gone (DRAIN_AGENT with mark_gone): refused for good.
      * id -> (void *)1. */
     struct hmap *gone_agents;
+    /* Agents marked unreachable (missed pings, or not back within
+     * --agent_reregister_timeout after a restart): id -> (void *)1. */
+    struct hmap *unreachable_agents;
+    struct event *reregister_timer; /* --agent_reregister_timeout */
 
     /* Maintenance: the schedule as posted (hostnames in lower case; NULL:
      * none) and the machines in it, key -> struct machine. */
@@ -353,6 +365,9 @@ enum agent_removal {
  * inverse offers are rescinded, the allocator forgets it. */
 void master_agent_remove(struct master *m, struct agent *ag,
                          enum agent_removal how, const char *why);
+/* After --agent_reregister_timeout: agents from the registry that did not
+ * come back are marked unreachable. */
+void master_agents_reregister_timeout(struct master *m);
 /* Send ag a SHUTDOWN event (it kills its tasks and exits). */
 void master_agent_shutdown(struct master *m, struct agent *ag);
 /* The periodic ping: count misses, remove agents past the limit, ping the

@@ -117,6 +117,9 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
         hmap_put(m->recovered_agents, a->info->id->value, a);
         state->agents[i] = NULL;
     }
+    for (size_t i = 0; i < state->n_unreachable_agents; i++)
+        hmap_put(m->unreachable_agents, state->unreachable_agents[i]->id->value,
+                 (void *)1);
     for (size_t i = 0; i < state->n_gone_agents; i++)
         hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
     master_maintenance_recover(m, state->schedule, state->machines,

@@ -806,6 +806,9 @@ static void handle_metrics(struct http_request *req, void *arg)
         {"master/slave_registrations", mt->slave_registrations},
         {"master/slave_reregistrations", mt->slave_reregistrations},
         {"master/slave_removals", mt->slave_removals},
+        {"master/recovery_slave_removals", mt->recovery_slave_removals},
+        {"master/tasks_adopted", mt->tasks_adopted},
+        {"master/agent_task_reconciliations", mt->agent_reconciliations},
         {"master/invalid_calls", mt->invalid_calls},
         {"master/offers_declined", mt->offers_declined},
         {"master/offers_accepted", mt->offers_accepted},
@@ -815,6 +818,10 @@ static void handle_metrics(struct http_request *req, void *arg)
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
         gauge(o, c[i].name, (double)c[i].v);
     gauge(o, "allocator/mesos/allocation_run_ms", mt->allocation_run_ms);
+    gauge(o, "master/slaves_unreachable",
+          (double)hmap_count(m->unreachable_agents));
+    gauge(o, "master/slaves_recovering",
+          (double)hmap_count(m->recovered_agents));
     struct alloc_stats st;
     alloc_get_stats(m->alloc, &st);
     gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);

@@ -347,21 +347,44 @@ void master_task_acknowledge(struct master *m, struct framework *fw,
 
 /* ---- Kill and reconcile ------------------------------------------------ */
 
-/* What the master answers for a task it does not hold (Mesos's explicit
- * reconciliation rules). */
+/* What the master answers for a task it does not hold, by what it knows of
+ * the agent (Mesos's explicit reconciliation rules):
+ *  - the agent is back from before a master restart but not re-registered
+ *    yet (or, with no agent given, some agent is): no answer yet;
+ *  - the task was on an agent now unreachable: TASK_UNREACHABLE;
+ *  - the agent is unreachable: TASK_UNREACHABLE;
+ *  - the agent is gone: TASK_GONE;
+ *  - the agent is registered and does not run it: TASK_GONE;
+ *  - otherwise: TASK_UNKNOWN.
+ * Frameworks that are not partition-aware get TASK_LOST instead. */
 static void answer_unknown(struct master *m, struct framework *fw,
                            const char *task_id, const char *agent_id)
 {
-    Mesos__V1__TaskState state = fw->partition_aware
-                                     ? MESOS__V1__TASK_STATE__TASK_UNKNOWN
-                                     : MESOS__V1__TASK_STATE__TASK_LOST;
+    const char *unreachable_on = hmap_get(fw->unreachable_tasks, task_id);
+    if (agent_id == NULL && unreachable_on != NULL)
+        agent_id = unreachable_on;
+    Mesos__V1__TaskState state = MESOS__V1__TASK_STATE__TASK_UNKNOWN;
     const char *msg = "Reconciliation: Task is unknown";
-    if (agent_id != NULL && master_agent_find(m, agent_id) == NULL &&
-        hmap_get(m->recovered_agents, agent_id) != NULL) {
-        /* The agent has not re-registered since the master restarted:
-         * Mesos stays silent until it does or is marked unreachable. */
-        return;
+    if (agent_id != NULL) {
+        if (master_agent_find(m, agent_id) == NULL &&
+            hmap_get(m->recovered_agents, agent_id) != NULL)
+            return; /* it may still come back with the task */
+        if (unreachable_on != NULL ||
+            hmap_get(m->unreachable_agents, agent_id) != NULL) {
+            state = MESOS__V1__TASK_STATE__TASK_UNREACHABLE;
+            msg = "Reconciliation: Task is unreachable";
+        } else if (hmap_get(m->gone_agents, agent_id) != NULL) {
+            state = MESOS__V1__TASK_STATE__TASK_GONE;
+            msg = "Reconciliation: Task is gone";
+        } else if (master_agent_find(m, agent_id) != NULL) {
+            state = MESOS__V1__TASK_STATE__TASK_GONE;
+            msg = "Reconciliation: Task is unknown to the agent";
+        }
+    } else if (hmap_count(m->recovered_agents) > 0) {
+        return; /* agents are still coming back after a master restart */
     }
+    if (!fw->partition_aware)
+        state = MESOS__V1__TASK_STATE__TASK_LOST;
     master_send_master_update(
         m, fw, task_id, agent_id, state,
         MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION, msg);
@@ -394,6 +417,15 @@ void master_task_reconcile(
         void *val;
         while (hmap_next(fw->tasks, &pos, NULL, &val))
             answer_known(m, fw, val);
+        /* Partition-aware frameworks also hear of their unreachable
+         * tasks. */
+        const char *key;
+        pos = 0;
+        while (hmap_next(fw->unreachable_tasks, &pos, &key, &val))
+            master_send_master_update(
+                m, fw, key, val, MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
+                MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION,
+                "Reconciliation: Task is unreachable");
         return;
     }
     for (size_t i = 0; i < n; i++) {
