@@ -33,6 +33,8 @@ void master_agent_free(struct agent *ag)
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
     res_list_clear(&ag->total);
+    res_list_clear(&ag->static_res);
+    res_list_clear(&ag->ckpt);
     if (ag->drain != NULL)
         protobuf_c_message_free_unpacked(&ag->drain->base, NULL);
     for (uint32_t i = 0; i < ag->nio_answers; i++)
@@ -233,7 +235,10 @@ struct agent_subscribe {
     bool is_new; /* no record in memory: a new or recovered agent */
     Offerd__Agent__Call__Subscribe *sub; /* owned copy */
     char *ip;
-    res_list total;
+    res_list total; /* its static resources */
+    res_list ckpt;  /* the checkpointed resources it will have */
+    uint64_t ckpt_version;
+    bool resend_ckpt; /* the master's list is newer: send it */
 };
 
 static void agent_subscribe_free(struct agent_subscribe *s)
@@ -241,6 +246,7 @@ static void agent_subscribe_free(struct agent_subscribe *s)
     if (s->sub != NULL)
         protobuf_c_message_free_unpacked(&s->sub->base, NULL);
     res_list_clear(&s->total);
+    res_list_clear(&s->ckpt);
     free(s->ip);
     free(s->id);
     free(s);
@@ -560,8 +566,20 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
     free(ag->version);
     ag->version = xstrdup(s->sub->version != NULL ? s->sub->version : "");
 
+    res_list_clear(&ag->static_res);
+    res_list_copy(&ag->static_res, &s->total);
+    res_list_clear(&ag->ckpt);
+    res_list_copy(&ag->ckpt, &s->ckpt);
+    ag->ckpt_version = s->ckpt_version;
     if (ag->alloc == NULL) {
-        res_list_copy(&ag->total, &s->total);
+        char terr[256];
+        res_list_clear(&ag->total);
+        if (master_agent_total_of(&ag->static_res, &ag->ckpt, &ag->total, terr,
+                                  sizeof(terr)) != 0) {
+            /* Checked before the registry write; cannot happen. */
+            log_error("agent %s: %s", ag->id, terr);
+            res_list_copy(&ag->total, &ag->static_res);
+        }
         struct alloc_used *used;
         uint32_t nused;
         res_list *lists;
@@ -620,6 +638,8 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         unreported_tasks(m, ag, s->sub, &nrec);
     send_registered(m, ag, rec, nrec);
     free_reconcile(rec, nrec);
+    if (s->resend_ckpt)
+        master_agent_send_ckpt(m, ag);
     log_info("agent %s (%s at %s:%u) %s%s", ag->id, ag->info->hostname, ag->ip,
              (unsigned)ag->port, s->is_new ? "registered" : "re-registered",
              back_from_unreachable ? " (back from unreachable)" : "");
@@ -649,6 +669,70 @@ static char *peer_ip(const char *peer)
     if (len >= 2 && peer[0] == '[' && peer[len - 1] == ']')
         return xstrndup(peer + 1, len - 2);
     return xstrndup(peer, len);
+}
+
+/* Settle the agent's checkpointed resources (the newer of the master's and
+ * the agent's lists), then record the admission; agent_subscribe_done
+ * follows. */
+static void persist_subscription(struct master *m, struct agent_subscribe *s,
+                                 const Mesos__V1__AgentInfo *rec,
+                                 const struct agent *ag,
+                                 const Offerd__Registry__Agent *recovered,
+                                 bool deactivated,
+                                 const Mesos__V1__DrainInfo *drain)
+{
+    const Offerd__Agent__Call__Subscribe *sub = s->sub;
+    char err[512];
+    res_list reported = RES_LIST_INIT;
+    if (res_list_from_pb(sub->checkpointed_resources,
+                         sub->n_checkpointed_resources, &reported, err,
+                         sizeof(err)) != 0) {
+        http_reply_error(s->req, 400, "subscribe.checkpointed_resources: %s",
+                         err);
+        goto refuse;
+    }
+    uint64_t v_agent = sub->checkpointed_resources_version;
+    uint64_t v_master = 0;
+    res_list mine = RES_LIST_INIT;
+    if (ag != NULL) {
+        v_master = ag->ckpt_version;
+        res_list_copy(&mine, &ag->ckpt);
+    } else if (recovered != NULL) {
+        v_master = recovered->checkpointed_resources_version;
+        if (res_list_from_pb(recovered->checkpointed_resources,
+                             recovered->n_checkpointed_resources, &mine, err,
+                             sizeof(err)) != 0)
+            log_error("agent %s: the registry's checkpointed resources are "
+                      "unreadable: %s",
+                      s->id, err);
+    }
+    if (v_master > v_agent) {
+        /* The agent missed the latest CHECKPOINT_RESOURCES. */
+        s->ckpt = mine;
+        s->ckpt_version = v_master;
+        s->resend_ckpt = true;
+        res_list_clear(&reported);
+    } else {
+        s->ckpt = reported;
+        s->ckpt_version = v_agent;
+        res_list_clear(&mine);
+    }
+    res_list_allocate(&s->ckpt, NULL);
+    res_list probe = RES_LIST_INIT;
+    if (master_agent_total_of(&s->total, &s->ckpt, &probe, err, sizeof(err)) !=
+        0) {
+        http_reply_error(s->req, 400,
+                         "subscribe: %s (the agent's resources changed?)", err);
+        goto refuse;
+    }
+    res_list_clear(&probe);
+    master_persist_agent_info(m, rec, deactivated, drain, &s->ckpt,
+                              s->ckpt_version, agent_subscribe_done, s);
+    return;
+refuse:
+    if (ag != NULL)
+        ((struct agent *)ag)->subscribing = false;
+    agent_subscribe_free(s);
 }
 
 static void handle_subscribe(struct master *m, struct http_request *req,
@@ -761,18 +845,18 @@ static void handle_subscribe(struct master *m, struct http_request *req,
     /* The operator state it had, here or before a master restart. */
     bool deactivated = false;
     const Mesos__V1__DrainInfo *drain = NULL;
+    const Offerd__Registry__Agent *r = NULL;
     if (ag != NULL) {
         deactivated = ag->deactivated;
         drain = ag->drain;
     } else {
-        const Offerd__Registry__Agent *r = hmap_get(m->recovered_agents, id);
+        r = hmap_get(m->recovered_agents, id);
         if (r != NULL) {
             deactivated = r->deactivated;
             drain = r->drain_info;
         }
     }
-    master_persist_agent_info(m, rec, deactivated, drain, agent_subscribe_done,
-                              s);
+    persist_subscription(m, s, rec, ag, r, deactivated, drain);
     protobuf_c_message_free_unpacked(&rec->base, NULL);
 }
 

@@ -610,20 +610,7 @@ static struct registry_batch *agent_record(struct agent *ag, bool deactivated,
                                            const Mesos__V1__DrainInfo *drain,
                                            char *err, size_t errlen)
 {
-    Offerd__Registry__Agent a = OFFERD__REGISTRY__AGENT__INIT;
-    a.info = ag->info;
-    Mesos__V1__TimeInfo t = MESOS__V1__TIME_INFO__INIT;
-    t.nanoseconds = (int64_t)(ag->registered_time * 1e9);
-    a.registered_time = &t;
-    a.has_deactivated = deactivated;
-    a.deactivated = deactivated;
-    a.drain_info = (Mesos__V1__DrainInfo *)drain;
-    struct registry_batch *b = registry_batch_new();
-    if (registry_batch_put(b, REGISTRY_KIND_AGENT, &a.base, err, errlen) != 0) {
-        registry_batch_free(b);
-        return NULL;
-    }
-    return b;
+    return master_agent_record_batch(ag, deactivated, drain, err, errlen);
 }
 
 /* Storage for a DrainInfo. */

@@ -262,6 +262,7 @@ struct master *master_new(struct event_base *base,
         http_server_route(m->http, "/master/api/v1", HTTP_POST,
                           master_operator_api, m) != 0 ||
         master_maintenance_endpoints_register(m) != 0 ||
+        master_resv_endpoints_register(m) != 0 ||
         master_state_endpoints_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;

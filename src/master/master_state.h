@@ -99,7 +99,14 @@ struct agent {
     uint16_t port;
     char *version;
     struct alloc_agent *alloc;
-    res_list total; /* resources it registered with */
+    res_list static_res; /* resources it registered with */
+    /* Its total: static_res with the checkpointed resources applied (the
+     * allocator holds the live copy). */
+    res_list total;
+    /* Dynamic reservations and persistent volumes (no allocation roles),
+     * and the version of that list (CHECKPOINT_RESOURCES). */
+    res_list ckpt;
+    uint64_t ckpt_version;
 
     struct http_stream *stream; /* NULL while disconnected */
     char stream_id[ID_UUID_SIZE];
@@ -489,7 +496,18 @@ void master_persist_agent_info(struct master *m,
                                const Mesos__V1__AgentInfo *info,
                                bool deactivated,
                                const Mesos__V1__DrainInfo *drain,
+                               const res_list *ckpt, uint64_t ckpt_version,
                                master_persist_fn done, void *arg);
+/* A batch putting ag's registry record with the given operator state (and
+ * its checkpointed resources). NULL with a reason when it cannot be
+ * encoded. */
+struct registry_batch *
+master_agent_record_batch(const struct agent *ag, bool deactivated,
+                          const Mesos__V1__DrainInfo *drain, char *err,
+                          size_t errlen);
+/* Record ag as it is now. */
+void master_persist_agent(struct master *m, const struct agent *ag,
+                          master_persist_fn done, void *arg);
 void master_persist_framework(struct master *m,
                               const Mesos__V1__FrameworkInfo *info,
                               double registered_time, master_persist_fn done,
@@ -559,6 +577,48 @@ const Mesos__V1__Maintenance__Schedule *
 master_maint_schedule(const struct master *m);
 Mesos__V1__Maintenance__ClusterStatus *
 master_maint_status(const struct master *m);
+
+/* ---- reservations.c -------------------------------------------------------
+ */
+
+enum master_resv_op {
+    MASTER_RESV_RESERVE = 0,
+    MASTER_RESV_UNRESERVE = 1,
+    MASTER_RESV_CREATE = 2,
+    MASTER_RESV_DESTROY = 3,
+};
+/* The conversion an operation makes of res on ag (from -> to, without
+ * allocation roles; both replaced), validated as Mesos does; fw is NULL
+ * for an operator, alloc_role the role fw's resources are allocated to.
+ * Returns 0, -1 (invalid, reason in err) or -2 (conflicts with the agent's
+ * state: a volume in use). */
+int master_resv_convert(struct master *m, struct agent *ag,
+                        const struct framework *fw, const char *alloc_role,
+                        enum master_resv_op op, const res_list *res,
+                        res_list *from, res_list *to, char *err, size_t errlen);
+/* A RESERVE/UNRESERVE/CREATE/DESTROY (or unsupported) operation of an
+ * ACCEPT, applied to remaining (the offers' resources left, with allocation
+ * role `role`). A refused operation changes nothing and is reported to the
+ * framework (UPDATE_OPERATION_STATUS, OPERATION_ERROR). */
+void master_resv_accept_op(struct master *m, struct framework *fw,
+                           struct agent *ag, const char *role,
+                           const Mesos__V1__Offer__Operation *op,
+                           res_list *remaining);
+/* An operator's operation on agent_id; answers req (202 once durable, 400,
+ * 409, 503). */
+void master_resv_operator(struct master *m, struct http_request *req,
+                          enum master_resv_op kind, const char *agent_id,
+                          const res_list *res);
+/* Register /reserve, /unreserve, /create-volumes, /destroy-volumes. */
+int master_resv_endpoints_register(struct master *m);
+/* The checkpointed part of a total (dynamic reservations and volumes). */
+void master_agent_ckpt_of(const res_list *total, res_list *out);
+/* static_res with ckpt applied into *total (OUT, replaced). Returns 0, or
+ * -1 when ckpt does not fit static_res. */
+int master_agent_total_of(const res_list *static_res, const res_list *ckpt,
+                          res_list *total, char *err, size_t errlen);
+/* Send ag its checkpointed resources (CHECKPOINT_RESOURCES). */
+void master_agent_send_ckpt(struct master *m, struct agent *ag);
 
 /* ---- operator_api.c ------------------------------------------------------ */
 

@@ -82,6 +82,21 @@ static Mesos__V1__Master__Response__GetAgents *get_agents(struct master *m)
     return ga;
 }
 
+/* RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES:
+ * 202 once durable (reservations.c answers). */
+static void resv_call(struct master *m, struct http_request *req,
+                      enum master_resv_op kind, const char *agent_id,
+                      Mesos__V1__Resource *const *pb, size_t n)
+{
+    res_list res = RES_LIST_INIT;
+    char err[512];
+    if (res_list_from_pb(pb, n, &res, err, sizeof(err)) != 0)
+        http_reply_error(req, 400, "%s", err);
+    else
+        master_resv_operator(m, req, kind, agent_id, &res);
+    res_list_clear(&res);
+}
+
 /* ---- The endpoint
  * ------------------------------------------------------------
  */
@@ -221,6 +236,32 @@ void master_operator_api(struct http_request *req, void *arg)
         REQUIRE(reactivate_agent, "reactivate_agent");
         master_maint_set_agent_active(
             m, req, call->reactivate_agent->agent_id->value, true);
+        break;
+    case MESOS__V1__MASTER__CALL__TYPE__RESERVE_RESOURCES:
+        REQUIRE(reserve_resources, "reserve_resources");
+        resv_call(m, req, MASTER_RESV_RESERVE,
+                  call->reserve_resources->agent_id->value,
+                  call->reserve_resources->resources,
+                  call->reserve_resources->n_resources);
+        break;
+    case MESOS__V1__MASTER__CALL__TYPE__UNRESERVE_RESOURCES:
+        REQUIRE(unreserve_resources, "unreserve_resources");
+        resv_call(m, req, MASTER_RESV_UNRESERVE,
+                  call->unreserve_resources->agent_id->value,
+                  call->unreserve_resources->resources,
+                  call->unreserve_resources->n_resources);
+        break;
+    case MESOS__V1__MASTER__CALL__TYPE__CREATE_VOLUMES:
+        REQUIRE(create_volumes, "create_volumes");
+        resv_call(
+            m, req, MASTER_RESV_CREATE, call->create_volumes->agent_id->value,
+            call->create_volumes->volumes, call->create_volumes->n_volumes);
+        break;
+    case MESOS__V1__MASTER__CALL__TYPE__DESTROY_VOLUMES:
+        REQUIRE(destroy_volumes, "destroy_volumes");
+        resv_call(
+            m, req, MASTER_RESV_DESTROY, call->destroy_volumes->agent_id->value,
+            call->destroy_volumes->volumes, call->destroy_volumes->n_volumes);
         break;
     default:
         http_reply_error(req, 501, "%s is not supported by offerd yet",

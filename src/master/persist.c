@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/resources_pb.h"
 #include "master/master_state.h"
 #include "master/registry.h"
 #include "master/registry_private.h"
@@ -171,29 +172,79 @@ void master_persist_free_recovered(void *p)
 /* ---- Changes ----------------------------------------------------------------
  */
 
-void master_persist_agent_info(struct master *m,
-                               const Mesos__V1__AgentInfo *info,
-                               bool deactivated,
-                               const Mesos__V1__DrainInfo *drain,
-                               master_persist_fn done, void *arg)
+/* Put an agent record into a new batch. */
+static struct registry_batch *
+agent_batch(const Mesos__V1__AgentInfo *info, double registered_time,
+            bool deactivated, const Mesos__V1__DrainInfo *drain,
+            const res_list *ckpt, uint64_t ckpt_version, char *err,
+            size_t errlen)
 {
     Offerd__Registry__Agent a = OFFERD__REGISTRY__AGENT__INIT;
     a.info = (Mesos__V1__AgentInfo *)info;
     a.has_deactivated = deactivated;
     a.deactivated = deactivated;
     a.drain_info = (Mesos__V1__DrainInfo *)drain;
-    Mesos__V1__TimeInfo t = time_of(master_now());
+    Mesos__V1__TimeInfo t = time_of(registered_time);
     a.registered_time = &t;
+    size_t n = 0;
+    Mesos__V1__Resource **pb = NULL;
+    if (ckpt != NULL && ckpt->n > 0) {
+        pb = res_list_to_pb(ckpt, true, &n);
+        a.checkpointed_resources = pb;
+        a.n_checkpointed_resources = n;
+    }
+    a.has_checkpointed_resources_version = ckpt_version > 0;
+    a.checkpointed_resources_version = ckpt_version;
     struct registry_batch *b = registry_batch_new();
+    int rc = registry_batch_put(b, REGISTRY_KIND_AGENT, &a.base, err, errlen);
+    res_pb_array_free(pb, n);
+    if (rc != 0) {
+        registry_batch_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void master_persist_agent_info(struct master *m,
+                               const Mesos__V1__AgentInfo *info,
+                               bool deactivated,
+                               const Mesos__V1__DrainInfo *drain,
+                               const res_list *ckpt, uint64_t ckpt_version,
+                               master_persist_fn done, void *arg)
+{
     char err[256];
-    if (registry_batch_put(b, REGISTRY_KIND_AGENT, &a.base, err, sizeof(err)) !=
-        0) {
-        refuse(m, b, done, arg, err);
+    struct registry_batch *b =
+        agent_batch(info, master_now(), deactivated, drain, ckpt, ckpt_version,
+                    err, sizeof(err));
+    if (b == NULL) {
+        refuse(m, registry_batch_new(), done, arg, err);
         return;
     }
     /* An agent admitted again is no longer unreachable. */
     registry_batch_delete(b, REGISTRY_KIND_UNREACHABLE, info->id->value, err,
                           sizeof(err));
+    master_persist_batch(m, b, done, arg);
+}
+
+struct registry_batch *
+master_agent_record_batch(const struct agent *ag, bool deactivated,
+                          const Mesos__V1__DrainInfo *drain, char *err,
+                          size_t errlen)
+{
+    return agent_batch(ag->info, ag->registered_time, deactivated, drain,
+                       &ag->ckpt, ag->ckpt_version, err, errlen);
+}
+
+void master_persist_agent(struct master *m, const struct agent *ag,
+                          master_persist_fn done, void *arg)
+{
+    char err[256];
+    struct registry_batch *b = master_agent_record_batch(
+        ag, ag->deactivated, ag->drain, err, sizeof(err));
+    if (b == NULL) {
+        refuse(m, registry_batch_new(), done, arg, err);
+        return;
+    }
     master_persist_batch(m, b, done, arg);
 }
 

@@ -376,19 +376,7 @@ static void handle_accept(struct master *m, struct http_request *req,
             launch_group(m, fw, ag, role, op->launch_group, &remaining);
             break;
         default:
-            /* Reservations and volumes come with their own change; until
-             * then their resources stay unused and go back below. */
-            log_warn("framework %s: offer operation %s is not supported "
-                     "yet; its resources are given back",
-                     fw->id,
-                     protobuf_c_enum_descriptor_get_value(
-                         &mesos__v1__offer__operation__type__descriptor,
-                         op->type) != NULL
-                         ? protobuf_c_enum_descriptor_get_value(
-                               &mesos__v1__offer__operation__type__descriptor,
-                               op->type)
-                               ->name
-                         : "UNKNOWN");
+            master_resv_accept_op(m, fw, ag, role, op, &remaining);
             break;
         }
     }
