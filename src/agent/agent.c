@@ -8,6 +8,11 @@
  * is checkpointed with the task's state before the loop sends it. A task is
  * forgotten (record, checkpoint) when it is terminal and its terminal
  * update was acknowledged.
+ *
+ * A restarted agent first recovers (agent_start, recover): it reads the
+ * checkpoint, puts every task back (re-attached to its supervisor, or ended
+ * while the agent was down), queues the pending updates oldest first, and
+ * only then subscribes, so that the SUBSCRIBE carries them all.
  */
 #include "agent/agent.h"
 
@@ -15,6 +20,7 @@
 #include "agent/command.h"
 #include "agent/master_conn.h"
 #include "agent/pb_copy.h"
+#include "agent/recovery.h"
 #include "agent/sandbox.h"
 #include "agent/state_json.h"
 #include "agent/status.h"
@@ -31,6 +37,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
+#include <math.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,6 +72,7 @@ struct agent {
 
     struct event *retry_timer; /* the update manager's next resend */
 
+    bool cleanup; /* --recover=cleanup: wipe the checkpoint at the end */
     bool shutting_down;
     struct event *shutdown_timer; /* polls shutdown progress */
     int64_t shutdown_deadline;    /* monotonic ns */
@@ -233,12 +241,9 @@ static void checkpoint_task(struct agent *a, const char *fw,
     if (t == NULL && c.n == 0) {
         agent_ckpt_remove_task(a->ckpt, fw, task_id);
     } else {
-        if (t != NULL) {
-            Mesos__V1__Task *m = task_pb(a, t);
-            if (agent_ckpt_save_task(a->ckpt, fw, m, err, sizeof(err)) != 0)
-                log_error("checkpoint: %s", err);
-            jpb_free(&m->base);
-        }
+        /* Updates first: a reader takes the newest pending update's state
+         * as the task's (checkpoint.h), so a crash between the two writes
+         * loses no state. */
         const Offerd__Agent__Call__Update **pv =
             xcalloc(c.n ? c.n : 1, sizeof(*pv));
         for (size_t i = 0; i < c.n; i++)
@@ -247,6 +252,12 @@ static void checkpoint_task(struct agent *a, const char *fw,
                                     sizeof(err)) != 0)
             log_error("checkpoint: %s", err);
         free(pv);
+        if (t != NULL) {
+            Mesos__V1__Task *m = task_pb(a, t);
+            if (agent_ckpt_save_task(a->ckpt, fw, m, err, sizeof(err)) != 0)
+                log_error("checkpoint: %s", err);
+            jpb_free(&m->base);
+        }
     }
     free(c.v);
     free(c.fids);
@@ -497,15 +508,18 @@ static void on_task_running(struct agent_task *t, void *arg)
     struct agent *a = arg;
     if (t->kill_requested)
         return; /* killed before it ran: the kill decides its state */
+    if (t->state == MESOS__V1__TASK_STATE__TASK_RUNNING)
+        return; /* re-attached: already reported before the restart */
     report(a, t->framework_id, t->task_id, t,
            MESOS__V1__TASK_STATE__TASK_RUNNING,
            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
 }
 
-static void on_task_ended(struct agent_task *t,
-                          const struct agent_task_end *end, void *arg)
+/* Report how t's processes ended (from the supervisor's record of the
+ * task's exit, or why there is none). */
+static void report_end(struct agent *a, struct agent_task *t,
+                       const struct agent_task_end *end)
 {
-    struct agent *a = arg;
     Mesos__V1__TaskState state;
     Mesos__V1__TaskStatus__Source source =
         MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR;
@@ -541,6 +555,12 @@ static void on_task_ended(struct agent_task *t,
     kill_group_of(a, t, state);
 }
 
+static void on_task_ended(struct agent_task *t,
+                          const struct agent_task_end *end, void *arg)
+{
+    report_end(arg, t, end);
+}
+
 /* ---- Master events ---- */
 
 static int64_t grace_of(const Mesos__V1__KillPolicy *kp, int64_t fallback)
@@ -562,6 +582,22 @@ static void kill_task(struct agent *a, struct agent_task *t,
     }
     int64_t grace =
         grace_of(override, grace_of(t->info->kill_policy, DEFAULT_GRACE_NS));
+    if (!t->kill_requested || grace < t->grace_ns) {
+        /* Recorded before any signal, so that a restarted agent resumes
+         * the kill (with what is left of its grace period). */
+        struct agent_ckpt_kill k = {
+            .grace_ns = grace,
+            .deadline_wall_ns = clock_wall_ns() + grace,
+            .during_launch =
+                t->kill_during_launch || t->phase == AGENT_TASK_LAUNCHING,
+        };
+        char err[512];
+        if (agent_ckpt_id_is_safe(t->framework_id) &&
+            agent_ckpt_id_is_safe(t->task_id) &&
+            agent_ckpt_save_kill(a->ckpt, t->framework_id, t->task_id, &k, err,
+                                 sizeof(err)) != 0)
+            log_error("checkpoint: %s", err);
+    }
     if (t->state != MESOS__V1__TASK_STATE__TASK_KILLING &&
         framework_has_capability(
             a, t->framework_id,
@@ -868,7 +904,277 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     return call;
 }
 
+/* ---- Recovery ---- */
+
+struct rec_counts {
+    size_t attached, ended, interrupted, terminal, forgotten, updates;
+};
+
+struct rec_order {
+    const struct agent_ckpt_task *t;
+    double oldest; /* timestamp of its oldest pending update */
+    size_t index;  /* its place in the checkpoint's order */
+};
+
+/* By oldest pending update, so that the resends after registering keep
+ * the order the updates were made in across tasks too; tasks without
+ * pending updates last. */
+static int by_oldest_update(const void *x, const void *y)
+{
+    const struct rec_order *a = x, *b = y;
+    if (a->oldest != b->oldest)
+        return a->oldest < b->oldest ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* A TaskInfo for a recovered task (owned): its checkpointed one, else
+ * rebuilt from its checkpointed Task, else the bare ids. */
+static Mesos__V1__TaskInfo *recovered_info(const struct agent *a,
+                                           const struct agent_ckpt_task *ct)
+{
+    if (ct->info != NULL)
+        return (Mesos__V1__TaskInfo *)agent_pb_copy(&ct->info->base);
+    const Mesos__V1__Task *tk = ct->task;
+    Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
+    mesos__v1__task_info__init(ti);
+    ti->name = xstrdup(tk != NULL ? tk->name : ct->task_id);
+    ti->task_id = xmalloc(sizeof(*ti->task_id));
+    mesos__v1__task_id__init(ti->task_id);
+    ti->task_id->value = xstrdup(ct->task_id);
+    ti->agent_id = xmalloc(sizeof(*ti->agent_id));
+    mesos__v1__agent_id__init(ti->agent_id);
+    ti->agent_id->value = xstrdup(tk != NULL            ? tk->agent_id->value
+                                  : a->agent_id != NULL ? a->agent_id
+                                                        : "");
+    if (tk != NULL && tk->n_resources > 0) {
+        ti->n_resources = tk->n_resources;
+        ti->resources = xcalloc(tk->n_resources, sizeof(*ti->resources));
+        for (size_t i = 0; i < tk->n_resources; i++)
+            ti->resources[i] =
+                (Mesos__V1__Resource *)agent_pb_copy(&tk->resources[i]->base);
+    }
+    if (tk != NULL && tk->labels != NULL)
+        ti->labels = (Mesos__V1__Labels *)agent_pb_copy(&tk->labels->base);
+    if (tk != NULL && tk->kill_policy != NULL)
+        ti->kill_policy =
+            (Mesos__V1__KillPolicy *)agent_pb_copy(&tk->kill_policy->base);
+    return ti;
+}
+
+/* Put back one checkpointed task (see recovery.h for the rules). */
+static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
+                         struct rec_counts *n)
+{
+    const char *fw = ct->framework_id;
+    const char *task_id = ct->task_id;
+    /* Its pending updates first, oldest first: any new update follows. */
+    for (size_t i = 0; i < ct->nupdates; i++)
+        agent_um_add(a->um, fw,
+                     (Mesos__V1__TaskStatus *)agent_pb_copy(
+                         &ct->updates[i]->status->base),
+                     now_ns());
+    n->updates += ct->nupdates;
+
+    struct agent_rec_plan p;
+    agent_rec_plan(ct, &p);
+    log_info("recovery: task %s of framework %s (%s, %zu pending "
+             "update(s)): %s",
+             task_id, fw,
+             ct->has_state ? agent_task_state_name(ct->state) : "state unknown",
+             ct->nupdates, agent_rec_action_name(p.action));
+    if (p.action == AGENT_REC_FORGET) {
+        agent_ckpt_remove_task(a->ckpt, fw, task_id);
+        n->forgotten++;
+        return;
+    }
+    if (p.action == AGENT_REC_UPDATES_ONLY)
+        return;
+    if (p.action == AGENT_REC_INTERRUPTED || p.action == AGENT_REC_ENDED) {
+        /* What still runs of it would make the report a lie. */
+        if (p.task_pid > 0)
+            kill(-p.task_pid, SIGKILL);
+        if (p.sup_pid > 0)
+            kill(p.sup_pid, SIGKILL);
+    }
+    if (p.action == AGENT_REC_INTERRUPTED && ct->info == NULL &&
+        ct->task == NULL) {
+        /* Only the directory: an update without a task record. */
+        report(a, fw, task_id, NULL, MESOS__V1__TASK_STATE__TASK_FAILED,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_RESTARTED,
+               p.message);
+        n->interrupted++;
+        return;
+    }
+
+    struct agent_task_restore r;
+    memset(&r, 0, sizeof(r));
+    r.phase = AGENT_TASK_ENDED;
+    r.sandbox = ct->sandbox;
+    if (p.action == AGENT_REC_ATTACH) {
+        r.phase = p.task_pid > 0 ? AGENT_TASK_RUNNING : AGENT_TASK_LAUNCHING;
+        r.sup_pid = p.sup_pid;
+        r.task_pid = p.task_pid;
+    }
+    if (ct->has_kill) {
+        int64_t left = ct->kill.deadline_wall_ns - clock_wall_ns();
+        r.kill_requested = true;
+        r.kill_grace_ns = left < 0                   ? 0
+                          : left > ct->kill.grace_ns ? ct->kill.grace_ns
+                                                     : left;
+        r.kill_during_launch = ct->kill.during_launch;
+    }
+    Mesos__V1__TaskInfo *info = recovered_info(a, ct);
+    struct agent_task *t = agent_tasks_restore(a->tasks, fw, info, &r);
+    jpb_free(&info->base);
+    if (t == NULL)
+        return; /* directory names are unique: cannot happen */
+    t->state = ct->has_state ? ct->state : MESOS__V1__TASK_STATE__TASK_STAGING;
+    const Mesos__V1__TaskStatus *last =
+        ct->nupdates > 0 ? ct->updates[ct->nupdates - 1]->status
+        : ct->task != NULL && ct->task->n_statuses > 0
+            ? ct->task->statuses[ct->task->n_statuses - 1]
+            : NULL;
+    if (last != NULL)
+        t->last_status = (Mesos__V1__TaskStatus *)agent_pb_copy(&last->base);
+    agent_task_note_state(t, t->state,
+                          last != NULL && last->has_timestamp
+                              ? last->timestamp
+                              : clock_wall_secs());
+    if (ct->sandbox != NULL) {
+        const char *slash = strrchr(ct->sandbox, '/');
+        snprintf(t->run_id, sizeof(t->run_id), "%s",
+                 slash != NULL ? slash + 1 : ct->sandbox);
+    }
+
+    switch (p.action) {
+    case AGENT_REC_TERMINAL:
+        n->terminal++;
+        break;
+    case AGENT_REC_ATTACH:
+        n->attached++;
+        if (t->kill_requested)
+            break; /* the kill decides its state */
+        if (t->phase == AGENT_TASK_RUNNING &&
+            (t->state == MESOS__V1__TASK_STATE__TASK_STAGING ||
+             t->state == MESOS__V1__TASK_STATE__TASK_STARTING))
+            report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_RUNNING,
+                   MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0,
+                   NULL);
+        else if (t->state == MESOS__V1__TASK_STATE__TASK_STAGING)
+            report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_STARTING,
+                   MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0,
+                   NULL);
+        break;
+    case AGENT_REC_ENDED: {
+        n->ended++;
+        struct agent_task_end end;
+        memset(&end, 0, sizeof(end));
+        end.has_status = p.has_status;
+        end.wait_status = p.wait_status;
+        snprintf(end.message, sizeof(end.message), "%s", p.message);
+        report_end(a, t, &end);
+        break;
+    }
+    case AGENT_REC_INTERRUPTED:
+        n->interrupted++;
+        report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_FAILED,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_RESTARTED,
+               p.message);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Read the checkpoint and put back every task, its framework and its
+ * pending updates, before the first subscription (which carries them). */
+static void recover(struct agent *a)
+{
+    struct agent_ckpt_state st;
+    agent_ckpt_read(a->ckpt, &st);
+    for (size_t i = 0; i < st.nframeworks; i++)
+        if (st.frameworks[i].info != NULL)
+            hmap_put(a->frameworks, st.frameworks[i].id,
+                     agent_pb_copy(&st.frameworks[i].info->base));
+
+    struct rec_order *order =
+        xcalloc(st.ntasks ? st.ntasks : 1, sizeof(*order));
+    for (size_t i = 0; i < st.ntasks; i++) {
+        order[i].t = &st.tasks[i];
+        order[i].index = i;
+        order[i].oldest = st.tasks[i].nupdates > 0 &&
+                                  st.tasks[i].updates[0]->status->has_timestamp
+                              ? st.tasks[i].updates[0]->status->timestamp
+                              : HUGE_VAL;
+    }
+    qsort(order, st.ntasks, sizeof(*order), by_oldest_update);
+    struct rec_counts n;
+    memset(&n, 0, sizeof(n));
+    for (size_t i = 0; i < st.ntasks; i++)
+        recover_task(a, order[i].t, &n);
+    free(order);
+
+    /* Frameworks: those of the tasks held (a lost FrameworkInfo is made up
+     * from the id); the others are forgotten, and their directories too
+     * when no task directory is left in them. */
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL) {
+        if (hmap_get(a->frameworks, t->framework_id) != NULL)
+            continue;
+        log_warn("recovery: framework %s has no readable FrameworkInfo: "
+                 "using its id alone",
+                 t->framework_id);
+        Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+        Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+        fid.value = t->framework_id;
+        fi.id = &fid;
+        fi.user = a->user != NULL ? a->user : "";
+        fi.name = "";
+        remember_framework(a, t->framework_id, &fi);
+    }
+    for (size_t i = 0; i < st.nframeworks; i++) {
+        const char *fw = st.frameworks[i].id;
+        if (framework_has_tasks(a, fw))
+            continue;
+        void *fi = hmap_del(a->frameworks, fw);
+        if (fi != NULL)
+            framework_free(fi);
+        bool has_dirs = false;
+        for (size_t k = 0; k < st.ntasks && !has_dirs; k++)
+            has_dirs = strcmp(st.tasks[k].framework_id, fw) == 0;
+        if (!has_dirs)
+            agent_ckpt_remove_framework(a->ckpt, fw);
+    }
+    if (st.ntasks > 0 || st.problems > 0)
+        log_info("recovered %zu task(s): %zu re-attached, %zu ended while "
+                 "the agent was down, %zu launch(es) cut short, %zu terminal "
+                 "awaiting acknowledgement, %zu forgotten; %zu pending "
+                 "update(s); %zu checkpoint problem(s)",
+                 st.ntasks, n.attached, n.ended, n.interrupted, n.terminal,
+                 n.forgotten, n.updates, st.problems);
+    agent_ckpt_state_clear(&st);
+}
+
 /* ---- Shutdown ---- */
+
+/* The end of a shutdown: forget the checkpoint in cleanup mode, stop the
+ * loop. */
+static void shutdown_done(struct agent *a)
+{
+    if (a->cleanup) {
+        if (agent_ckpt_remove_all(a->ckpt) != 0)
+            log_error("--recover=cleanup: could not remove all of %s",
+                      agent_ckpt_dir(a->ckpt));
+        else
+            log_info("--recover=cleanup: checkpoint removed; the next start "
+                     "registers as a new agent");
+    }
+    event_del(a->shutdown_timer);
+    event_base_loopexit(a->base, NULL);
+}
 
 static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
 {
@@ -885,13 +1191,9 @@ static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
                  live);
         size_t pos = 0;
         struct agent_task *t;
-        while ((t = agent_tasks_next(a->tasks, &pos)) != NULL) {
-            if (t->phase == AGENT_TASK_RUNNING && t->task_pid > 0)
-                kill(-t->task_pid, SIGKILL);
-            if (t->phase != AGENT_TASK_ENDED && t->sup_pid > 0)
-                kill(t->sup_pid, SIGKILL);
-        }
-        event_base_loopexit(a->base, NULL);
+        while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+            agent_tasks_kill_now(a->tasks, t);
+        shutdown_done(a);
         return;
     }
     if (a->drain_until == 0)
@@ -899,7 +1201,7 @@ static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
     if (agent_conn_inflight(a->conn) > 0 && now < a->drain_until)
         return;
     log_info("every task is gone: exiting");
-    event_base_loopexit(a->base, NULL);
+    shutdown_done(a);
 }
 
 void agent_shutdown(struct agent *a, const char *why)
@@ -947,7 +1249,7 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     char id[256];
     int rc = agent_ckpt_load_agent_id(a->ckpt, id, sizeof(id), err, errlen);
     if (rc < 0)
-        goto fail;
+        log_error("checkpoint: %s: registering as a new agent", err);
     if (rc == 1) {
         a->agent_id = xstrdup(id);
         log_info("checkpointed agent id: %s", id);
@@ -979,6 +1281,12 @@ fail:
 
 void agent_start(struct agent *a)
 {
+    recover(a);
+    if (a->cfg.flags->recover_cleanup) {
+        a->cleanup = true;
+        agent_shutdown(a, "--recover=cleanup: killing the recovered tasks");
+        return;
+    }
     agent_conn_start(a->conn);
 }
 

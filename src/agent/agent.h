@@ -33,12 +33,17 @@ struct agent_config {
 };
 
 /* Create the agent on base: open the checkpoint under work_dir/meta (and
- * read the agent id saved there), make the sandboxes root, watch SIGCHLD.
+ * read the agent id saved there; an unreadable one is logged and the agent
+ * registers as a new one), make the sandboxes root, watch SIGCHLD.
  * Returns NULL with a one-line reason in err. */
 struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
                         char *err, size_t errlen);
 
-/* Start subscribing to the master. */
+/* Recover what the checkpoint holds (recovery.h: re-attach to the tasks
+ * that still run, report those that ended meanwhile, queue the pending
+ * updates), then start subscribing to the master. With --recover=cleanup,
+ * kill the recovered tasks instead, remove the checkpoint and stop the
+ * loop (as agent_shutdown) without subscribing. */
 void agent_start(struct agent *a);
 
 /* Kill every task (SIGTERM, SIGKILL after each one's grace period) and stop

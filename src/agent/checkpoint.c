@@ -5,17 +5,23 @@
 
 #include "common/fs.h"
 #include "common/json_pb.h"
+#include "common/log.h"
 #include "common/mem.h"
 #include "common/recordio.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct agent_ckpt {
-    char *meta; /* <work_dir>/meta */
+    char *meta;         /* <work_dir>/meta */
+    uint64_t trash_seq; /* names of directories moved to trash/ */
 };
 
 bool agent_ckpt_id_is_safe(const char *id)
@@ -216,19 +222,63 @@ int agent_ckpt_save_updates(struct agent_ckpt *ck, const char *framework_id,
     return rc;
 }
 
+/* Move path into trash/ (one atomic rename), then remove it there; falls
+ * back to removing it in place. Missing paths are fine. */
+static int trash(struct agent_ckpt *ck, const char *path)
+{
+    char *tdir = xasprintf("%s/trash", ck->meta);
+    char err[256];
+    int rc = -1;
+    bool done = false;
+    if (fs_mkdirs(tdir, err, sizeof(err)) == 0) {
+        char *dst =
+            xasprintf("%s/%ld-%" PRIu64, tdir, (long)getpid(), ++ck->trash_seq);
+        if (rename(path, dst) == 0) {
+            rc = fs_remove_tree(dst);
+            done = true;
+        } else if (errno == ENOENT) {
+            rc = 0;
+            done = true;
+        }
+        free(dst);
+    }
+    free(tdir);
+    return done ? rc : fs_remove_tree(path);
+}
+
+int agent_ckpt_save_kill(struct agent_ckpt *ck, const char *framework_id,
+                         const char *task_id, const struct agent_ckpt_kill *k,
+                         char *err, size_t errlen)
+{
+    char *path = task_file(ck, framework_id, task_id, "kill", err, errlen);
+    if (path == NULL)
+        return -1;
+    char text[96];
+    int n =
+        snprintf(text, sizeof(text), "%" PRId64 " %" PRId64 " %d\n",
+                 k->grace_ns, k->deadline_wall_ns, k->during_launch ? 1 : 0);
+    int rc = -1;
+    if (n > 0 && (size_t)n < sizeof(text))
+        rc = write_file(path, text, (size_t)n, err, errlen);
+    else
+        snprintf(err, errlen, "cannot format the kill checkpoint");
+    free(path);
+    return rc;
+}
+
 int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
                            const char *task_id)
 {
     if (!agent_ckpt_id_is_safe(framework_id) || !agent_ckpt_id_is_safe(task_id))
         return -1;
     char *dir = task_dir(ck, framework_id, task_id);
-    int rc = fs_remove_tree(dir);
+    int rc = trash(ck, dir);
     free(dir);
     /* rmdir fails (and leaves them) while other tasks remain. */
     char *tasks = xasprintf("%s/frameworks/%s/tasks", ck->meta, framework_id);
     if (rmdir(tasks) == 0 || errno == ENOENT) {
         char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-        fs_remove_tree(fw);
+        trash(ck, fw);
         free(fw);
     }
     free(tasks);
@@ -240,7 +290,368 @@ int agent_ckpt_remove_framework(struct agent_ckpt *ck, const char *framework_id)
     if (!agent_ckpt_id_is_safe(framework_id))
         return -1;
     char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-    int rc = fs_remove_tree(fw);
+    int rc = trash(ck, fw);
     free(fw);
     return rc;
+}
+
+int agent_ckpt_remove_all(struct agent_ckpt *ck)
+{
+    char *fws = xasprintf("%s/frameworks", ck->meta);
+    int rc = trash(ck, fws);
+    free(fws);
+    char *id = xasprintf("%s/agent_id", ck->meta);
+    if (unlink(id) != 0 && errno != ENOENT)
+        rc = -1;
+    free(id);
+    char *tdir = xasprintf("%s/trash", ck->meta);
+    if (fs_remove_tree(tdir) != 0)
+        rc = -1;
+    free(tdir);
+    return rc;
+}
+
+/* ---- Reading back ---- */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir that are directories, sorted, "." and ".." left out
+ * (NULL-terminated; free each and the array). NULL when dir cannot be
+ * opened (errno set). */
+static char **list_dirs(const char *dir, size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return NULL;
+    char **v = NULL;
+    size_t k = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *path = xasprintf("%s/%s", dir, de->d_name);
+        struct stat st;
+        bool is_dir = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+        free(path);
+        if (!is_dir) {
+            log_warn("checkpoint: %s/%s is not a directory: skipped", dir,
+                     de->d_name);
+            continue;
+        }
+        v = xreallocarray(v, k + 2, sizeof(*v));
+        v[k++] = xstrdup(de->d_name);
+        v[k] = NULL;
+    }
+    closedir(d);
+    if (v == NULL)
+        v = xcalloc(1, sizeof(*v));
+    qsort(v, k, sizeof(*v), by_name);
+    *n = k;
+    return v;
+}
+
+static void free_list(char **v)
+{
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Read and decode dir/file as desc. Returns the message, or NULL when the
+ * file is absent (*present false) or unreadable or invalid (*present true,
+ * logged, *problems counted). */
+static ProtobufCMessage *read_msg(const char *dir, const char *file,
+                                  const ProtobufCMessageDescriptor *desc,
+                                  bool *present, size_t *problems)
+{
+    char *path = xasprintf("%s/%s", dir, file);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = fs_read(path, AGENT_CKPT_MAX_FILE, &data, &len);
+    ProtobufCMessage *m = NULL;
+    *present = rc != 0;
+    if (rc < 0) {
+        log_warn("checkpoint: cannot read %s: %s", path, strerror(errno));
+        (*problems)++;
+    } else if (rc == 1) {
+        char err[256];
+        m = jpb_from_pb(desc, data, len, err, sizeof(err));
+        if (m == NULL) {
+            log_warn("checkpoint: %s is not a valid %s: %s", path, desc->name,
+                     err);
+            (*problems)++;
+        }
+    }
+    free(data);
+    free(path);
+    return m;
+}
+
+/* The sandbox file: an absolute path on one line. */
+static char *read_sandbox(const char *dir, size_t *problems)
+{
+    char *path = xasprintf("%s/sandbox", dir);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = fs_read(path, PATH_MAX, &data, &len);
+    char *out = NULL;
+    if (rc == 1) {
+        while (len > 0 && data[len - 1] == '\n')
+            data[--len] = '\0';
+        if (len > 0 && data[0] == '/' && memchr(data, '\0', len) == NULL &&
+            memchr(data, '\n', len) == NULL)
+            out = xstrdup((char *)data);
+    }
+    if (rc < 0 || (rc == 1 && out == NULL)) {
+        log_warn("checkpoint: %s does not hold a sandbox path", path);
+        (*problems)++;
+    }
+    free(data);
+    free(path);
+    return out;
+}
+
+/* The kill file. Returns true when present and well-formed. */
+static bool read_kill(const char *dir, struct agent_ckpt_kill *k,
+                      size_t *problems)
+{
+    char *path = xasprintf("%s/kill", dir);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = fs_read(path, 128, &data, &len);
+    bool ok = false;
+    if (rc == 1) {
+        long long grace, deadline;
+        int during, end = 0;
+        char nl;
+        if (sscanf((char *)data, "%lld %lld %d%c%n", &grace, &deadline, &during,
+                   &nl, &end) == 4 &&
+            nl == '\n' && (size_t)end == len && grace >= 0 &&
+            (during == 0 || during == 1)) {
+            k->grace_ns = grace;
+            k->deadline_wall_ns = deadline;
+            k->during_launch = during == 1;
+            ok = true;
+        }
+    }
+    if (rc < 0 || (rc == 1 && !ok)) {
+        log_warn("checkpoint: %s does not hold a kill record", path);
+        (*problems)++;
+    }
+    free(data);
+    free(path);
+    return ok;
+}
+
+/* The updates file: every valid record of this task, oldest first. */
+static void read_updates(const char *dir, struct agent_ckpt_task *t,
+                         size_t *problems)
+{
+    char *path = xasprintf("%s/updates", dir);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = fs_read(path, AGENT_CKPT_MAX_FILE, &data, &len);
+    if (rc < 0) {
+        log_warn("checkpoint: cannot read %s: %s", path, strerror(errno));
+        (*problems)++;
+    }
+    if (rc != 1) {
+        free(path);
+        free(data);
+        return;
+    }
+    struct rio_decoder *d = rio_decoder_new(AGENT_CKPT_MAX_FILE);
+    size_t off = 0, index = 0;
+    bool failed = false;
+    while (off < len) {
+        size_t used;
+        const uint8_t *rec;
+        size_t rlen;
+        enum rio_result r =
+            rio_decoder_feed(d, data + off, len - off, &used, &rec, &rlen);
+        off += used;
+        if (r == RIO_ERROR) {
+            log_warn("checkpoint: %s: %s (the rest is skipped)", path,
+                     rio_decoder_error(d));
+            (*problems)++;
+            failed = true;
+            break;
+        }
+        if (r == RIO_NEED_MORE)
+            break;
+        char err[256];
+        Offerd__Agent__Call__Update *u =
+            (Offerd__Agent__Call__Update *)jpb_from_pb(
+                &offerd__agent__call__update__descriptor, rec, rlen, err,
+                sizeof(err));
+        const char *why = NULL;
+        if (u == NULL)
+            why = err;
+        else if (strcmp(u->status->task_id->value, t->task_id) != 0)
+            why = "an update of another task";
+        else if (!u->status->has_uuid || u->status->uuid.len != 16)
+            why = "an update without a 16-byte uuid";
+        if (why != NULL) {
+            log_warn("checkpoint: %s: record %zu skipped: %s", path, index,
+                     why);
+            (*problems)++;
+            if (u != NULL)
+                jpb_free(&u->base);
+        } else {
+            t->updates =
+                xreallocarray(t->updates, t->nupdates + 1, sizeof(*t->updates));
+            t->updates[t->nupdates++] = u;
+        }
+        index++;
+    }
+    if (!failed && !rio_decoder_is_idle(d)) {
+        log_warn("checkpoint: %s ends inside a record (skipped)", path);
+        (*problems)++;
+    }
+    rio_decoder_free(d);
+    free(data);
+    free(path);
+}
+
+static void read_task(const char *fwdir, const char *fw, const char *task_id,
+                      struct agent_ckpt_task *t, size_t *problems)
+{
+    char *dir = xasprintf("%s/tasks/%s", fwdir, task_id);
+    memset(t, 0, sizeof(*t));
+    t->framework_id = xstrdup(fw);
+    t->task_id = xstrdup(task_id);
+    bool present;
+    t->info = (Mesos__V1__TaskInfo *)read_msg(dir, "task_info",
+                                              &mesos__v1__task_info__descriptor,
+                                              &present, problems);
+    if (t->info != NULL && strcmp(t->info->task_id->value, task_id) != 0) {
+        log_warn("checkpoint: %s/task_info is of task %s: skipped", dir,
+                 t->info->task_id->value);
+        (*problems)++;
+        jpb_free(&t->info->base);
+        t->info = NULL;
+    }
+    t->sandbox = read_sandbox(dir, problems);
+    t->task = (Mesos__V1__Task *)read_msg(
+        dir, "task", &mesos__v1__task__descriptor, &t->has_task_file, problems);
+    if (t->task != NULL && (strcmp(t->task->task_id->value, task_id) != 0 ||
+                            strcmp(t->task->framework_id->value, fw) != 0)) {
+        log_warn("checkpoint: %s/task is of another task: skipped", dir);
+        (*problems)++;
+        jpb_free(&t->task->base);
+        t->task = NULL;
+    }
+    read_updates(dir, t, problems);
+    t->has_kill = read_kill(dir, &t->kill, problems);
+    if (t->nupdates > 0) {
+        t->has_state = true;
+        t->state = t->updates[t->nupdates - 1]->status->state;
+    } else if (t->task != NULL) {
+        t->has_state = true;
+        t->state = t->task->state;
+    }
+    free(dir);
+}
+
+void agent_ckpt_read(struct agent_ckpt *ck, struct agent_ckpt_state *out)
+{
+    memset(out, 0, sizeof(*out));
+    char *tdir = xasprintf("%s/trash", ck->meta);
+    if (fs_remove_tree(tdir) != 0) {
+        log_warn("checkpoint: cannot empty %s", tdir);
+        out->problems++;
+    }
+    free(tdir);
+    char *root = xasprintf("%s/frameworks", ck->meta);
+    size_t nfw = 0;
+    char **fws = list_dirs(root, &nfw);
+    if (fws == NULL) {
+        if (errno != ENOENT) {
+            log_warn("checkpoint: cannot read %s: %s", root, strerror(errno));
+            out->problems++;
+        }
+        free(root);
+        return;
+    }
+    for (size_t i = 0; i < nfw; i++) {
+        const char *fw = fws[i];
+        if (!agent_ckpt_id_is_safe(fw)) {
+            log_warn("checkpoint: %s/%s does not name a framework: skipped",
+                     root, fw);
+            out->problems++;
+            continue;
+        }
+        char *fwdir = xasprintf("%s/%s", root, fw);
+        bool present;
+        Mesos__V1__FrameworkInfo *fi = (Mesos__V1__FrameworkInfo *)read_msg(
+            fwdir, "framework_info", &mesos__v1__framework_info__descriptor,
+            &present, &out->problems);
+        if (fi != NULL && fi->id != NULL && strcmp(fi->id->value, fw) != 0) {
+            log_warn("checkpoint: %s/framework_info is of framework %s: "
+                     "skipped",
+                     fwdir, fi->id->value);
+            out->problems++;
+            jpb_free(&fi->base);
+            fi = NULL;
+        }
+        out->frameworks = xreallocarray(out->frameworks, out->nframeworks + 1,
+                                        sizeof(*out->frameworks));
+        out->frameworks[out->nframeworks].id = xstrdup(fw);
+        out->frameworks[out->nframeworks].info = fi;
+        out->nframeworks++;
+
+        char *tasks = xasprintf("%s/tasks", fwdir);
+        size_t nt = 0;
+        char **tv = list_dirs(tasks, &nt);
+        if (tv == NULL && errno != ENOENT) {
+            log_warn("checkpoint: cannot read %s: %s", tasks, strerror(errno));
+            out->problems++;
+        }
+        for (size_t k = 0; k < nt; k++) {
+            if (!agent_ckpt_id_is_safe(tv[k])) {
+                log_warn("checkpoint: %s/%s does not name a task: skipped",
+                         tasks, tv[k]);
+                out->problems++;
+                continue;
+            }
+            out->tasks =
+                xreallocarray(out->tasks, out->ntasks + 1, sizeof(*out->tasks));
+            read_task(fwdir, fw, tv[k], &out->tasks[out->ntasks],
+                      &out->problems);
+            out->ntasks++;
+        }
+        free_list(tv);
+        free(tasks);
+        free(fwdir);
+    }
+    free_list(fws);
+    free(root);
+}
+
+void agent_ckpt_state_clear(struct agent_ckpt_state *s)
+{
+    for (size_t i = 0; i < s->nframeworks; i++) {
+        free(s->frameworks[i].id);
+        if (s->frameworks[i].info != NULL)
+            jpb_free(&s->frameworks[i].info->base);
+    }
+    free(s->frameworks);
+    for (size_t i = 0; i < s->ntasks; i++) {
+        struct agent_ckpt_task *t = &s->tasks[i];
+        free(t->framework_id);
+        free(t->task_id);
+        if (t->info != NULL)
+            jpb_free(&t->info->base);
+        free(t->sandbox);
+        if (t->task != NULL)
+            jpb_free(&t->task->base);
+        for (size_t k = 0; k < t->nupdates; k++)
+            jpb_free(&t->updates[k]->base);
+        free(t->updates);
+    }
+    free(s->tasks);
+    memset(s, 0, sizeof(*s));
 }

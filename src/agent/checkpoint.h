@@ -17,10 +17,22 @@
  *       updates                       the task's unacknowledged updates,
  *                                     oldest first: RecordIO records, each
  *                                     an offerd.agent.Call.Update (protobuf)
+ *       kill                          a kill in progress (text: grace period
+ *                                     ns, SIGKILL due time as wall-clock ns,
+ *                                     1 when it came before the task ran)
+ *   trash/                            directories being removed
  *
  * A task's directory goes when the task is terminal and its terminal update
- * acknowledged; a framework's when its last task goes. Ids are used as path
- * components, so callers pass only ids that agent_ckpt_id_is_safe accepts.
+ * acknowledged; a framework's when its last task goes. A directory is first
+ * renamed into trash/ (atomically), then removed, so that a crash part-way
+ * never leaves half of a task's files looking like a task. Ids are used as
+ * path components, so callers pass only ids that agent_ckpt_id_is_safe
+ * accepts.
+ *
+ * A task's state is written after its pending updates: every new state
+ * comes with a new update, so a reader takes the newest pending update's
+ * state as the task's latest (see agent_ckpt_read), and a crash between the
+ * two writes loses nothing.
  */
 #ifndef OFFERD_AGENT_CHECKPOINT_H
 #define OFFERD_AGENT_CHECKPOINT_H
@@ -30,6 +42,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Largest checkpoint file read back. */
 #define AGENT_CKPT_MAX_FILE ((size_t)64 << 20)
@@ -77,6 +90,19 @@ int agent_ckpt_save_updates(struct agent_ckpt *ck, const char *framework_id,
                             const Offerd__Agent__Call__Update *const *v,
                             size_t n, char *err, size_t errlen);
 
+/* A kill in progress, as checkpointed. */
+struct agent_ckpt_kill {
+    int64_t grace_ns;         /* grace period between SIGTERM and SIGKILL */
+    int64_t deadline_wall_ns; /* when SIGKILL is due (wall clock, ns) */
+    bool during_launch;       /* the kill came before the task ran */
+};
+
+/* Write a task's kill in progress (before the task is signalled, so that a
+ * restarted agent resumes it). */
+int agent_ckpt_save_kill(struct agent_ckpt *ck, const char *framework_id,
+                         const char *task_id, const struct agent_ckpt_kill *k,
+                         char *err, size_t errlen);
+
 /* Remove a task's directory; then the framework's too when it has no task
  * left. */
 int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
@@ -85,5 +111,58 @@ int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
 /* Remove a framework's directory and everything under it. */
 int agent_ckpt_remove_framework(struct agent_ckpt *ck,
                                 const char *framework_id);
+
+/* Remove every checkpoint: the agent id, every framework and task (the
+ * meta directory itself stays). Returns 0, or -1 if something stayed. */
+int agent_ckpt_remove_all(struct agent_ckpt *ck);
+
+/* ---- Reading everything back (agent recovery) ---- */
+
+/* A task as found under meta/frameworks/<framework_id>/tasks/<task_id>/.
+ * Every pointer is owned by the state it belongs to. */
+struct agent_ckpt_task {
+    char *framework_id; /* the directory names */
+    char *task_id;
+    Mesos__V1__TaskInfo *info;  /* NULL: task_info missing or unreadable */
+    char *sandbox;              /* NULL: sandbox missing or unreadable */
+    Mesos__V1__Task *task;      /* NULL: task missing or unreadable */
+    bool has_task_file;         /* the task file exists (even unreadable) */
+    bool has_state;             /* state is known: */
+    Mesos__V1__TaskState state; /* the newest pending update's state, else
+                                   the task file's */
+    Offerd__Agent__Call__Update **updates; /* readable pending updates,
+                                              oldest first */
+    size_t nupdates;
+    bool has_kill; /* a kill was in progress: */
+    struct agent_ckpt_kill kill;
+};
+
+/* A framework directory. */
+struct agent_ckpt_framework {
+    char *id;                       /* the directory name */
+    Mesos__V1__FrameworkInfo *info; /* NULL: missing or unreadable */
+};
+
+/* Everything agent_ckpt_read found. */
+struct agent_ckpt_state {
+    struct agent_ckpt_framework *frameworks; /* sorted by id */
+    size_t nframeworks;
+    struct agent_ckpt_task *tasks; /* sorted by framework id, task id */
+    size_t ntasks;
+    size_t problems; /* files or entries skipped as unreadable or corrupt */
+};
+
+/* Read every framework and task checkpoint (after emptying trash/). Never
+ * fails: whatever cannot be read or decoded (a directory name that is not
+ * a safe id, a file that is not a valid message, a task_info or task of
+ * another task than its directory names, a bad RecordIO record, an update
+ * of another task or without a 16-byte uuid, a malformed kill or sandbox
+ * file) is logged at WARNING, counted in problems and left out, and the
+ * rest is read. Files larger than AGENT_CKPT_MAX_FILE count as unreadable.
+ * Fills *out (OUT); release it with agent_ckpt_state_clear. */
+void agent_ckpt_read(struct agent_ckpt *ck, struct agent_ckpt_state *out);
+
+/* Free what agent_ckpt_read filled in (and zero it). */
+void agent_ckpt_state_clear(struct agent_ckpt_state *s);
 
 #endif

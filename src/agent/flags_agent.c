@@ -79,6 +79,16 @@ void agent_flags_init(struct agent_flags *af)
          "task (SIGTERM, then SIGKILL after each task's grace period) and "
          "exits once they are gone, or after this long at the latest.",
          &af->shutdown_timeout_ns},
+        {"recover", FLAG_STRING, "reconnect",
+         "What a restarted agent does with the tasks it finds in its "
+         "work_dir: reconnect = re-attach to the tasks that still run, "
+         "report those that ended meanwhile with their exit status and "
+         "resend unacknowledged status updates, then register again with "
+         "its agent id; cleanup = kill the tasks that still run, forget the "
+         "checkpoint (agent id included) and exit, so that the next start "
+         "registers as a new agent (as Mesos's agent, e.g. before an "
+         "incompatible upgrade).",
+         &af->recover},
     };
     memcpy(af->defs, defs, sizeof(defs));
     af->flags = flags_new("offerd-agent",
@@ -184,6 +194,15 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
         snprintf(err, errlen,
                  "--status_update_retry_interval_max: must not be below "
                  "--status_update_retry_interval_min");
+        return FLAGS_ERROR;
+    }
+    if (strcmp(af->recover, "reconnect") == 0) {
+        af->recover_cleanup = false;
+    } else if (strcmp(af->recover, "cleanup") == 0) {
+        af->recover_cleanup = true;
+    } else {
+        snprintf(err, errlen, "--recover: '%s' is not reconnect or cleanup",
+                 af->recover);
         return FLAGS_ERROR;
     }
     if (af->hostname == NULL) {

@@ -10,11 +10,12 @@
 #include "common/flags.h"
 #include "common/log.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 /* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 14
+#define AGENT_FLAGS_ROWS 15
 
 /* Largest length of a numeric IP address in text, with the NUL. */
 #define AGENT_IP_SIZE 64
@@ -41,6 +42,9 @@ struct agent_flags {
     int64_t update_retry_max_ns; /* cap of the resend interval */
     int64_t shutdown_timeout_ns; /* SIGUSR1/SHUTDOWN: longest wait for the
                                     tasks to die before exiting anyway */
+    const char *recover;         /* --recover text */
+    bool recover_cleanup;        /* --recover=cleanup: kill the recovered
+                                    tasks, forget the checkpoint, exit */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];
@@ -53,7 +57,8 @@ void agent_flags_init(struct agent_flags *af);
 
 /* Parse argv and env (see flags_parse) and check the values: --master is
  * required and must be HOST:PORT with a numeric IPv4 host or "localhost";
- * a known logging level; durations in order (min <= max, retry min > 0).
+ * a known logging level; durations in order (min <= max, retry min > 0);
+ * --recover is reconnect or cleanup.
  * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP (print
  * agent_flags_usage and exit 0) or FLAGS_ERROR with a one-line reason in
  * err. */

@@ -248,3 +248,62 @@ int agent_supervisor_read_pid(const char *sandbox, const char *file, pid_t *pid)
     }
     return rc;
 }
+
+/* State letter and session id of pid from /proc/<pid>/stat. The command
+ * name (field 2) may hold spaces and parentheses: fields are read after
+ * its last ')'. Returns 0, or -1 when unreadable. */
+static int proc_stat(pid_t pid, char *state, long *sid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (fs_read(path, 4096, &data, &len) != 1) {
+        free(data);
+        return -1;
+    }
+    int rc = -1;
+    char *close_paren = strrchr((char *)data, ')');
+    char st;
+    long ppid, pgrp, session;
+    if (close_paren != NULL && sscanf(close_paren + 1, " %c %ld %ld %ld", &st,
+                                      &ppid, &pgrp, &session) == 4) {
+        *state = st;
+        *sid = session;
+        rc = 0;
+    }
+    free(data);
+    return rc;
+}
+
+bool agent_proc_runs_in(pid_t pid, const char *sandbox)
+{
+    if (pid <= 0)
+        return false;
+    char state;
+    long sid;
+    if (proc_stat(pid, &state, &sid) != 0 || state == 'Z' || state == 'X' ||
+        sid != (long)pid)
+        return false;
+    char link[64], cwd[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+    ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
+    if (n <= 0)
+        return false;
+    cwd[n] = '\0';
+    return strcmp(cwd, sandbox) == 0;
+}
+
+void agent_supervisor_probe(const char *sandbox, struct agent_sup_probe *out)
+{
+    memset(out, 0, sizeof(*out));
+    pid_t pid;
+    if (agent_supervisor_read_pid(sandbox, AGENT_SUP_PID_FILE, &pid) == 1) {
+        out->sup_pid = pid;
+        out->sup_alive = agent_proc_runs_in(pid, sandbox);
+    }
+    if (agent_supervisor_read_pid(sandbox, AGENT_TASK_PID_FILE, &pid) == 1) {
+        out->task_pid = pid;
+        out->task_alive = agent_proc_runs_in(pid, sandbox);
+    }
+}

@@ -22,7 +22,9 @@
  * The agent learns of the exit when the supervisor (its child) exits: it
  * reaps it on SIGCHLD and reads the status file. A supervisor whose agent
  * died keeps running (reparented) and leaves the status file for the next
- * agent to find.
+ * agent to find: that agent finds the supervisor through its pid file
+ * (agent_supervisor_probe), watches it until it exits and then reads the
+ * status file the same way.
  */
 #ifndef OFFERD_AGENT_SUPERVISOR_H
 #define OFFERD_AGENT_SUPERVISOR_H
@@ -73,5 +75,28 @@ int agent_supervisor_read_exit(const char *sandbox, int *wait_status);
  * Returns 1 and *pid, 0 when absent, -1 when malformed. */
 int agent_supervisor_read_pid(const char *sandbox, const char *file,
                               pid_t *pid);
+
+/* True when pid is a live process (not a zombie) that leads its own
+ * session (its session id is its pid, as a supervisor's and a task's are,
+ * both having called setsid) and whose working directory is sandbox (an
+ * absolute path without symlinks). A restarted agent uses it to tell the
+ * supervisor or task it launched from an unrelated process that reuses a
+ * recorded pid. Reads /proc/<pid>/stat and /proc/<pid>/cwd; false when
+ * either cannot be read. */
+bool agent_proc_runs_in(pid_t pid, const char *sandbox);
+
+/* What a restarted agent finds of a task's supervisor. */
+struct agent_sup_probe {
+    bool sup_alive;  /* the supervisor of the sandbox still runs */
+    pid_t sup_pid;   /* from AGENT_SUP_PID_FILE, 0 when absent or malformed */
+    pid_t task_pid;  /* from AGENT_TASK_PID_FILE (the exec succeeded), 0
+                        when absent or malformed */
+    bool task_alive; /* task_pid still runs in the sandbox (with or without
+                        its supervisor) */
+};
+
+/* Look at a sandbox's pid files and the processes they name (checked with
+ * agent_proc_runs_in). Fills *out; never fails. */
+void agent_supervisor_probe(const char *sandbox, struct agent_sup_probe *out);
 
 #endif

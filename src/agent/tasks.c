@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +24,34 @@ struct agent_tasks {
     struct agent_tasks_cbs cbs;
     struct hmap *tasks; /* key(framework_id, task_id) -> struct agent_task */
     struct event *sigchld;
+    struct event *poll_timer; /* adopted tasks to check (AGENT_TASKS_POLL_MS) */
+    bool polling;             /* poll_timer is armed */
 };
+
+/* pidfd_open and pidfd_send_signal through syscall(): glibc wraps them only
+ * from 2.36, and the kernel may lack them (ENOSYS: the table polls). */
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static int pidfd_signal_(int pidfd, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#else
+    (void)pidfd;
+    (void)sig;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 static char *task_key(const char *fw, const char *task)
 {
@@ -42,10 +70,23 @@ static void close_report(struct agent_task *t)
     }
 }
 
+static void close_pidfd(struct agent_task *t)
+{
+    if (t->exit_ev != NULL) {
+        event_free(t->exit_ev);
+        t->exit_ev = NULL;
+    }
+    if (t->pidfd >= 0) {
+        close(t->pidfd);
+        t->pidfd = -1;
+    }
+}
+
 static void task_free(void *p)
 {
     struct agent_task *t = p;
     close_report(t);
+    close_pidfd(t);
     if (t->kill_timer != NULL)
         event_free(t->kill_timer);
     if (t->info != NULL)
@@ -58,6 +99,40 @@ static void task_free(void *p)
     free(t->framework_id);
     free(t->task_id);
     free(t);
+}
+
+/* t's task exec'd as pid: RUNNING, and tell the owner. */
+static void became_running(struct agent_task *t, pid_t pid)
+{
+    if (t->phase != AGENT_TASK_LAUNCHING)
+        return;
+    t->task_pid = pid;
+    t->phase = AGENT_TASK_RUNNING;
+    log_info("task %s of framework %s runs as pid %d (supervisor %d)",
+             t->task_id, t->framework_id, (int)pid, (int)t->sup_pid);
+    if (t->kill_requested && kill(-t->task_pid, SIGTERM) != 0 && errno != ESRCH)
+        log_warn("task %s: SIGTERM: %s", t->task_id, strerror(errno));
+    if (t->table->cbs.on_running != NULL)
+        t->table->cbs.on_running(t, t->table->cbs.arg);
+}
+
+/* Signal t's supervisor: our child by pid; an adopted one through its
+ * pidfd, or by pid only while /proc still shows it in the sandbox (its pid
+ * may have been reused since). */
+static void signal_supervisor(struct agent_task *t, int sig)
+{
+    if (t->sup_pid <= 0)
+        return;
+    if (!t->adopted) {
+        kill(t->sup_pid, sig);
+    } else if (t->pidfd >= 0) {
+        if (pidfd_signal_(t->pidfd, sig) != 0 && errno != ESRCH)
+            log_warn("task %s: signal to supervisor %d: %s", t->task_id,
+                     (int)t->sup_pid, strerror(errno));
+    } else if (t->sandbox != NULL &&
+               agent_proc_runs_in(t->sup_pid, t->sandbox)) {
+        kill(t->sup_pid, sig);
+    }
 }
 
 /* Handle one report line of t's supervisor. */
@@ -74,16 +149,7 @@ static void handle_report_line(struct agent_task *t, const char *line)
         t->launch_errno = r.exec_errno != 0 ? r.exec_errno : EIO;
         return;
     }
-    if (t->phase != AGENT_TASK_LAUNCHING)
-        return;
-    t->task_pid = r.pid;
-    t->phase = AGENT_TASK_RUNNING;
-    log_info("task %s of framework %s runs as pid %d (supervisor %d)",
-             t->task_id, t->framework_id, (int)r.pid, (int)t->sup_pid);
-    if (t->kill_requested && kill(-t->task_pid, SIGTERM) != 0 && errno != ESRCH)
-        log_warn("task %s: SIGTERM: %s", t->task_id, strerror(errno));
-    if (t->table->cbs.on_running != NULL)
-        t->table->cbs.on_running(t, t->table->cbs.arg);
+    became_running(t, r.pid);
 }
 
 /* Read what the supervisor wrote; returns 0 at EOF or error, 1 when the
@@ -126,6 +192,7 @@ static void finish(struct agent_tasks *ts, struct agent_task *t, int sup_status)
 {
     drain_report(t);
     close_report(t);
+    close_pidfd(t);
     if (t->kill_timer != NULL)
         event_del(t->kill_timer);
     t->phase = AGENT_TASK_ENDED;
@@ -143,14 +210,18 @@ static void finish(struct agent_tasks *ts, struct agent_task *t, int sup_status)
     } else if (rc == 1) {
         end.has_status = true;
         end.wait_status = ws;
+    } else if (t->adopted) {
+        snprintf(end.message, sizeof(end.message),
+                 "The task's supervisor ended without recording the task's "
+                 "exit status");
     } else {
         snprintf(end.message, sizeof(end.message),
                  "The task's supervisor ended (wait status %d) without "
                  "recording the task's exit status",
                  sup_status);
     }
-    log_info("task %s of framework %s ended (supervisor %d reaped)", t->task_id,
-             t->framework_id, (int)t->sup_pid);
+    log_info("task %s of framework %s ended (supervisor %d %s)", t->task_id,
+             t->framework_id, (int)t->sup_pid, t->adopted ? "gone" : "reaped");
     if (ts->cbs.on_ended != NULL)
         ts->cbs.on_ended(t, &end, ts->cbs.arg);
 }
@@ -161,7 +232,9 @@ static struct agent_task *find_by_sup(const struct agent_tasks *ts, pid_t pid)
     void *val;
     while (hmap_next(ts->tasks, &pos, NULL, &val)) {
         struct agent_task *t = val;
-        if (t->sup_pid == pid && t->phase != AGENT_TASK_ENDED &&
+        /* An adopted supervisor is not our child: a child of ours may
+         * have its pid after it exited. */
+        if (t->sup_pid == pid && !t->adopted && t->phase != AGENT_TASK_ENDED &&
             t->phase != AGENT_TASK_NEW)
             return t;
     }
@@ -200,8 +273,71 @@ static void on_kill_timer(evutil_socket_t fd, short what, void *arg)
         log_warn("task %s: still launching after the grace period; killing "
                  "its supervisor",
                  t->task_id);
-        kill(t->sup_pid, SIGKILL);
+        signal_supervisor(t, SIGKILL);
     }
+}
+
+/* An adopted supervisor's pidfd became readable: it exited. */
+static void on_pidfd_exit(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent_task *t = arg;
+    (void)fd;
+    (void)what;
+    if (t->phase == AGENT_TASK_LAUNCHING || t->phase == AGENT_TASK_RUNNING)
+        finish(t->table, t, -1);
+}
+
+static bool needs_poll(const struct agent_task *t)
+{
+    return t->adopted && (t->phase == AGENT_TASK_LAUNCHING ||
+                          (t->phase == AGENT_TASK_RUNNING && t->pidfd < 0));
+}
+
+static void arm_poll(struct agent_tasks *ts)
+{
+    if (ts->polling)
+        return;
+    struct timeval tv = {0, AGENT_TASKS_POLL_MS * 1000};
+    event_add(ts->poll_timer, &tv);
+    ts->polling = true;
+}
+
+/* Check the adopted tasks: the exec of those still launching, the end of
+ * those without a pidfd. */
+static void on_poll(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent_tasks *ts = arg;
+    (void)fd;
+    (void)what;
+    ts->polling = false;
+    /* Callbacks may remove the task they are given (only that one), so
+     * the candidates are collected first. */
+    size_t n = hmap_count(ts->tasks), k = 0, pos = 0;
+    struct agent_task **v = xcalloc(n ? n : 1, sizeof(*v));
+    void *val;
+    while (hmap_next(ts->tasks, &pos, NULL, &val))
+        if (needs_poll(val))
+            v[k++] = val;
+    for (size_t i = 0; i < k; i++) {
+        struct agent_task *t = v[i];
+        pid_t pid;
+        if (t->phase == AGENT_TASK_LAUNCHING && t->sandbox != NULL &&
+            agent_supervisor_read_pid(t->sandbox, AGENT_TASK_PID_FILE, &pid) ==
+                1)
+            became_running(t, pid);
+        if (t->pidfd < 0 &&
+            (t->phase == AGENT_TASK_LAUNCHING ||
+             t->phase == AGENT_TASK_RUNNING) &&
+            (t->sandbox == NULL || !agent_proc_runs_in(t->sup_pid, t->sandbox)))
+            finish(ts, t, -1);
+    }
+    free(v);
+    pos = 0;
+    while (hmap_next(ts->tasks, &pos, NULL, &val))
+        if (needs_poll(val)) {
+            arm_poll(ts);
+            break;
+        }
 }
 
 struct agent_tasks *agent_tasks_new(struct event_base *base,
@@ -211,6 +347,7 @@ struct agent_tasks *agent_tasks_new(struct event_base *base,
     ts->base = base;
     ts->cbs = *cbs;
     ts->tasks = hmap_new();
+    ts->poll_timer = evtimer_new(base, on_poll, ts);
     ts->sigchld = evsignal_new(base, SIGCHLD, on_sigchld, ts);
     if (ts->sigchld == NULL || evsignal_add(ts->sigchld, NULL) != 0) {
         agent_tasks_free(ts);
@@ -226,6 +363,8 @@ void agent_tasks_free(struct agent_tasks *ts)
     hmap_free(ts->tasks, task_free);
     if (ts->sigchld != NULL)
         event_free(ts->sigchld);
+    if (ts->poll_timer != NULL)
+        event_free(ts->poll_timer);
     free(ts);
 }
 
@@ -245,6 +384,7 @@ struct agent_task *agent_tasks_add(struct agent_tasks *ts,
     t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
     t->phase = AGENT_TASK_NEW;
     t->report_fd = -1;
+    t->pidfd = -1;
     t->table = ts;
     t->kill_timer = evtimer_new(ts->base, on_kill_timer, t);
     hmap_put(ts->tasks, key, t);
@@ -315,6 +455,75 @@ void agent_tasks_kill(struct agent_tasks *ts, struct agent_task *t,
     struct timeval tv = {(time_t)(grace_ns / 1000000000),
                          (suseconds_t)((grace_ns % 1000000000) / 1000)};
     event_add(t->kill_timer, &tv);
+}
+
+struct agent_task *agent_tasks_restore(struct agent_tasks *ts,
+                                       const char *framework_id,
+                                       const Mesos__V1__TaskInfo *info,
+                                       const struct agent_task_restore *r)
+{
+    struct agent_task *t = agent_tasks_add(ts, framework_id, info);
+    if (t == NULL)
+        return NULL;
+    if (r->sandbox != NULL)
+        t->sandbox = xstrdup(r->sandbox);
+    t->kill_during_launch = r->kill_during_launch;
+    bool live =
+        (r->phase == AGENT_TASK_LAUNCHING || r->phase == AGENT_TASK_RUNNING) &&
+        r->sup_pid > 0 && t->sandbox != NULL;
+    if (!live) {
+        t->phase =
+            r->phase == AGENT_TASK_NEW ? AGENT_TASK_NEW : AGENT_TASK_ENDED;
+        t->kill_requested = r->kill_requested;
+        t->grace_ns = r->kill_grace_ns;
+        return t;
+    }
+    t->adopted = true;
+    t->phase = r->phase;
+    t->sup_pid = r->sup_pid;
+    t->task_pid = r->phase == AGENT_TASK_RUNNING ? r->task_pid : 0;
+    if (t->phase == AGENT_TASK_RUNNING && t->task_pid <= 0)
+        t->phase = AGENT_TASK_LAUNCHING;
+    /* The pidfd is opened before the check that the process is still the
+     * supervisor: once open it names that process, whatever reuses the
+     * pid later. */
+    t->pidfd = pidfd_open_(t->sup_pid);
+    int open_errno = errno;
+    if (t->pidfd < 0 && open_errno != ESRCH)
+        log_info("task %s of framework %s: supervisor %d is polled (no "
+                 "pidfd: %s)",
+                 t->task_id, framework_id, (int)t->sup_pid,
+                 strerror(open_errno));
+    if (t->pidfd >= 0 && !agent_proc_runs_in(t->sup_pid, t->sandbox)) {
+        /* It ended (or the pid is another process's now): the pidfd is
+         * readable, or of the wrong process; the poll finishes the task. */
+        close(t->pidfd);
+        t->pidfd = -1;
+    }
+    if (t->pidfd >= 0) {
+        t->exit_ev = event_new(ts->base, t->pidfd, EV_READ, on_pidfd_exit, t);
+        if (t->exit_ev == NULL || event_add(t->exit_ev, NULL) != 0)
+            close_pidfd(t);
+    }
+    log_info("task %s of framework %s: re-attached to supervisor %d (task "
+             "pid %d)",
+             t->task_id, framework_id, (int)t->sup_pid, (int)t->task_pid);
+    if (r->kill_requested) {
+        agent_tasks_kill(ts, t, r->kill_grace_ns);
+        t->kill_during_launch = t->kill_during_launch || r->kill_during_launch;
+    }
+    if (needs_poll(t))
+        arm_poll(ts);
+    return t;
+}
+
+void agent_tasks_kill_now(struct agent_tasks *ts, struct agent_task *t)
+{
+    (void)ts;
+    if (t->phase == AGENT_TASK_RUNNING && t->task_pid > 0)
+        kill(-t->task_pid, SIGKILL);
+    if (t->phase == AGENT_TASK_LAUNCHING || t->phase == AGENT_TASK_RUNNING)
+        signal_supervisor(t, SIGKILL);
 }
 
 struct agent_task *agent_tasks_next(const struct agent_tasks *ts, size_t *pos)

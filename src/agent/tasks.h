@@ -9,6 +9,14 @@
  * The table decides nothing about status updates: it tells its owner that
  * a task runs and that a task ended (with its wait status, or why its
  * launch failed), and the owner reports.
+ *
+ * After an agent restart, tasks are put back (agent_tasks_restore). A
+ * supervisor that still runs is not the new agent's child, so no SIGCHLD
+ * tells of its end: the table watches it through a pidfd (readable when the
+ * process exits) or, where pidfd_open is unavailable, by polling /proc on a
+ * timer (AGENT_TASKS_POLL_MS; one stat per such task per tick). The same
+ * timer notices when a re-attached task that was still launching execs (its
+ * supervisor writes the task's pid file), since no report pipe is left.
  */
 #ifndef OFFERD_AGENT_TASKS_H
 #define OFFERD_AGENT_TASKS_H
@@ -63,8 +71,11 @@ struct agent_task {
     int64_t grace_ns;        /* grace period of the pending kill */
 
     /* Private to the table. */
-    int report_fd;        /* read end of the supervisor's pipe, -1 */
-    char report_line[64]; /* partial report line */
+    bool adopted;          /* restored live: the supervisor is not our child */
+    int pidfd;             /* adopted: pidfd of the supervisor, -1 (polled) */
+    struct event *exit_ev; /* adopted: the pidfd is readable */
+    int report_fd;         /* read end of the supervisor's pipe, -1 */
+    char report_line[64];  /* partial report line */
     size_t report_len;
     int launch_errno; /* from an "E" report, 0 otherwise */
     struct event *report_ev;
@@ -125,6 +136,40 @@ int agent_tasks_launch(struct agent_tasks *ts, struct agent_task *t,
  * NEW and ENDED tasks. */
 void agent_tasks_kill(struct agent_tasks *ts, struct agent_task *t,
                       int64_t grace_ns);
+
+/* How often re-attached tasks without a pidfd, or still launching, are
+ * checked. */
+#define AGENT_TASKS_POLL_MS 200
+
+/* A task as a restarted agent puts it back. */
+struct agent_task_restore {
+    enum agent_task_phase phase; /* ENDED, or LAUNCHING / RUNNING for a
+                                    supervisor that still runs */
+    const char *sandbox;         /* copied into t->sandbox; may be NULL for
+                                    an ENDED task */
+    pid_t sup_pid;               /* live phases: the running supervisor */
+    pid_t task_pid;              /* RUNNING: the task's pid */
+    bool kill_requested;         /* a kill was in progress: */
+    int64_t kill_grace_ns;       /* what is left of its grace period */
+    bool kill_during_launch;     /* it came before the task ran */
+};
+
+/* Put back a task found in the checkpoint (phase and processes as r says,
+ * state TASK_STAGING for the owner to set) with a copy of info. A live
+ * task's supervisor is watched from now on (on_ended when it exits; with
+ * r->kill_requested the kill resumes: SIGTERM to the task's group again,
+ * SIGKILL after kill_grace_ns); on_running is called when a LAUNCHING one
+ * is seen to exec. No callback runs from inside this call. Returns the
+ * task, or NULL when the table already holds that framework's task id. */
+struct agent_task *agent_tasks_restore(struct agent_tasks *ts,
+                                       const char *framework_id,
+                                       const Mesos__V1__TaskInfo *info,
+                                       const struct agent_task_restore *r);
+
+/* SIGKILL what runs of t now: the task's process group and its
+ * supervisor (an adopted supervisor through its pidfd, or only when
+ * /proc still shows it in the sandbox). No-op for NEW and ENDED tasks. */
+void agent_tasks_kill_now(struct agent_tasks *ts, struct agent_task *t);
 
 /* Iterate tasks: start with *pos = 0; returns NULL when done. Removing the
  * returned task before the next call is not allowed. */

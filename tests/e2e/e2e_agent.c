@@ -17,6 +17,8 @@
  */
 #include "harness.h"
 
+#include "agent/checkpoint.h"
+#include "agent/status.h"
 #include "common/fs.h"
 #include "common/http.h"
 #include "common/ids.h"
@@ -1133,8 +1135,499 @@ START_TEST(test_sigterm_leaves_tasks_and_keeps_id)
     ck_assert_ptr_nonnull(fm.calls[sub]->subscribe->agent_info->id);
     ck_assert_str_eq(fm.calls[sub]->subscribe->agent_info->id->value, AGENT_ID);
     ck_assert_str_eq(fm.calls[sub]->agent_id->value, AGENT_ID);
-    /* Not recovered by this agent: killed here, by the test. */
-    e2e_kill_under(agent_work);
+    /* ... and holds the task again (teardown's SIGUSR1 kills it). */
+    ck_assert_uint_eq(fm.calls[sub]->subscribe->n_tasks, 1);
+    ck_assert(alive(task));
+}
+END_TEST
+
+/* ---- Recovery after a restart ---- */
+
+/* Stop the agent with sig (SIGKILL: as a crash; SIGTERM: exits 0) and start
+ * it again on the same work_dir with extra flags. Returns the index the
+ * new agent's calls start at. */
+static size_t restart_agent(int sig, const char *const *extra)
+{
+    int rc = e2e_proc_stop(&agent, sig, 10000);
+    if (sig == SIGTERM)
+        ck_assert_int_eq(rc, 0);
+    e2e_proc_cleanup(&agent); /* its log directory; the tasks live on */
+    size_t mark = fm.ncalls;
+    start_agent(extra);
+    return mark;
+}
+
+/* The SUBSCRIBE at index >= *from (waited for). */
+static const Offerd__Agent__Call__Subscribe *wait_subscribe(size_t *from)
+{
+    long i = fm_wait_call(from, OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, NULL, -1,
+                          10000);
+    ck_assert_msg(i >= 0, "no SUBSCRIBE");
+    return fm.calls[i]->subscribe;
+}
+
+static const Mesos__V1__Task *
+subscribe_task(const Offerd__Agent__Call__Subscribe *s, const char *task_id)
+{
+    for (size_t i = 0; i < s->n_tasks; i++)
+        if (strcmp(s->tasks[i]->task_id->value, task_id) == 0)
+            return s->tasks[i];
+    return NULL;
+}
+
+static bool path_exists(const char *rel)
+{
+    char p[PATH_MAX + 128];
+    snprintf(p, sizeof(p), "%s/%s", agent_work, rel);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Wait (pumping the fake master) until sandbox/name exists. */
+static bool wait_sandbox_file(const char *sandbox, const char *name,
+                              int timeout_ms)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/%s", sandbox, name);
+    int64_t deadline = now_ms() + timeout_ms;
+    struct stat st;
+    while (stat(p, &st) != 0) {
+        if (now_ms() >= deadline)
+            return false;
+        fm_pump(20);
+    }
+    return true;
+}
+
+/* kill -9 of the agent while a task runs: the task and its supervisor live
+ * on, the new agent subscribes with the same id carrying the task (RUNNING,
+ * nothing pending), sends no update already acknowledged, and still
+ * controls the task: a kill gives TASK_KILLED. */
+START_TEST(test_restart_reattaches_running_task)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("r1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(200); /* the acknowledgements are through */
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("r1", sandbox, sizeof(sandbox)));
+    pid_t task = read_pid(sandbox, ".offerd.task.pid");
+    pid_t sup = read_pid(sandbox, ".offerd.supervisor.pid");
+    ck_assert(alive(task) && alive(sup));
+
+    size_t mark = restart_agent(SIGKILL, NULL);
+    ck_assert(alive(task) && alive(sup));
+    size_t f = mark;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
+    ck_assert_str_eq(s->agent_info->id->value, AGENT_ID);
+    ck_assert_uint_eq(s->n_frameworks, 1);
+    ck_assert_str_eq(s->frameworks[0]->id->value, FW_ID);
+    ck_assert_uint_eq(s->n_tasks, 1);
+    ck_assert_int_eq(s->tasks[0]->state, MESOS__V1__TASK_STATE__TASK_RUNNING);
+    ck_assert_uint_eq(s->n_unacknowledged_updates, 0);
+    fm_wait_subscribed(2, 10000);
+    fm_pump(500);
+    f = mark;
+    ck_assert_msg(
+        fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1", -1, 0) < 0,
+        "an acknowledged update was sent again");
+    char again[PATH_MAX];
+    ck_assert(sandbox_of("r1", again, sizeof(again)));
+    ck_assert_str_eq(again, sandbox);
+
+    fm_kill(FW_ID, "r1");
+    long k = fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__UPDATE, "r1",
+                          MESOS__V1__TASK_STATE__TASK_KILLED, 10000);
+    ck_assert_msg(k >= 0, "no TASK_KILLED after the restart");
+    int64_t deadline = now_ms() + 5000;
+    while ((alive(task) || alive(sup)) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!alive(task) && !alive(sup));
+    /* Acknowledged: forgotten, checkpoint included. */
+    deadline = now_ms() + 5000;
+    while (path_exists("meta/frameworks/" FW_ID) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!path_exists("meta/frameworks/" FW_ID));
+}
+END_TEST
+
+/* kill -9 while none of a task's updates is acknowledged and the task has
+ * ended: the new SUBSCRIBE carries the task (TASK_FAILED) and its three
+ * updates oldest first, the first with the uuid already sent; after
+ * REGISTERED they go one at a time, in order, each once, as acknowledged;
+ * then the task is forgotten. */
+START_TEST(test_restart_resends_pending_updates_in_order)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("p1", "exit 3");
+    size_t from = 0;
+    long i0 = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "p1",
+                           MESOS__V1__TASK_STATE__TASK_STARTING, 15000);
+    ck_assert(i0 >= 0);
+    uint8_t first_uuid[16];
+    memcpy(first_uuid, fm.calls[i0]->update->status->uuid.data, 16);
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("p1", sandbox, sizeof(sandbox)));
+    ck_assert(wait_sandbox_file(sandbox, ".offerd.exit_status", 10000));
+    fm_pump(300); /* the agent saw the supervisor exit */
+
+    size_t mark = restart_agent(SIGKILL, NULL);
+    size_t f = mark;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
+    const Mesos__V1__Task *t = subscribe_task(s, "p1");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_uint_eq(s->n_unacknowledged_updates, 3);
+    static const int want[3] = {MESOS__V1__TASK_STATE__TASK_STARTING,
+                                MESOS__V1__TASK_STATE__TASK_RUNNING,
+                                MESOS__V1__TASK_STATE__TASK_FAILED};
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(s->unacknowledged_updates[k]->status->state, want[k]);
+    ck_assert(memcmp(s->unacknowledged_updates[0]->status->uuid.data,
+                     first_uuid, 16) == 0);
+    fm_wait_subscribed(2, 10000);
+
+    for (int k = 0; k < 3; k++) {
+        long u = fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__UPDATE, "p1", -1,
+                              10000);
+        ck_assert_msg(u >= 0, "update %d not sent", k);
+        const Mesos__V1__TaskStatus *st = fm.calls[u]->update->status;
+        ck_assert_int_eq(st->state, want[k]);
+        ck_assert(memcmp(st->uuid.data,
+                         s->unacknowledged_updates[k]->status->uuid.data,
+                         16) == 0);
+        if (k == 2)
+            ck_assert_ptr_nonnull(strstr(st->message, "status 3"));
+        /* Nothing else goes before the acknowledgement. */
+        fm_pump(200);
+        size_t g = f;
+        ck_assert(fm_wait_call(&g, OFFERD__AGENT__CALL__TYPE__UPDATE, "p1", -1,
+                               0) < 0);
+        fm_ack_status(FW_ID, st);
+    }
+    int64_t deadline = now_ms() + 5000;
+    while (path_exists("meta/frameworks/" FW_ID) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!path_exists("meta/frameworks/" FW_ID));
+    json_t *st = agent_get_json("/state", 200);
+    ck_assert_int_eq(json_array_size(json_object_get(st, "frameworks")), 0);
+    json_decref(st);
+}
+END_TEST
+
+/* Tasks that end while the agent is stopped (SIGTERM) are reported after
+ * the restart with their real exit status. */
+START_TEST(test_restart_reports_tasks_ended_while_down)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("e1", "sleep 1; exit 5");
+    fm_shell_task("e2", "sleep 1");
+    size_t from = 0, from2 = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "e1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    ck_assert(fm_wait_call(&from2, OFFERD__AGENT__CALL__TYPE__UPDATE, "e2",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(100);
+    char s1[PATH_MAX], s2[PATH_MAX];
+    ck_assert(sandbox_of("e1", s1, sizeof(s1)));
+    ck_assert(sandbox_of("e2", s2, sizeof(s2)));
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
+    e2e_proc_cleanup(&agent);
+    ck_assert(wait_sandbox_file(s1, ".offerd.exit_status", 10000));
+    ck_assert(wait_sandbox_file(s2, ".offerd.exit_status", 10000));
+    fm_pump(200);
+
+    size_t mark = fm.ncalls;
+    start_agent(NULL);
+    size_t f = mark;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
+    ck_assert_uint_eq(s->n_tasks, 2);
+    ck_assert_int_eq(subscribe_task(s, "e1")->state,
+                     MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_int_eq(subscribe_task(s, "e2")->state,
+                     MESOS__V1__TASK_STATE__TASK_FINISHED);
+    ck_assert_uint_eq(s->n_unacknowledged_updates, 2);
+    size_t g = mark;
+    long u =
+        fm_wait_call(&g, OFFERD__AGENT__CALL__TYPE__UPDATE, "e1", -1, 10000);
+    ck_assert(u >= 0);
+    const Mesos__V1__TaskStatus *st = fm.calls[u]->update->status;
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+    ck_assert_ptr_nonnull(strstr(st->message, "status 5"));
+    g = mark;
+    u = fm_wait_call(&g, OFFERD__AGENT__CALL__TYPE__UPDATE, "e2", -1, 10000);
+    ck_assert(u >= 0);
+    ck_assert_int_eq(fm.calls[u]->update->status->state,
+                     MESOS__V1__TASK_STATE__TASK_FINISHED);
+    int64_t deadline = now_ms() + 5000;
+    while (path_exists("meta/frameworks/" FW_ID) && now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!path_exists("meta/frameworks/" FW_ID));
+}
+END_TEST
+
+/* A kill in progress (SIGTERM ignored, 2 s grace period) when the agent is
+ * killed -9 resumes after the restart, with no new KILL_TASK: SIGKILL when
+ * the grace period ends, TASK_KILLED. */
+START_TEST(test_restart_resumes_kill)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_run_task(FW_ID, "k1", "trap '' TERM; sleep 60", true, NULL, 2000, NULL,
+                NULL);
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "k1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(300); /* the shell has set its trap */
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("k1", sandbox, sizeof(sandbox)));
+    pid_t task = read_pid(sandbox, ".offerd.task.pid");
+    int64_t t0 = now_ms();
+    fm_kill(FW_ID, "k1");
+    fm_pump(300);
+    ck_assert(alive(task)); /* SIGTERM is ignored */
+    size_t mark = restart_agent(SIGKILL, NULL);
+    size_t f = mark;
+    long k = fm_wait_call(&f, OFFERD__AGENT__CALL__TYPE__UPDATE, "k1",
+                          MESOS__V1__TASK_STATE__TASK_KILLED, 15000);
+    ck_assert_msg(k >= 0, "the kill did not resume");
+    int64_t took = now_ms() - t0;
+    ck_assert_msg(took >= 1500 && took < 9000, "killed after %lld ms",
+                  (long long)took);
+    ck_assert(!alive(task));
+}
+END_TEST
+
+/* --recover=cleanup kills the tasks it finds, forgets the checkpoint and
+ * exits 0 without registering; the next agent registers as a new one. */
+START_TEST(test_recover_cleanup)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    fm_shell_task("c1", "sleep 60");
+    size_t from = 0;
+    ck_assert(fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "c1",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    fm_pump(100);
+    char sandbox[PATH_MAX];
+    ck_assert(sandbox_of("c1", sandbox, sizeof(sandbox)));
+    pid_t task = read_pid(sandbox, ".offerd.task.pid");
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
+    e2e_proc_cleanup(&agent);
+    ck_assert(alive(task));
+
+    char a_master[64], a_work[PATH_MAX + 16], out[16384];
+    snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
+             (unsigned)fm.port);
+    snprintf(a_work, sizeof(a_work), "--work_dir=%s", agent_work);
+    const char *args[] = {
+        a_master, "--ip=127.0.0.1",    "--port=0",
+        a_work,   "--recover=cleanup", "--resources=cpus:2;mem:1024;disk:4096",
+        NULL};
+    size_t mark = fm.ncalls;
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, args, out, sizeof(out), 30000),
+                     0);
+    ck_assert(!alive(task));
+    ck_assert_uint_eq(fm.ncalls, mark); /* it did not subscribe */
+    ck_assert(!path_exists("meta/agent_id"));
+    ck_assert(!path_exists("meta/frameworks"));
+
+    start_agent(NULL);
+    size_t f = mark;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
+    ck_assert_ptr_null(s->agent_info->id);
+    ck_assert_uint_eq(s->n_tasks, 0);
+}
+END_TEST
+
+/* Crafted checkpoint helpers: a TaskInfo and a Task of FW_ID. */
+static void craft_task(struct agent_ckpt *ck, const char *task_id,
+                       const char *sandbox, int state)
+{
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = AGENT_ID;
+    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
+    ti.name = (char *)task_id;
+    ti.task_id = &tid;
+    ti.agent_id = &aid;
+    char err[256];
+    ck_assert_int_eq(
+        agent_ckpt_save_task_info(ck, FW_ID, &ti, sandbox, err, sizeof(err)),
+        0);
+    if (state < 0)
+        return;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = FW_ID;
+    Mesos__V1__Task t = MESOS__V1__TASK__INIT;
+    t.name = (char *)task_id;
+    t.task_id = &tid;
+    t.framework_id = &fid;
+    t.agent_id = &aid;
+    t.state = (Mesos__V1__TaskState)state;
+    ck_assert_int_eq(agent_ckpt_save_task(ck, FW_ID, &t, err, sizeof(err)), 0);
+}
+
+static void craft_sandbox(const char *task_id, const char *exit_status,
+                          char *out, size_t outlen)
+{
+    char err[256];
+    int n = snprintf(out, outlen, "%s/sandboxes/%s/%s/run", agent_work, FW_ID,
+                     task_id);
+    ck_assert(n > 0 && (size_t)n < outlen);
+    ck_assert_int_eq(fs_mkdirs(out, err, sizeof(err)), 0);
+    char p[PATH_MAX + 64];
+    /* A supervisor that is long gone. */
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char buf[32];
+    int len = snprintf(buf, sizeof(buf), "%d\n", (int)dead);
+    snprintf(p, sizeof(p), "%s/.offerd.supervisor.pid", out);
+    ck_assert_int_eq(fs_write_atomic(p, buf, (size_t)len), 0);
+    if (exit_status != NULL) {
+        snprintf(p, sizeof(p), "%s/.offerd.exit_status", out);
+        ck_assert_int_eq(fs_write_atomic(p, exit_status, strlen(exit_status)),
+                         0);
+    }
+}
+
+/* The UPDATE of task_id from index from on (waited for). */
+static const Mesos__V1__TaskStatus *wait_update_of(size_t from,
+                                                   const char *task_id)
+{
+    long i = fm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, task_id, -1,
+                          10000);
+    ck_assert_msg(i >= 0, "no update of %s", task_id);
+    return fm.calls[i]->update->status;
+}
+
+/* An agent started on a checkpoint crafted by hand, with a task that ended
+ * with a status, one whose supervisor left none, a half-written one, one
+ * with an unreadable state, the pending TASK_LOST of a task it never ran
+ * (in a framework whose FrameworkInfo is missing) and a directory that is
+ * not an id: it starts, reports each as the rules say, and forgets them
+ * once acknowledged. */
+START_TEST(test_recovery_from_crafted_checkpoint)
+{
+    char err[256];
+    struct agent_ckpt *ck = agent_ckpt_new(agent_work, err, sizeof(err));
+    ck_assert_msg(ck != NULL, "%s", err);
+    ck_assert_int_eq(agent_ckpt_save_agent_id(ck, AGENT_ID, err, sizeof(err)),
+                     0);
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = FW_ID;
+    Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    fi.user = "u";
+    fi.name = "crafted";
+    fi.id = &fid;
+    ck_assert_int_eq(
+        agent_ckpt_save_framework(ck, FW_ID, &fi, err, sizeof(err)), 0);
+    char sb[PATH_MAX];
+    craft_sandbox("ended3", "768\n", sb, sizeof(sb));
+    craft_task(ck, "ended3", sb, MESOS__V1__TASK_STATE__TASK_RUNNING);
+    craft_sandbox("nostatus", NULL, sb, sizeof(sb));
+    craft_task(ck, "nostatus", sb, MESOS__V1__TASK_STATE__TASK_RUNNING);
+    craft_sandbox("half", NULL, sb, sizeof(sb));
+    craft_task(ck, "half", sb, -1);
+    char p[PATH_MAX + 128];
+    snprintf(p, sizeof(p), "%s/meta/frameworks/%s/tasks/junk", agent_work,
+             FW_ID);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
+    snprintf(p, sizeof(p), "%s/meta/frameworks/%s/tasks/junk/task", agent_work,
+             FW_ID);
+    ck_assert_int_eq(fs_write_atomic(p, "\xff\xfe", 2), 0);
+    struct agent_status_spec spec = {
+        .task_id = "lostonly",
+        .state = MESOS__V1__TASK_STATE__TASK_LOST,
+        .source = MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT,
+        .agent_id = AGENT_ID,
+        .timestamp = 1,
+    };
+    Mesos__V1__TaskStatus *lost = agent_status_new(&spec);
+    Mesos__V1__FrameworkID ofid = MESOS__V1__FRAMEWORK_ID__INIT;
+    ofid.value = "fw-other";
+    Offerd__Agent__Call__Update up = OFFERD__AGENT__CALL__UPDATE__INIT;
+    up.framework_id = &ofid;
+    up.status = lost;
+    const Offerd__Agent__Call__Update *pv[1] = {&up};
+    ck_assert_int_eq(agent_ckpt_save_updates(ck, "fw-other", "lostonly", pv, 1,
+                                             err, sizeof(err)),
+                     0);
+    snprintf(p, sizeof(p), "%s/meta/frameworks/bad name", agent_work);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
+    agent_ckpt_free(ck);
+
+    fm.auto_ack = true;
+    start_agent(NULL);
+    size_t f = 0;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
+    ck_assert_str_eq(s->agent_info->id->value, AGENT_ID);
+    ck_assert_uint_eq(s->n_tasks, 4);
+    for (size_t i = 0; i < s->n_tasks; i++)
+        ck_assert_int_eq(s->tasks[i]->state,
+                         MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_uint_eq(s->n_unacknowledged_updates, 5);
+    /* The oldest pending update (the crafted one) goes first. */
+    ck_assert_str_eq(s->unacknowledged_updates[0]->status->task_id->value,
+                     "lostonly");
+    ck_assert_uint_eq(s->n_frameworks, 1);
+    ck_assert_str_eq(s->frameworks[0]->name, "crafted");
+
+    const Mesos__V1__TaskStatus *st = wait_update_of(0, "ended3");
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+    ck_assert_str_eq(st->message, "Command exited with status 3");
+    st = wait_update_of(0, "nostatus");
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_EXECUTOR_TERMINATED");
+    st = wait_update_of(0, "half");
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_AGENT_RESTARTED");
+    ck_assert_int_eq(st->source, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
+    st = wait_update_of(0, "junk");
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_EXECUTOR_TERMINATED");
+    long i = fm_wait_call(&(size_t){0}, OFFERD__AGENT__CALL__TYPE__UPDATE,
+                          "lostonly", MESOS__V1__TASK_STATE__TASK_LOST, 10000);
+    ck_assert(i >= 0);
+    ck_assert_str_eq(fm.calls[i]->update->framework_id->value, "fw-other");
+    ck_assert(memcmp(fm.calls[i]->update->status->uuid.data, lost->uuid.data,
+                     16) == 0);
+    jpb_free(&lost->base);
+
+    int64_t deadline = now_ms() + 5000;
+    while ((path_exists("meta/frameworks/" FW_ID) ||
+            path_exists("meta/frameworks/fw-other")) &&
+           now_ms() < deadline)
+        fm_pump(20);
+    ck_assert(!path_exists("meta/frameworks/" FW_ID));
+    ck_assert(!path_exists("meta/frameworks/fw-other"));
+    ck_assert(path_exists("meta/frameworks/bad name")); /* left alone */
+}
+END_TEST
+
+/* A bad --recover value is refused. */
+START_TEST(test_recover_flag_checked)
+{
+    char out[4096];
+    const char *args[] = {"--master=127.0.0.1:5050", "--recover=maybe", NULL};
+    ck_assert_int_eq(e2e_run(OFFERD_AGENT_BIN, args, out, sizeof(out), 10000),
+                     1);
+    ck_assert_ptr_nonnull(strstr(out, "--recover"));
 }
 END_TEST
 
@@ -1293,6 +1786,13 @@ static Suite *agent_suite(void)
     tcase_add_test(tc, test_reconcile);
     tcase_add_test(tc, test_ping_timeout_resubscribes);
     tcase_add_test(tc, test_refused_call_resubscribes);
+    tcase_add_test(tc, test_restart_reattaches_running_task);
+    tcase_add_test(tc, test_restart_resends_pending_updates_in_order);
+    tcase_add_test(tc, test_restart_reports_tasks_ended_while_down);
+    tcase_add_test(tc, test_restart_resumes_kill);
+    tcase_add_test(tc, test_recover_cleanup);
+    tcase_add_test(tc, test_recover_flag_checked);
+    tcase_add_test(tc, test_recovery_from_crafted_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -359,6 +359,26 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
     return -1;
 }
 
+/* The agent's command line (argv[0] excluded) into args (64 slots); the
+ * buffers hold the formatted flags. */
+static void agent_args(const char **args, char a_master[64], char a_port[32],
+                       uint16_t master_port, uint16_t port,
+                       const char *const *extra_args)
+{
+    snprintf(a_master, 64, "--master=127.0.0.1:%u", (unsigned)master_port);
+    snprintf(a_port, 32, "--port=%u", (unsigned)port);
+    int n = 0;
+    args[n++] = a_master;
+    args[n++] = "--ip=127.0.0.1";
+    args[n++] = a_port;
+    args[n++] = "--work_dir=work";
+    args[n++] = "--registration_backoff_factor=20ms";
+    args[n++] = "--registration_backoff_max=200ms";
+    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
+        args[n++] = *extra_args;
+    args[n] = NULL;
+}
+
 int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
                     const char *const *extra_args)
 {
@@ -367,21 +387,8 @@ int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
         if (port == 0)
             continue;
         char a_master[64], a_port[32];
-        snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
-                 (unsigned)master_port);
-        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
         const char *args[64];
-        int n = 0;
-        args[n++] = a_master;
-        args[n++] = "--ip=127.0.0.1";
-        args[n++] = a_port;
-        args[n++] = "--work_dir=work";
-        args[n++] = "--registration_backoff_factor=20ms";
-        args[n++] = "--registration_backoff_max=200ms";
-        for (; extra_args != NULL && *extra_args != NULL && n < 63;
-             extra_args++)
-            args[n++] = *extra_args;
-        args[n] = NULL;
+        agent_args(args, a_master, a_port, master_port, port, extra_args);
         if (e2e_spawn(p, OFFERD_AGENT_BIN, args) != 0) {
             e2e_proc_cleanup(p);
             return -1;
@@ -473,6 +480,24 @@ int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
         return -1;
     if (e2e_wait_healthy(p, 20000) != 0) {
         fprintf(stderr, "harness: restarted master did not become healthy\n");
+        e2e_proc_dump_log(p, 8192);
+        return -1;
+    }
+    return 0;
+}
+
+int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
+                      const char *const *extra_args)
+{
+    if (p->pid > 0 || p->dir[0] == '\0')
+        return -1;
+    char a_master[64], a_port[32];
+    const char *args[64];
+    agent_args(args, a_master, a_port, master_port, p->port, extra_args);
+    if (spawn_in_dir(p, OFFERD_AGENT_BIN, args) != 0)
+        return -1;
+    if (e2e_wait_healthy(p, 20000) != 0) {
+        fprintf(stderr, "harness: restarted agent did not become healthy\n");
         e2e_proc_dump_log(p, 8192);
         return -1;
     }

@@ -91,6 +91,14 @@ int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
 int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
                     const char *const *extra_args);
 
+/* Start an agent again after it stopped (e2e_proc_stop with any signal,
+ * e.g. SIGKILL as a crash), in the same directory, work_dir and port, with
+ * e2e_start_agent's flags and extra_args, and wait until healthy (not until
+ * registered). The tasks it left run on under its work_dir for the new
+ * agent to recover. Returns 0, or -1 with the log printed. */
+int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
+                      const char *const *extra_args);
+
 /* Poll the master's /metrics/snapshot until master/slaves_active is n or
  * timeout_ms pass. Returns 0, or -1. */
 int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms);

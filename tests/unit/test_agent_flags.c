@@ -74,6 +74,14 @@ START_TEST(test_defaults)
     ck_assert_int_eq(af.update_retry_min_ns, 10000000000LL);
     ck_assert_int_eq(af.update_retry_max_ns, 600000000000LL);
     ck_assert_int_eq(af.log_level, LOG_LEVEL_INFO);
+    ck_assert_str_eq(af.recover, "reconnect");
+    ck_assert(!af.recover_cleanup);
+    agent_flags_fini(&af);
+
+    const char *cleanup[] = {"--master=127.0.0.1:5050", "--recover=cleanup",
+                             NULL};
+    ck_assert_int_eq(parse(&af, cleanup, err, sizeof(err)), FLAGS_OK);
+    ck_assert(af.recover_cleanup);
     agent_flags_fini(&af);
 }
 END_TEST
@@ -93,6 +101,7 @@ START_TEST(test_rejections)
         {"--status_update_retry_interval_max=1secs",
          "--status_update_retry_interval_max"},
         {"--registration_backoff_max=1ms", "--registration_backoff_max"},
+        {"--recover=kill", "--recover"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct agent_flags af;

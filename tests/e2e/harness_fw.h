@@ -1,0 +1,122 @@
+/*
+ * A framework for end-to-end tests, written on libofferd and run on the
+ * test's own event loop while the test waits (hfw_run_until): it
+ * subscribes, launches the shell tasks a test queues on the offers it
+ * gets, records every status update in arrival order with its uuid, and
+ * acknowledges updates as its policy says. libofferd's auto-acknowledgement
+ * is off, so a test can hold acknowledgements back (e.g. keep a terminal
+ * update unacknowledged across an agent restart) and release them later.
+ *
+ * Every function asserts with Check on failure (test code). Everything
+ * lives in struct hfw, which the test owns (static storage: it is large).
+ */
+#ifndef OFFERD_TESTS_E2E_HARNESS_FW_H
+#define OFFERD_TESTS_E2E_HARNESS_FW_H
+
+#include "offerd/scheduler.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+
+#define HFW_MAX_TASKS   64
+#define HFW_MAX_UPDATES 512
+
+/* Which updates are acknowledged as they arrive. */
+enum hfw_ack_policy {
+    HFW_ACK_ALL,         /* every update */
+    HFW_ACK_NONTERMINAL, /* all but terminal ones, which are held */
+    HFW_ACK_NONE,        /* none: all are held */
+};
+
+/* One UPDATE event as it arrived. */
+struct hfw_update {
+    char task_id[64];
+    char agent_id[128];
+    int state;  /* Mesos__V1__TaskState */
+    int reason; /* Mesos__V1__TaskStatus__Reason, -1 when unset */
+    int source; /* Mesos__V1__TaskStatus__Source, -1 when unset */
+    bool has_uuid;
+    uint8_t uuid[16];
+    char message[256];
+};
+
+/* A task waiting for an offer. */
+struct hfw_pending {
+    char task_id[64];
+    char command[256];
+};
+
+struct hfw {
+    /* Set before hfw_start (zero: defaults). */
+    const char *name;        /* FrameworkInfo.name; "e2e-fw" */
+    enum hfw_ack_policy ack; /* HFW_ACK_ALL */
+    const char *task_res;    /* each task's resources; "cpus:0.1;mem:16" */
+    double kill_grace_secs;  /* tasks' kill policy; 0: none */
+
+    /* State, read by tests. */
+    struct offerd_sched *s;
+    struct event_base *base;
+    char id[128]; /* framework id once subscribed */
+    bool subscribed;
+    int errors;                                 /* ERROR events */
+    struct hfw_update updates[HFW_MAX_UPDATES]; /* arrival order */
+    int nupdates;
+    int acked_again; /* arrivals of a uuid this framework had acknowledged */
+
+    /* Private. */
+    struct hfw_pending pending[HFW_MAX_TASKS];
+    int npending;
+    uint8_t acked[HFW_MAX_UPDATES][16]; /* uuids acknowledged */
+    int nacked;
+};
+
+/* Create f's client on base against the master at 127.0.0.1:master_port
+ * and wait (up to 10 s) until it is subscribed. */
+void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
+               enum offerd_encoding enc);
+
+/* Close the client (no TEARDOWN: the master keeps the framework for its
+ * failover timeout). */
+void hfw_free(struct hfw *f);
+
+/* Run base until cond(arg) holds or timeout_ms pass; true if it held. */
+bool hfw_run_until(struct event_base *base, bool (*cond)(void *), void *arg,
+                   int timeout_ms);
+
+/* Run base for ms milliseconds. */
+void hfw_run_for(struct event_base *base, int ms);
+
+/* Queue a shell task; it is launched on the next offer it fits (a REVIVE
+ * is sent). */
+void hfw_launch(struct hfw *f, const char *task_id, const char *command);
+
+/* Tasks still waiting for an offer. */
+int hfw_pending(const struct hfw *f);
+
+/* The latest state received for task_id, or -1 when none. */
+int hfw_state(const struct hfw *f, const char *task_id);
+
+/* The updates received for task_id in arrival order (at most max, borrowed
+ * from f); returns how many there are in all. */
+size_t hfw_updates_of(const struct hfw *f, const char *task_id,
+                      const struct hfw_update **out, size_t max);
+
+/* Like hfw_updates_of, but an update whose uuid arrived before counts once
+ * (its first arrival). */
+size_t hfw_distinct_updates_of(const struct hfw *f, const char *task_id,
+                               const struct hfw_update **out, size_t max);
+
+/* Acknowledge every received update whose uuid is not acknowledged yet
+ * (each uuid once). Returns how many were acknowledged. */
+int hfw_ack_held(struct hfw *f);
+
+/* Kill task_id. */
+void hfw_kill(struct hfw *f, const char *task_id);
+
+/* True for terminal states. */
+bool hfw_state_is_terminal(int state);
+
+#endif
