@@ -470,5 +470,7 @@ void master_task_kill(struct master *m, struct framework *fw,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
     ev.kill_task = &kt;
-    master_send_to_agent(m, t->agent, &ev);
+    /* Delivered: the agent carries the kill through its own restarts; only
+     * an undelivered one is sent again when the agent reconnects. */
+    t->kill_requested = master_send_to_agent(m, t->agent, &ev) != 0;
 }
