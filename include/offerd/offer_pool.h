@@ -262,6 +262,11 @@ struct offerd_request *offerd_request_new(const char *resources,
 /* Free a request; NULL is ignored. */
 void offerd_request_free(struct offerd_request *r);
 
+/* Fill *out (OUT) with the cpus, mem, disk and gpus r asks for (0 for what
+ * it does not name). */
+void offerd_request_amounts(const struct offerd_request *r,
+                            struct offerd_usable *out);
+
 /* Why offers were passed over by the last find/take (for diagnostics). */
 struct offerd_pool_find_report {
     size_t considered;  /* available offers looked at */

@@ -718,6 +718,15 @@ void offerd_request_free(struct offerd_request *r)
     free(r);
 }
 
+void offerd_request_amounts(const struct offerd_request *r,
+                            struct offerd_usable *out)
+{
+    out->cpus = r->cpus;
+    out->mem = r->mem;
+    out->disk = r->disk;
+    out->gpus = res_scalar_to_double(res_list_scalar(&r->want, "gpus"));
+}
+
 static bool within_budget(const struct offerd_request *r, double cpus,
                           double mem, double disk)
 {
