@@ -5,7 +5,8 @@
  * that hostname:UNIQUE spreads instances over machines, that an instance
  * UNIQUE cannot place waits, as documented, until a machine is free again,
  * and that an attribute constraint in Marathon's JSON form keeps instances
- * on the machines it names.
+ * on the machines it names; and that the example framework of
+ * docs/scheduler-library.md (examples/pool_framework.c) runs as shown.
  */
 #include "harness.h"
 
@@ -18,6 +19,9 @@
 
 #ifndef OFFERD_EXECUTE_BIN
 #define OFFERD_EXECUTE_BIN "offerd-execute"
+#endif
+#ifndef OFFERD_POOL_EXAMPLE_BIN
+#define OFFERD_POOL_EXAMPLE_BIN "offerd-pool-example"
 #endif
 
 #define NAGENTS 3
@@ -200,6 +204,28 @@ START_TEST(test_cluster_on_an_attribute_in_json_form)
 }
 END_TEST
 
+START_TEST(test_documented_pool_example_spreads)
+{
+    cluster_start();
+    char m[64];
+    snprintf(m, sizeof(m), "127.0.0.1:%u", (unsigned)master.port);
+    const char *args[] = {m, "3", "true", NULL};
+    char out[16384];
+    int rc = e2e_run(OFFERD_POOL_EXAMPLE_BIN, args, out, sizeof(out), 60000);
+    ck_assert_msg(rc == 0, "exit %d\n%s", rc, out);
+    for (int i = 0; i < NAGENTS; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "on agent%d\n", i);
+        ck_assert_msg(strstr(out, line) != NULL, "nothing %s%s", line, out);
+        snprintf(line, sizeof(line), "spread-%d: TASK_FINISHED\n", i);
+        ck_assert_msg(strstr(out, line) != NULL, "no %s%s", line, out);
+    }
+    ck_assert_msg(strstr(out, "spread-3") == NULL, "%s", out);
+    ck_assert_msg(strstr(out, "offers: ") != NULL, "%s", out);
+    cluster_stop();
+}
+END_TEST
+
 static Suite *constraints_suite(void)
 {
     Suite *s = suite_create("e2e_constraints");
@@ -208,6 +234,7 @@ static Suite *constraints_suite(void)
     tcase_add_test(tc, test_unique_hostname_uses_three_machines);
     tcase_add_test(tc, test_unique_beyond_the_machines_waits_for_a_free_one);
     tcase_add_test(tc, test_cluster_on_an_attribute_in_json_form);
+    tcase_add_test(tc, test_documented_pool_example_spreads);
     suite_add_tcase(s, tc);
     return s;
 }
