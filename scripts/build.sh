@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Configure and build offerd.
-#   scripts/build.sh [--sanitize] [--fuzz] [--debug]
-# Build trees: build/ (normal), build-asan/ (ASan+UBSan), build-fuzz/ (clang
-# libFuzzer). Prints the build folder on its last line.
+#   scripts/build.sh [--sanitize] [--tsan] [--fuzz] [--debug]
+# Build trees: build/ (normal), build-asan/ (ASan+UBSan), build-tsan/
+# (ThreadSanitizer), build-fuzz/ (clang libFuzzer). Prints the build folder
+# on its last line.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$top/build
@@ -10,10 +11,11 @@ args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 for a in "$@"; do
     case $a in
     --sanitize) dir=$top/build-asan; args+=(-DOFFERD_SANITIZE=ON) ;;
+    --tsan) dir=$top/build-tsan; args+=(-DOFFERD_TSAN=ON) ;;
     --fuzz) dir=$top/build-fuzz
         args+=(-DOFFERD_FUZZ=ON -DCMAKE_C_COMPILER=clang) ;;
     --debug) args+=(-DCMAKE_BUILD_TYPE=Debug) ;;
-    *) echo "usage: $0 [--sanitize] [--fuzz] [--debug]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--sanitize] [--tsan] [--fuzz] [--debug]" >&2; exit 2 ;;
     esac
 done
 cmake -S "$top" -B "$dir" "${args[@]}" >/dev/null

@@ -8,7 +8,7 @@ command -v clang-format >/dev/null || {
     echo "clang-format not installed (scripts/install-deps.sh installs it)"
     exit 1
 }
-mapfile -t files < <(find src include tests -name '*.[ch]' | sort)
+mapfile -t files < <(find src include tests examples -name '*.[ch]' | sort)
 bad=0
 for f in "${files[@]}"; do
     if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then

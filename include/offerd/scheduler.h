@@ -69,6 +69,7 @@ typedef struct Mesos__V1__Scheduler__Call Mesos__V1__Scheduler__Call;
 typedef struct Mesos__V1__Scheduler__Event Mesos__V1__Scheduler__Event;
 
 struct offerd_sched;
+struct offerd_pool;
 
 /* Body encoding of calls and events. */
 enum offerd_encoding {
@@ -134,6 +135,9 @@ struct offerd_sched_callbacks {
 #define OFFERD_SCHED_DEFAULT_MAX_REFUSALS        3
 #define OFFERD_SCHED_DEFAULT_MAX_EVENT_SIZE      ((size_t)64 << 20)
 
+/* Period of the attached offer pool's expiry and decline flushing. */
+#define OFFERD_SCHED_POOL_TICK_MS 1000
+
 /* Everything offerd_sched_new takes. Zero-initialise, then set at least
  * master_host, master_port and framework_info. */
 struct offerd_sched_options {
@@ -187,6 +191,37 @@ void offerd_sched_stop(struct offerd_sched *s);
  * client the memory is released when the callback returns; the pointer is
  * dead for the caller either way. */
 void offerd_sched_free(struct offerd_sched *s);
+
+/* ---- Offer pool (include/offerd/offer_pool.h) ---- */
+
+/*
+ * Attach pool (borrowed: it must outlive the client, or be detached with
+ * NULL before it is freed), replacing any pool attached before. While
+ * attached, the client keeps it fed, each change made before the event's
+ * callback runs (so the callback sees the pool up to date):
+ *  - OFFERS: every offer is added (offerd_pool_add);
+ *  - RESCIND: the offer is removed (offerd_pool_rescind);
+ *  - agent loss: a FAILURE event with an agent id and no executor id, or an
+ *    UPDATE from the master (source SOURCE_MASTER) with the reason
+ *    REASON_AGENT_REMOVED, REASON_AGENT_REMOVED_BY_OPERATOR,
+ *    REASON_AGENT_DISCONNECTED or REASON_AGENT_REREGISTERED, or in state
+ *    TASK_UNREACHABLE or TASK_LOST without a reason, calls
+ *    offerd_pool_agent_lost for the status's agent (updates the master
+ *    sends for reconciliation or invalid offers name other reasons);
+ *  - the end of a subscription (stream lost, stop, free) clears the pool
+ *    (offerd_pool_clear): the master rescinds a disconnected framework's
+ *    offers.
+ * The pool's queued declines (offerd_pool_flush) are sent as DECLINE calls,
+ * one per refusal filter, after every event callback and every
+ * OFFERD_SCHED_POOL_TICK_MS from the loop, which also expires old offers
+ * (offerd_pool_expire). Declines queued while not subscribed are dropped.
+ * Other threads may use the pool at any time; only the loop thread calls
+ * the client. Returns 0, or -1 when s is NULL or freed.
+ */
+int offerd_sched_set_pool(struct offerd_sched *s, struct offerd_pool *pool);
+
+/* The attached pool, or NULL. */
+struct offerd_pool *offerd_sched_pool(const struct offerd_sched *s);
 
 /* ---- State ---- */
 

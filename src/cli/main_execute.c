@@ -1,9 +1,11 @@
 /*
  * offerd-execute: run a shell command as K tasks on an offerd (or Mesos)
  * cluster and wait for them, as Mesos's mesos-execute does. Built on
- * libofferd: it subscribes as a framework, launches tasks into offers that
- * fit, declines the rest, prints one line per status update, acknowledges
- * them, and when every task is terminal tears the framework down.
+ * libofferd: it subscribes as a framework, keeps its offers in an offer pool
+ * (offerd/offer_pool.h), launches tasks into the offers that fit the
+ * resources and the --constraints, declines the rest, prints one line per
+ * status update, acknowledges them, and when every task is terminal tears
+ * the framework down.
  *
  * Exit status: 0 when every task FINISHED; 1 otherwise (a task failed, was
  * killed or lost; Ctrl-C; the master refused or could not be reached
@@ -14,7 +16,6 @@
  * master to close the stream) is a small state machine driven by a timer,
  * bounded by a deadline.
  */
-#include "cli/offer_fit.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -22,6 +23,8 @@
 #include "common/resources_pb.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
+#include "offerd/offer_pool.h"
+#include "offerd/placement.h"
 #include "offerd/scheduler.h"
 
 #include <arpa/inet.h>
@@ -57,6 +60,7 @@ struct exec_flags {
     const char *name;
     const char *command;
     const char *resources;
+    const char *constraints;
     int64_t instances;
     const char *role;
     const char *encoding;
@@ -91,7 +95,11 @@ struct execute {
     struct event_base *base;
     struct exec_flags f;
     struct offerd_sched *s;
-    res_list want; /* per task */
+    struct offerd_pool *pool;               /* the framework's offers */
+    struct offerd_request *req;             /* resources of each task */
+    struct offerd_constraints *constraints; /* NULL: none */
+    struct offerd_placements *placements;   /* launched, not yet terminal */
+    bool waiting_said; /* "cannot be placed" printed since the last launch */
     struct task *tasks;
     int ntasks;
     int nlaunched;
@@ -312,7 +320,7 @@ struct launch {
     Mesos__V1__TaskID *tids;
     Mesos__V1__CommandInfo cmd;
     Mesos__V1__AgentID aid;
-    Mesos__V1__Resource ***res; /* per task, from res_list_to_pb */
+    Mesos__V1__Resource ***res; /* per task, from offerd_fit_take */
     size_t *nres;
     struct task **which;
     int n;
@@ -321,7 +329,7 @@ struct launch {
 static void launch_free(struct launch *l)
 {
     for (int i = 0; i < l->n; i++)
-        res_pb_array_free(l->res[i], l->nres[i]);
+        offerd_resources_free(l->res[i], l->nres[i]);
     free(l->infos);
     free(l->ptrs);
     free(l->tids);
@@ -330,22 +338,16 @@ static void launch_free(struct launch *l)
     free(l->which);
 }
 
-static void handle_offer(struct execute *x, const Mesos__V1__Offer *offer)
+/*
+ * Launch as many waiting tasks as fit into an offer taken from the pool,
+ * each one checked against the constraints with the tasks placed before it
+ * (which may be on this very offer). Returns the number submitted.
+ */
+static int launch_into(struct execute *x, struct offerd_pool_offer *h)
 {
-    const char *oid = offer->id->value;
+    const Mesos__V1__Offer *offer = offerd_pool_offer_get(h);
+    const char *oid = offerd_pool_offer_id(h);
     int remaining = x->ntasks - x->nlaunched;
-    if (x->phase != PH_RUNNING || remaining == 0) {
-        decline(x, oid, DECLINE_DONE_SECS);
-        return;
-    }
-    res_list avail = RES_LIST_INIT;
-    char err[256];
-    if (res_list_from_pb(offer->resources, offer->n_resources, &avail, err,
-                         sizeof(err)) != 0) {
-        log_warn("offer %s: unusable resources: %s", oid, err);
-        decline(x, oid, DECLINE_WAITING_SECS);
-        return;
-    }
     struct launch l;
     memset(&l, 0, sizeof(l));
     l.infos = xcalloc((size_t)remaining, sizeof(*l.infos));
@@ -359,18 +361,20 @@ static void handle_offer(struct execute *x, const Mesos__V1__Offer *offer)
     l.cmd.shell = 1;
     l.cmd.value = (char *)x->f.command;
     mesos__v1__agent_id__init(&l.aid);
-    l.aid.value = offer->agent_id->value;
+    l.aid.value = (char *)offerd_pool_offer_agent_id(h);
 
+    struct offerd_fit *fit = offerd_pool_fit_new(x->pool, h);
     for (int i = 0; i < x->ntasks && l.n < remaining; i++) {
         struct task *t = &x->tasks[i];
         if (t->launched)
             continue;
-        res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &x->want, x->f.role, &taken) != 0)
+        if (!offerd_constraints_match(x->constraints, offer, x->placements))
             break;
-        int k = l.n++;
-        l.res[k] = res_list_to_pb(&taken, false, &l.nres[k]);
-        res_list_clear(&taken);
+        int k = l.n;
+        if (offerd_fit_take(fit, x->req, &l.res[k], &l.nres[k]) != 0)
+            break;
+        l.n++;
+        offerd_placements_add(x->placements, t->id, offer);
         mesos__v1__task_id__init(&l.tids[k]);
         l.tids[k].value = t->id;
         Mesos__V1__TaskInfo *ti = &l.infos[k];
@@ -384,12 +388,14 @@ static void handle_offer(struct execute *x, const Mesos__V1__Offer *offer)
         l.ptrs[k] = ti;
         l.which[k] = t;
     }
-    res_list_clear(&avail);
+    offerd_fit_free(fit);
 
     if (l.n == 0) {
+        /* The pool found it fitting, so this does not happen; the offer
+         * is ours (used) all the same: give it back. */
         decline(x, oid, DECLINE_WAITING_SECS);
         launch_free(&l);
-        return;
+        return 0;
     }
     Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
     Mesos__V1__Offer__Operation__Launch launch =
@@ -401,25 +407,66 @@ static void handle_offer(struct execute *x, const Mesos__V1__Offer *offer)
     op.launch = &launch;
     Mesos__V1__Offer__Operation *ops[1] = {&op};
     const char *ids[1] = {oid};
-    if (offerd_sched_accept(x->s, ids, 1, ops, 1, NULL) == 0) {
-        for (int k = 0; k < l.n; k++) {
-            struct task *t = l.which[k];
-            t->launched = true;
-            free(t->agent_id);
-            t->agent_id = xstrdup(offer->agent_id->value);
-            x->nlaunched++;
-            out("submitted task %s to agent %s", t->id, t->agent_id);
+    bool sent = offerd_sched_accept(x->s, ids, 1, ops, 1, NULL) == 0;
+    for (int k = 0; k < l.n; k++) {
+        struct task *t = l.which[k];
+        if (!sent) {
+            offerd_placements_remove(x->placements, t->id);
+            continue;
         }
+        t->launched = true;
+        free(t->agent_id);
+        t->agent_id = xstrdup(l.aid.value);
+        x->nlaunched++;
+        out("submitted task %s to agent %s", t->id, t->agent_id);
     }
+    int n = sent ? l.n : 0;
     launch_free(&l);
+    return n;
+}
+
+/* Place the waiting tasks into the pool's offers, in the pool's order. */
+static void place_tasks(struct execute *x)
+{
+    while (x->phase == PH_RUNNING && x->nlaunched < x->ntasks) {
+        struct offerd_pool_find_report rep;
+        struct offerd_pool_offer *h = offerd_pool_take(
+            x->pool, x->req, x->constraints, x->placements, &rep);
+        if (h == NULL) {
+            if (rep.constrained > 0 && !x->waiting_said) {
+                int waiting = x->ntasks - x->nlaunched;
+                char text[256];
+                if (offerd_constraints_format(x->constraints, text,
+                                              sizeof(text)) != 0)
+                    snprintf(text, sizeof(text), "the constraints");
+                out("waiting: %d task%s cannot be placed on the offered "
+                    "agents under %s",
+                    waiting, waiting == 1 ? "" : "s", text);
+                x->waiting_said = true;
+            }
+            return;
+        }
+        int n = launch_into(x, h);
+        offerd_pool_release(x->pool, h);
+        if (n == 0)
+            return;
+        x->waiting_said = false;
+    }
 }
 
 static void on_offers(struct offerd_sched *s,
                       const Mesos__V1__Scheduler__Event *ev, void *user)
 {
     struct execute *x = user;
-    for (size_t i = 0; i < ev->offers->n_offers; i++)
-        handle_offer(x, ev->offers->offers[i]);
+    (void)ev; /* the client put them into the pool already */
+    place_tasks(x);
+    /* Decline what is left (the client sends it when this returns): back
+     * soon while tasks wait, for long once nothing more is needed. */
+    bool done = x->phase != PH_RUNNING || x->nlaunched == x->ntasks;
+    double secs = done ? DECLINE_DONE_SECS : DECLINE_WAITING_SECS;
+    for (struct offerd_pool_offer *h = offerd_pool_first(x->pool); h != NULL;
+         h = offerd_pool_next(x->pool, h))
+        offerd_pool_decline(x->pool, h, secs);
     if (x->nlaunched == x->ntasks && !x->suppressed &&
         offerd_sched_suppress(s, NULL, 0) == 0)
         x->suppressed = true;
@@ -482,6 +529,7 @@ static void on_update(struct offerd_sched *s,
     }
     if (state_is_terminal(st->state)) {
         t->terminal = true;
+        offerd_placements_remove(x->placements, t->id);
         t->finished = st->state == MESOS__V1__TASK_STATE__TASK_FINISHED;
         if (!t->launched) {
             /* Known only from reconciliation: count it as launched. */
@@ -664,13 +712,18 @@ static int check_flags(struct execute *x, enum offerd_encoding *enc, char *err,
         snprintf(err, errlen, "--role: %s", why);
         return -1;
     }
-    if (res_list_parse(f->resources, NULL, &x->want, why, sizeof(why)) != 0) {
+    x->req = offerd_request_new(f->resources, f->role, why, sizeof(why));
+    if (x->req == NULL) {
         snprintf(err, errlen, "--resources: %s", why);
         return -1;
     }
-    if (res_list_is_empty(&x->want)) {
-        snprintf(err, errlen, "--resources: no resources given");
-        return -1;
+    if (f->constraints != NULL) {
+        x->constraints =
+            offerd_constraints_parse(f->constraints, why, sizeof(why));
+        if (x->constraints == NULL) {
+            snprintf(err, errlen, "--constraints: %s", why);
+            return -1;
+        }
     }
     if (f->subscribe_timeout_ns <= 0) {
         snprintf(err, errlen, "--subscribe_timeout: must be positive");
@@ -704,6 +757,14 @@ int main(int argc, char **argv)
          &f->resources},
         {"instances", FLAG_INT, "1", "Number of tasks to launch.",
          &f->instances},
+        {"constraints", FLAG_STRING, NULL,
+         "Placement constraints in Marathon's vocabulary, as text "
+         "(hostname:UNIQUE;rack:CLUSTER:r1) or as a JSON array "
+         "([[\"hostname\",\"UNIQUE\"]]); operators UNIQUE, CLUSTER, IS, "
+         "GROUP_BY, LIKE, UNLIKE, MAX_PER, over the agent's hostname or an "
+         "attribute. They count the tasks not yet ended: a task that cannot "
+         "be placed waits (and says so) until one ends or an agent fits.",
+         &f->constraints},
         {"role", FLAG_STRING, "*",
          "Role the framework subscribes with; its reservations are used "
          "before unreserved resources.",
@@ -756,11 +817,23 @@ int main(int argc, char **argv)
         parse_master(f->master, ip, sizeof(ip), &port, err, sizeof(err)) != 0) {
         fprintf(stderr, PROGRAM ": %s\nRun '" PROGRAM " --help' for usage.\n",
                 err);
-        res_list_clear(&x.want);
+        offerd_request_free(x.req);
+        offerd_constraints_free(x.constraints);
         flags_free(fl);
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
+
+    /* The pool declines offers below a minimum of cpus; a task asking for
+     * less than that must still get the offers it fits. */
+    struct offerd_usable amounts;
+    offerd_request_amounts(x.req, &amounts);
+    struct offerd_pool_options po;
+    memset(&po, 0, sizeof(po));
+    if (amounts.cpus < OFFERD_POOL_DEFAULT_MIN_CPUS)
+        po.min_cpus = amounts.cpus > 0 ? amounts.cpus : -1;
+    x.pool = offerd_pool_new(&po, err, sizeof(err));
+    x.placements = offerd_placements_new();
 
     x.ntasks = (int)f->instances;
     x.tasks = xcalloc((size_t)x.ntasks, sizeof(*x.tasks));
@@ -824,13 +897,18 @@ int main(int argc, char **argv)
         err_line("%s", err);
         goto out;
     }
+    offerd_sched_set_pool(x.s, x.pool);
     offerd_sched_start(x.s);
     arm_ms(x.subscribe_deadline, f->subscribe_timeout_ns / 1000000);
     x.phase = PH_RUNNING;
     event_base_dispatch(x.base);
 
 out:
-    offerd_sched_free(x.s);
+    offerd_sched_free(x.s); /* before the pool it feeds */
+    offerd_pool_free(x.pool);
+    offerd_placements_free(x.placements);
+    offerd_constraints_free(x.constraints);
+    offerd_request_free(x.req);
     for (int i = 0; i < x.ntasks; i++) {
         if (x.tasks[i].kill_ev != NULL)
             event_free(x.tasks[i].kill_ev);
@@ -850,7 +928,6 @@ out:
         event_free(x.phase_deadline);
     if (x.base != NULL)
         event_base_free(x.base);
-    res_list_clear(&x.want);
     flags_free(fl);
     return x.exit_code;
 }

@@ -25,6 +25,8 @@
  */
 #include "offerd/scheduler.h"
 
+#include "offerd/offer_pool.h"
+
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/json_pb.h"
@@ -104,6 +106,9 @@ struct offerd_sched {
 
     struct pending_call *calls;
     size_t ncalls;
+
+    struct offerd_pool *pool; /* attached pool (borrowed), or NULL */
+    struct event *pool_ev;    /* expiry and decline flushing, periodic */
 
     int depth; /* entries from the loop currently running */
     bool dead; /* freed by the owner inside a callback */
@@ -326,6 +331,10 @@ static void on_stream_close(const struct http_client_response *r, void *arg);
 /* Forget the current stream (cancelled or finished). */
 static void drop_stream(struct offerd_sched *s)
 {
+    /* The master rescinds a framework's offers when its subscription
+     * ends: what the pool holds (and its queued declines) is void. */
+    if (s->pool != NULL)
+        offerd_pool_clear(s->pool);
     if (s->stream != NULL)
         http_client_cancel(s->stream);
     s->stream = NULL;
@@ -535,6 +544,98 @@ static void on_subscribed(struct offerd_sched *s,
         s->cb.subscribed(s, s->info->id->value, hb, ev, s->user);
 }
 
+/* ---- Offer pool ---- */
+
+/* The pool's decline sink: one DECLINE per batch. */
+static void pool_decline(const char *const *ids, size_t n, double secs,
+                         void *arg)
+{
+    struct offerd_sched *s = arg;
+    Mesos__V1__Filters f = MESOS__V1__FILTERS__INIT;
+    if (secs >= 0) {
+        f.has_refuse_seconds = 1;
+        f.refuse_seconds = secs;
+    }
+    if (offerd_sched_decline(s, ids, n, secs >= 0 ? &f : NULL) != 0)
+        log_debug("%zu declines of the offer pool dropped: not subscribed", n);
+}
+
+static void flush_pool(struct offerd_sched *s)
+{
+    offerd_pool_flush(s->pool, pool_decline, s);
+}
+
+static void on_pool_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct offerd_sched *s = arg;
+    (void)fd;
+    (void)what;
+    enter(s);
+    if (!s->dead && s->pool != NULL) {
+        offerd_pool_expire(s->pool);
+        flush_pool(s);
+    }
+    leave(s);
+}
+
+/* Does this update tell that its agent was lost or re-registered? Only
+ * the master's own updates count, and not its answers to reconciliation
+ * or to invalid launches (TASK_LOST too, but the agent is fine). */
+static bool update_means_agent_lost(const Mesos__V1__TaskStatus *st)
+{
+    if (st == NULL || st->agent_id == NULL || st->agent_id->value == NULL ||
+        !st->has_source ||
+        st->source != MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER)
+        return false;
+    if (st->has_reason) {
+        switch (st->reason) {
+        case MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED:
+        case MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED_BY_OPERATOR:
+        case MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_DISCONNECTED:
+        case MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REREGISTERED:
+            return true;
+        default:
+            return false;
+        }
+    }
+    return st->state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE ||
+           st->state == MESOS__V1__TASK_STATE__TASK_LOST;
+}
+
+/* Tell the pool what the event changes, before the owner's callback. */
+static void feed_pool(struct offerd_sched *s,
+                      const Mesos__V1__Scheduler__Event *ev)
+{
+    switch (ev->type) {
+    case MESOS__V1__SCHEDULER__EVENT__TYPE__OFFERS:
+        for (size_t i = 0; i < ev->offers->n_offers; i++)
+            if (offerd_pool_add(s->pool, ev->offers->offers[i]) ==
+                OFFERD_POOL_REJECTED)
+                log_warn("offer without id or agent id, or repeated, not "
+                         "pooled");
+        break;
+    case MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND:
+        if (ev->rescind->offer_id != NULL &&
+            ev->rescind->offer_id->value != NULL)
+            offerd_pool_rescind(s->pool, ev->rescind->offer_id->value);
+        break;
+    case MESOS__V1__SCHEDULER__EVENT__TYPE__FAILURE:
+        /* An agent failure names no executor (an executor's does). */
+        if (ev->failure->agent_id != NULL &&
+            ev->failure->agent_id->value != NULL &&
+            ev->failure->executor_id == NULL)
+            offerd_pool_agent_lost(s->pool, ev->failure->agent_id->value);
+        break;
+    case MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE:
+        if (update_means_agent_lost(ev->update->status))
+            offerd_pool_agent_lost(s->pool,
+                                   ev->update->status->agent_id->value);
+        break;
+    default:
+        break;
+    }
+}
+
 /* Run the callback of one decoded event. gen is the stream's generation,
  * to notice a callback that stopped or replaced the stream. */
 static void dispatch(struct offerd_sched *s,
@@ -601,8 +702,12 @@ static void dispatch(struct offerd_sched *s,
         log_warn("%s event without its payload ignored", event_type_name(type));
         return;
     }
+    if (s->pool != NULL)
+        feed_pool(s, ev);
     if (fn != NULL)
         fn(s, ev, s->user);
+    if (!s->dead && s->pool != NULL)
+        flush_pool(s);
     if (type == MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE && s->auto_ack &&
         !s->dead && s->conn_gen == gen && s->state == ST_SUBSCRIBED)
         auto_acknowledge(s, ev->update->status);
@@ -806,6 +911,7 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
     s->state = ST_IDLE;
     s->reconnect_ev = evtimer_new(base, on_reconnect_timer, s);
     s->watchdog_ev = evtimer_new(base, on_watchdog, s);
+    s->pool_ev = event_new(base, -1, EV_PERSIST, on_pool_timer, s);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     s->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^
@@ -858,6 +964,7 @@ static void destroy(struct offerd_sched *s)
     offerd_sched_stop(s);
     event_free(s->reconnect_ev);
     event_free(s->watchdog_ev);
+    event_free(s->pool_ev);
     rio_decoder_free(s->dec);
     jpb_free(&s->info->base);
     free(s->master_host);
@@ -875,6 +982,26 @@ void offerd_sched_free(struct offerd_sched *s)
         s->dead = true; /* leave() frees it */
     else
         destroy(s);
+}
+
+int offerd_sched_set_pool(struct offerd_sched *s, struct offerd_pool *pool)
+{
+    if (s == NULL || s->dead)
+        return -1;
+    s->pool = pool;
+    if (pool == NULL) {
+        evtimer_del(s->pool_ev);
+        return 0;
+    }
+    struct timeval tv = {OFFERD_SCHED_POOL_TICK_MS / 1000,
+                         (OFFERD_SCHED_POOL_TICK_MS % 1000) * 1000};
+    event_add(s->pool_ev, &tv);
+    return 0;
+}
+
+struct offerd_pool *offerd_sched_pool(const struct offerd_sched *s)
+{
+    return s != NULL ? s->pool : NULL;
 }
 
 /* ---- State ---- */

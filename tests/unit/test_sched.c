@@ -9,6 +9,8 @@
  */
 #include "offerd/scheduler.h"
 
+#include "offerd/offer_pool.h"
+
 #include "common/clock.h"
 #include "common/http.h"
 #include "common/json_pb.h"
@@ -1710,6 +1712,303 @@ START_TEST(test_free_with_calls_in_flight)
 }
 END_TEST
 
+/* ---- Offer pool ---- */
+
+static struct offerd_pool *tpool;
+static size_t pool_size_in_offers;  /* pool size when cb_pool_offers ran */
+static size_t pool_size_in_rescind; /* ... and cb_pool_rescind */
+
+static void cb_pool_offers(struct offerd_sched *s,
+                           const Mesos__V1__Scheduler__Event *ev, void *user)
+{
+    (void)ev;
+    (void)user;
+    struct offerd_pool_metrics m;
+    offerd_pool_get_metrics(offerd_sched_pool(s), &m);
+    pool_size_in_offers = m.size;
+    lg.offers++;
+}
+
+static void cb_pool_rescind(struct offerd_sched *s,
+                            const Mesos__V1__Scheduler__Event *ev, void *user)
+{
+    (void)ev;
+    (void)user;
+    struct offerd_pool_metrics m;
+    offerd_pool_get_metrics(offerd_sched_pool(s), &m);
+    pool_size_in_rescind = m.size;
+    lg.rescind++;
+}
+
+/* Send OFFERS with one offer per id (agent agent, cpus each). */
+static void send_offers(struct fake *f, const char *const *ids, size_t n,
+                        const char *agent, double cpus)
+{
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    Mesos__V1__Scheduler__Event__Offers offers =
+        MESOS__V1__SCHEDULER__EVENT__OFFERS__INIT;
+    Mesos__V1__Offer offer[8];
+    Mesos__V1__Offer *list[8];
+    Mesos__V1__OfferID oid[8];
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    Mesos__V1__Resource r = MESOS__V1__RESOURCE__INIT;
+    Mesos__V1__Value__Scalar sc = MESOS__V1__VALUE__SCALAR__INIT;
+    Mesos__V1__Resource *res[1] = {&r};
+    ck_assert_uint_le(n, 8);
+    r.name = "cpus";
+    r.type = MESOS__V1__VALUE__TYPE__SCALAR;
+    sc.value = cpus;
+    r.scalar = &sc;
+    fid.value = f->framework_id;
+    aid.value = (char *)agent;
+    for (size_t i = 0; i < n; i++) {
+        mesos__v1__offer__init(&offer[i]);
+        mesos__v1__offer_id__init(&oid[i]);
+        oid[i].value = (char *)ids[i];
+        offer[i].id = &oid[i];
+        offer[i].framework_id = &fid;
+        offer[i].agent_id = &aid;
+        offer[i].hostname = "host1";
+        offer[i].n_resources = 1;
+        offer[i].resources = res;
+        list[i] = &offer[i];
+    }
+    offers.n_offers = n;
+    offers.offers = list;
+    ev.has_type = 1;
+    ev.type = ET(OFFERS);
+    ev.offers = &offers;
+    fake_send_event(f, &ev);
+}
+
+static void send_rescind(struct fake *f, const char *offer_id)
+{
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    Mesos__V1__Scheduler__Event__Rescind r =
+        MESOS__V1__SCHEDULER__EVENT__RESCIND__INIT;
+    Mesos__V1__OfferID oid = MESOS__V1__OFFER_ID__INIT;
+    oid.value = (char *)offer_id;
+    r.offer_id = &oid;
+    ev.has_type = 1;
+    ev.type = ET(RESCIND);
+    ev.rescind = &r;
+    fake_send_event(f, &ev);
+}
+
+/* An UPDATE from source (-1: unset) with reason (-1: unset) for a task on
+ * agent. */
+static void send_status(struct fake *f, const char *agent,
+                        Mesos__V1__TaskState state, int source, int reason)
+{
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    Mesos__V1__Scheduler__Event__Update up =
+        MESOS__V1__SCHEDULER__EVENT__UPDATE__INIT;
+    Mesos__V1__TaskStatus st = MESOS__V1__TASK_STATUS__INIT;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    tid.value = "t1";
+    aid.value = (char *)agent;
+    st.task_id = &tid;
+    st.agent_id = &aid;
+    st.state = state;
+    if (source >= 0) {
+        st.has_source = 1;
+        st.source = (Mesos__V1__TaskStatus__Source)source;
+    }
+    if (reason >= 0) {
+        st.has_reason = 1;
+        st.reason = (Mesos__V1__TaskStatus__Reason)reason;
+    }
+    up.status = &st;
+    ev.has_type = 1;
+    ev.type = ET(UPDATE);
+    ev.update = &up;
+    fake_send_event(f, &ev);
+}
+
+static void send_failure(struct fake *f, const char *agent,
+                         const char *executor)
+{
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    Mesos__V1__Scheduler__Event__Failure fl =
+        MESOS__V1__SCHEDULER__EVENT__FAILURE__INIT;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    aid.value = (char *)agent;
+    fl.agent_id = &aid;
+    if (executor != NULL) {
+        eid.value = (char *)executor;
+        fl.executor_id = &eid;
+    }
+    ev.has_type = 1;
+    ev.type = ET(FAILURE);
+    ev.failure = &fl;
+    fake_send_event(f, &ev);
+}
+
+static struct offerd_pool_metrics pool_metrics(void)
+{
+    struct offerd_pool_metrics m;
+    offerd_pool_get_metrics(tpool, &m);
+    return m;
+}
+
+/* Subscribe a client with a pool attached. */
+static void pool_client(void)
+{
+    char err[128];
+    tpool = offerd_pool_new(NULL, err, sizeof(err));
+    ck_assert_ptr_nonnull(tpool);
+    pool_size_in_offers = pool_size_in_rescind = 99;
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.callbacks.offers = cb_pool_offers;
+    o.callbacks.rescind = cb_pool_rescind;
+    client_new(&o);
+    ck_assert_ptr_null(offerd_sched_pool(sched));
+    ck_assert_int_eq(offerd_sched_set_pool(sched, tpool), 0);
+    ck_assert_ptr_eq(offerd_sched_pool(sched), tpool);
+    ck_assert_int_eq(offerd_sched_start(sched), 0);
+    WAIT_FOR(lg.subscribed == 1, 5000);
+}
+
+static void pool_teardown(void)
+{
+    offerd_sched_free(sched);
+    sched = NULL;
+    offerd_pool_free(tpool);
+    tpool = NULL;
+    teardown();
+}
+
+START_TEST(test_pool_fed_before_callbacks)
+{
+    pool_client();
+    const char *ids[] = {"o1", "o2"};
+    send_offers(&fm, ids, 2, "a1", 1);
+    WAIT_FOR(lg.offers == 1, 5000);
+    ck_assert_uint_eq(pool_size_in_offers, 2);
+    send_rescind(&fm, "o1");
+    WAIT_FOR(lg.rescind == 1, 5000);
+    ck_assert_uint_eq(pool_size_in_rescind, 1);
+    struct offerd_pool_metrics m = pool_metrics();
+    ck_assert_uint_eq(m.added, 2);
+    ck_assert_uint_eq(m.rescinded, 1);
+    struct offerd_pool_offer *h = offerd_pool_first(tpool);
+    ck_assert_str_eq(offerd_pool_offer_id(h), "o2");
+    offerd_pool_release(tpool, h);
+}
+END_TEST
+
+START_TEST(test_pool_declines_are_sent)
+{
+    pool_client();
+    const char *small[] = {"tiny"};
+    send_offers(&fm, small, 1, "a1", 0.01); /* below the minimum */
+    WAIT_FOR(fake_count(&fm, CT(DECLINE)) == 1, 5000);
+    const Mesos__V1__Scheduler__Call *c = fake_find(&fm, CT(DECLINE), 0)->call;
+    ck_assert_uint_eq(c->decline->n_offer_ids, 1);
+    ck_assert_str_eq(c->decline->offer_ids[0]->value, "tiny");
+    ck_assert(c->decline->filters->refuse_seconds ==
+              OFFERD_POOL_DEFAULT_REFUSE_SECS);
+
+    /* Declines made outside a callback (another thread would do the
+     * same) go out with the next tick, one call per filter. */
+    const char *ids[] = {"o1", "o2", "o3"};
+    send_offers(&fm, ids, 3, "a1", 1);
+    WAIT_FOR(lg.offers == 2, 5000);
+    struct offerd_pool_offer *h = offerd_pool_first(tpool);
+    ck_assert_int_eq(offerd_pool_decline(tpool, h, 60), 0);
+    h = offerd_pool_next(tpool, h);
+    ck_assert_int_eq(offerd_pool_decline(tpool, h, -1), 0);
+    h = offerd_pool_next(tpool, h);
+    ck_assert_int_eq(offerd_pool_decline(tpool, h, 60), 0);
+    offerd_pool_release(tpool, h);
+    int64_t t0 = now_ms();
+    WAIT_FOR(fake_count(&fm, CT(DECLINE)) == 3, 3000);
+    ck_assert_int_le(now_ms() - t0, OFFERD_SCHED_POOL_TICK_MS + 500);
+    c = fake_find(&fm, CT(DECLINE), 1)->call;
+    const Mesos__V1__Scheduler__Call *c2 = fake_find(&fm, CT(DECLINE), 2)->call;
+    if (c->decline->n_offer_ids == 1) {
+        const Mesos__V1__Scheduler__Call *t = c;
+        c = c2;
+        c2 = t;
+    }
+    ck_assert_uint_eq(c->decline->n_offer_ids, 2); /* o1, o3 with 60 s */
+    ck_assert(c->decline->filters->refuse_seconds == 60);
+    ck_assert_str_eq(c2->decline->offer_ids[0]->value, "o2");
+    ck_assert(c2->decline->filters->refuse_seconds == 5);
+    ck_assert_uint_eq(pool_metrics().pending_declines, 0);
+}
+END_TEST
+
+START_TEST(test_pool_agent_loss)
+{
+    pool_client();
+    const char *a1[] = {"o1", "o2"};
+    const char *a2[] = {"o3"};
+    send_offers(&fm, a1, 2, "a1", 1);
+    send_offers(&fm, a2, 1, "a2", 1);
+    WAIT_FOR(lg.offers == 2, 5000);
+    /* Updates that do not mean the agent is gone change nothing. */
+    send_status(&fm, "a1", MESOS__V1__TASK_STATE__TASK_LOST,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
+                MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION);
+    send_status(&fm, "a1", MESOS__V1__TASK_STATE__TASK_LOST,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
+                MESOS__V1__TASK_STATUS__REASON__REASON_INVALID_OFFERS);
+    send_status(&fm, "a1", MESOS__V1__TASK_STATE__TASK_LOST,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, -1);
+    send_failure(&fm, "a1", "executor-1");
+    WAIT_FOR(lg.update == 3 && lg.failure == 1, 5000);
+    ck_assert_uint_eq(pool_metrics().size, 3);
+
+    send_status(&fm, "a1", MESOS__V1__TASK_STATE__TASK_LOST,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
+                MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED);
+    WAIT_FOR(lg.update == 4, 5000);
+    struct offerd_pool_metrics m = pool_metrics();
+    ck_assert_uint_eq(m.size, 1);
+    ck_assert_uint_eq(m.rescinded, 2);
+    /* New offers of the lost agent are held. */
+    const char *again[] = {"o4"};
+    send_offers(&fm, again, 1, "a1", 1);
+    WAIT_FOR(lg.offers == 3, 5000);
+    ck_assert_uint_eq(pool_metrics().held, 1);
+
+    send_status(&fm, "a2", MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER, -1);
+    WAIT_FOR(lg.update == 5, 5000);
+    ck_assert_uint_eq(pool_metrics().rescinded, 3);
+
+    send_failure(&fm, "a1", NULL);
+    WAIT_FOR(lg.failure == 2, 5000);
+    m = pool_metrics();
+    ck_assert_uint_eq(m.size, 0);
+    ck_assert_uint_eq(m.rescinded, 4);
+}
+END_TEST
+
+START_TEST(test_pool_cleared_when_the_subscription_ends)
+{
+    pool_client();
+    const char *ids[] = {"o1", "o2"};
+    send_offers(&fm, ids, 2, "a1", 1);
+    WAIT_FOR(lg.offers == 1, 5000);
+    fake_end_stream(&fm);
+    WAIT_FOR(lg.disconnected == 1, 5000);
+    struct offerd_pool_metrics m = pool_metrics();
+    ck_assert_uint_eq(m.size, 0);
+    ck_assert_uint_eq(m.rescinded, 2);
+    WAIT_FOR(lg.subscribed == 2, 5000);
+    /* Detached: offers no longer reach it. */
+    ck_assert_int_eq(offerd_sched_set_pool(sched, NULL), 0);
+    send_offers(&fm, ids, 2, "a1", 1);
+    WAIT_FOR(lg.offers == 2, 5000);
+    ck_assert_uint_eq(pool_metrics().added, 2);
+}
+END_TEST
+
 static Suite *sched_suite(void)
 {
     Suite *s = suite_create("sched");
@@ -1770,6 +2069,14 @@ static Suite *sched_suite(void)
     tcase_add_loop_test(tc, test_stop_inside_callback_then_restart, 0,
                         (int)(sizeof(end_cases) / sizeof(end_cases[0])));
     tcase_add_test(tc, test_free_with_calls_in_flight);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pool");
+    tcase_add_checked_fixture(tc, setup, pool_teardown);
+    tcase_add_test(tc, test_pool_fed_before_callbacks);
+    tcase_add_test(tc, test_pool_declines_are_sent);
+    tcase_add_test(tc, test_pool_agent_loss);
+    tcase_add_test(tc, test_pool_cleared_when_the_subscription_ends);
     suite_add_tcase(s, tc);
     return s;
 }
