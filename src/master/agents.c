@@ -35,6 +35,8 @@ void master_agent_free(struct agent *ag)
     res_list_clear(&ag->total);
     res_list_clear(&ag->static_res);
     res_list_clear(&ag->ckpt);
+    res_list_clear(&ag->estimate);
+    res_list_clear(&ag->slack);
     if (ag->drain != NULL)
         protobuf_c_message_free_unpacked(&ag->drain->base, NULL);
     for (uint32_t i = 0; i < ag->nio_answers; i++)
@@ -447,6 +449,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         t->resources = res;
         t->role = xstrdup(role);
         t->state = rt->state;
+        t->launched = master_now();
         t->recovered = terminal; /* its resources are free already */
         if (rt->n_statuses > 0)
             t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
@@ -901,7 +904,7 @@ static void handle_oversubscribed(struct master *m, struct http_request *req,
                          err);
         return;
     }
-    if (alloc_agent_update_oversubscribed(m->alloc, ag->alloc, &rev) != 0) {
+    if (master_agent_set_estimate(m, ag, &rev) != 0) {
         res_list_clear(&rev);
         http_reply_error(req, 400,
                          "update_oversubscribed.oversubscribed_resources: "
@@ -909,7 +912,6 @@ static void handle_oversubscribed(struct master *m, struct http_request *req,
         return;
     }
     res_list_clear(&rev);
-    master_allocate_soon(m);
     http_reply(req, 202, NULL, NULL, 0);
 }
 

@@ -50,6 +50,12 @@ void master_flags_init(struct master_flags *mf)
          "An agent's leftover is offered only if it holds at least one of "
          "these alternatives ('|'-separated lists of scalar resources).",
          &mf->min_allocatable_resources},
+        {"offer_allocation_slack", FLAG_BOOL, "false",
+         "Offer resources reserved to a role but not used by its tasks as "
+         "revocable resources to frameworks with REVOCABLE_RESOURCES; the "
+         "tasks on them are evicted (with their grace period) when the role "
+         "uses its reservation.",
+         &mf->offer_allocation_slack},
         {"filter_gpu_resources", FLAG_BOOL, "true",
          "Offer agents with GPUs only to frameworks with the GPU_RESOURCES "
          "capability.",

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 13
+#define MASTER_FLAGS_ROWS 14
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -33,6 +33,7 @@ struct master_flags {
     int64_t agent_reregister_timeout; /* --agent_reregister_timeout, ns */
     const char *min_allocatable_resources; /* "cpus:0.01|mem:32" */
     bool filter_gpu_resources;             /* --filter_gpu_resources */
+    bool offer_allocation_slack;           /* --offer_allocation_slack */
     const char *registry;                  /* --registry: sqlite | in_memory */
 
     /* Private: the table rows point at the fields above. */

@@ -111,6 +111,7 @@ int master_send_to_agent(struct master *m, struct agent *ag,
 static void run_cycle(struct master *m)
 {
     int64_t t0 = clock_monotonic_ns();
+    master_slack_update(m);
     m->in_cycle = true;
     alloc_run(m->alloc, t0);
     m->in_cycle = false;

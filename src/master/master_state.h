@@ -107,6 +107,11 @@ struct agent {
      * and the version of that list (CHECKPOINT_RESOURCES). */
     res_list ckpt;
     uint64_t ckpt_version;
+    /* Revocable resources: the agent's estimate (UPDATE_OVERSUBSCRIBED)
+     * and the allocation slack the master adds (--offer_allocation_slack);
+     * the allocator's revocable total is their sum. */
+    res_list estimate;
+    res_list slack;
 
     struct http_stream *stream; /* NULL while disconnected */
     char stream_id[ID_UUID_SIZE];
@@ -182,6 +187,8 @@ struct task {
     bool has_terminal_uuid;
     bool recovered;      /* resources given back to the allocator */
     bool kill_requested; /* resend KILL_TASK when the agent reconnects */
+    bool preempted;      /* evicted to free revocable resources */
+    double launched;     /* wall seconds it was launched (or adopted) */
     /* The states the task went through, oldest first (the latest
      * MASTER_TASK_HISTORY), for /state's "statuses". */
     struct {
@@ -236,6 +243,7 @@ struct master_metrics {
     uint64_t recovery_slave_removals; /* not back after a master restart */
     uint64_t tasks_adopted;           /* learnt from re-registering agents */
     uint64_t agent_reconciliations;   /* tasks the master asked agents about */
+    uint64_t slack_evictions;         /* revocable tasks evicted for slack */
     uint64_t offers_rescinded;
     uint64_t offers_declined;
     uint64_t offers_accepted;
@@ -619,6 +627,19 @@ int master_agent_total_of(const res_list *static_res, const res_list *ckpt,
                           res_list *total, char *err, size_t errlen);
 /* Send ag its checkpointed resources (CHECKPOINT_RESOURCES). */
 void master_agent_send_ckpt(struct master *m, struct agent *ag);
+
+/* ---- slack.c ---------------------------------------------------------------
+ */
+
+/* Set ag's oversubscription estimate (revocable resources; copied) and
+ * update the allocator's revocable total. Returns -1 when an entry is not
+ * revocable (nothing changed). */
+int master_agent_set_estimate(struct master *m, struct agent *ag,
+                              const res_list *estimate);
+/* With --offer_allocation_slack: recompute every agent's slack (reserved
+ * cpus and mem no task uses, offered to others as revocable) and, where it
+ * shrank below what revocable tasks hold, evict them, newest first. */
+void master_slack_update(struct master *m);
 
 /* ---- operator_api.c ------------------------------------------------------ */
 

@@ -23,7 +23,41 @@
 
 /* Mesos's model(Resources): {"cpus": 4.0, "mem": 1024.0, "ports":
  * "[31000-32000]"}, with cpus, mem, disk and gpus always present. */
+static bool is_revocable_pred(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return r->revocable;
+}
+
+static bool is_regular_pred(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return !r->revocable;
+}
+
+static json_t *resources_model_all(const res_list *l);
+
+/* Mesos's summary of resources, without the revocable ones (which
+ * revocable_model sums apart). */
 static json_t *resources_model(const res_list *l)
+{
+    res_list regular = RES_LIST_INIT;
+    res_list_filter(l, is_regular_pred, NULL, &regular);
+    json_t *o = resources_model_all(&regular);
+    res_list_clear(&regular);
+    return o;
+}
+
+static json_t *revocable_model(const res_list *l)
+{
+    res_list rev = RES_LIST_INIT;
+    res_list_filter(l, is_revocable_pred, NULL, &rev);
+    json_t *o = resources_model_all(&rev);
+    res_list_clear(&rev);
+    return o;
+}
+
+static json_t *resources_model_all(const res_list *l)
 {
     json_t *o = json_object();
     const char *always[] = {"cpus", "gpus", "mem", "disk"};
@@ -325,6 +359,8 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
         res_list_add_all(&offered, &((const struct offer *)val)->resources);
     json_object_set_new(o, "used_resources", resources_model(&used));
     json_object_set_new(o, "offered_resources", resources_model(&offered));
+    json_object_set_new(o, "revocable_resources", revocable_model(total));
+    json_object_set_new(o, "revocable_used_resources", revocable_model(&used));
     json_object_set_new(o, "reserved_resources", reserved_by_role(total));
     res_list unres = RES_LIST_INIT;
     res_list_filter(total, is_unreserved_pred, NULL, &unres);
@@ -808,6 +844,7 @@ static void handle_metrics(struct http_request *req, void *arg)
         {"master/slave_removals", mt->slave_removals},
         {"master/recovery_slave_removals", mt->recovery_slave_removals},
         {"master/tasks_adopted", mt->tasks_adopted},
+        {"master/slack_evictions", mt->slack_evictions},
         {"master/agent_task_reconciliations", mt->agent_reconciliations},
         {"master/invalid_calls", mt->invalid_calls},
         {"master/offers_declined", mt->offers_declined},

@@ -110,6 +110,7 @@ static struct task *task_add(struct master *m, struct framework *fw,
     res_list_copy(&t->resources, resources);
     t->role = xstrdup(role);
     t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
+    t->launched = master_now();
     record_state(t, t->state, master_now());
     hmap_put(fw->tasks, info->task_id->value, t);
     hmap_put(ag->tasks, t->key, t);
