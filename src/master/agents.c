@@ -84,6 +84,17 @@ static void removal_recorded(struct master *m, bool ok, const char *err,
     free(id);
 }
 
+struct task **master_agent_tasks(const struct agent *ag, size_t *n)
+{
+    size_t cap = hmap_count(ag->tasks), pos = 0, k = 0;
+    struct task **v = xcalloc(cap ? cap : 1, sizeof(*v));
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val))
+        v[k++] = val;
+    *n = k;
+    return v;
+}
+
 void master_agent_shutdown(struct master *m, struct agent *ag)
 {
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
@@ -118,11 +129,8 @@ void master_agent_remove(struct master *m, struct agent *ag,
 
     /* Its tasks are lost to their frameworks: UNREACHABLE for those that
      * handle partitions, LOST for the others. */
-    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
-    struct task **tasks = xcalloc(n ? n : 1, sizeof(*tasks));
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val))
-        tasks[k++] = val;
+    size_t k;
+    struct task **tasks = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = tasks[i];
         if (!master_task_state_is_terminal(t->state)) {
@@ -486,11 +494,8 @@ static void adopt_tasks(struct master *m, struct agent *ag,
  * TASK_LOST, so their tasks are killed. */
 static void after_unreachable(struct master *m, struct agent *ag)
 {
-    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
-    struct task **v = xcalloc(n ? n : 1, sizeof(*v));
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val))
-        v[k++] = val;
+    size_t k;
+    struct task **v = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = v[i];
         if (master_task_state_is_terminal(t->state))

@@ -653,11 +653,8 @@ static void set_active(struct master *m, struct agent *ag)
 static void drain_kill_tasks(struct master *m, struct agent *ag)
 {
     const Mesos__V1__DrainConfig *cfg = ag->drain->config;
-    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
-    struct task **v = xcalloc(n ? n : 1, sizeof(*v));
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val))
-        v[k++] = val;
+    size_t k;
+    struct task **v = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = v[i];
         if (master_task_state_is_terminal(t->state))

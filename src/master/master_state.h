@@ -383,6 +383,9 @@ void master_agent_remove(struct master *m, struct agent *ag,
 /* After --agent_reregister_timeout: agents from the registry that did not
  * come back are marked unreachable. */
 void master_agents_reregister_timeout(struct master *m);
+/* A snapshot of ag's tasks (callers may remove tasks while they walk it):
+ * a malloc'd array (caller frees) of *n tasks. */
+struct task **master_agent_tasks(const struct agent *ag, size_t *n);
 /* Send ag a SHUTDOWN event (it kills its tasks and exits). */
 void master_agent_shutdown(struct master *m, struct agent *ag);
 /* The periodic ping: count misses, remove agents past the limit, ping the

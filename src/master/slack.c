@@ -106,11 +106,10 @@ static int newest_first(const void *a, const void *b)
  * covered. */
 static void evict(struct master *m, struct agent *ag, int64_t *need)
 {
-    size_t n = hmap_count(ag->tasks), pos = 0, k = 0;
-    struct task **v = xcalloc(n ? n : 1, sizeof(*v));
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
-        struct task *t = val;
+    size_t n, k = 0;
+    struct task **v = master_agent_tasks(ag, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct task *t = v[i];
         if (!master_task_state_is_terminal(t->state) && !t->preempted &&
             (revocable_amount(&t->resources, "cpus") > 0 ||
              revocable_amount(&t->resources, "mem") > 0))
