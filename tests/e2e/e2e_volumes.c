@@ -7,6 +7,8 @@
  * offered the volume, launches a task that writes a file into it, then a
  * second task that reads the file back. Then the agent restarts, then the
  * master: the reservation and the volume are still offered, with the data.
+ * Last, the operator destroys the volume (/destroy-volumes) and the agent
+ * removes its directory.
  *
  * The framework is the scripted JSON one of harness_api.h; it acknowledges
  * every status update it reads.
@@ -398,6 +400,16 @@ START_TEST(test_volume_lifecycle)
         json_object_get(json_object_get(st, "reserved_resources_full"), "eng");
     ck_assert_uint_eq(json_array_size(full), 4); /* cpus, mem, disk, volume */
     json_decref(st);
+
+    /* The operator destroys the volume: its directory goes. */
+    ck_assert_msg(operator_form("/destroy-volumes", agent_id, "volumes",
+                                VOLUME_JSON, reason, sizeof(reason)) == 202,
+                  "/destroy-volumes: %s", reason);
+    deadline = now_ms() + 10000;
+    while (agent_ckpt_version() < 3 && now_ms() < deadline)
+        usleep(50000);
+    ck_assert_int_eq(agent_ckpt_version(), 3);
+    ck_assert(!volume_file_exists(""));
 }
 END_TEST
 
