@@ -26,6 +26,7 @@
 #include "agent/status.h"
 #include "agent/tasks.h"
 #include "agent/update_manager.h"
+#include "agent/volumes.h"
 #include "common/clock.h"
 #include "common/hmap.h"
 #include "common/ids.h"
@@ -67,6 +68,8 @@ struct agent {
     struct agent_um *um;
     struct agent_conn *conn;
     struct agent_tasks *tasks;
+    struct agent_vols *vols; /* checkpointed resources, volume directories */
+    bool recovering;         /* in recover(): no volume is removed yet */
     struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo (owned) */
     char *agent_id;          /* NULL until registered (or checkpointed) */
 
@@ -456,6 +459,10 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
     if (agent_ckpt_save_task_info(a->ckpt, fw, t->info, t->sandbox, err,
                                   sizeof(err)) != 0)
         log_error("checkpoint: %s", err);
+    if (agent_vols_attach(a->vols, ti, t->sandbox, err, sizeof(err)) != 0) {
+        launch_failed(a, t, err);
+        return;
+    }
     check_user(a, t, fi);
 
     struct agent_command_ids ids = {t->sandbox, fw, task_id, a->agent_id};
@@ -553,6 +560,9 @@ static void report_end(struct agent *a, struct agent_task *t,
     report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
            message[0] != '\0' ? message : NULL);
     kill_group_of(a, t, state);
+    /* Volumes left the list while it ran may go now. */
+    if (!a->recovering && agent_vols_removing(a->vols) > 0)
+        agent_vols_collect(a->vols);
 }
 
 static void on_task_ended(struct agent_task *t,
@@ -711,19 +721,60 @@ static void shutdown_framework(struct agent *a, const char *fw)
             kill_task(a, t, NULL);
 }
 
-static void checkpointed_resources_refused(struct agent *a, uint64_t version)
+/* Answer a CHECKPOINT_RESOURCES (error NULL: applied). */
+static void send_checkpointed(struct agent *a, uint64_t version,
+                              const char *error)
 {
     Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
     aid.value = a->agent_id;
     Offerd__Agent__Call__CheckpointedResources cr =
         OFFERD__AGENT__CALL__CHECKPOINTED_RESOURCES__INIT;
     cr.version = version;
-    cr.error = "this agent does not support checkpointed resources yet";
+    cr.error = (char *)error;
     Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
     call.type = OFFERD__AGENT__CALL__TYPE__CHECKPOINTED_RESOURCES;
     call.agent_id = a->agent_id != NULL ? &aid : NULL;
     call.checkpointed_resources = &cr;
     agent_conn_send(a->conn, &call);
+}
+
+/* The master's new list of dynamic reservations and persistent volumes:
+ * made durable (and the volume directories made) before the answer. */
+static void
+handle_checkpoint_resources(struct agent *a,
+                            const Offerd__Agent__Event__CheckpointResources *cr)
+{
+    char err[1024];
+    log_info("CHECKPOINT_RESOURCES version %llu: %zu resource(s)",
+             (unsigned long long)cr->version, cr->n_resources);
+    enum agent_vols_result r = agent_vols_apply(
+        a->vols, cr->resources, cr->n_resources, cr->version, err, sizeof(err));
+    if (r == AGENT_VOLS_APPLIED) {
+        log_info("checkpointed resources version %llu applied",
+                 (unsigned long long)cr->version);
+        send_checkpointed(a, cr->version, NULL);
+        return;
+    }
+    if (r == AGENT_VOLS_STALE)
+        log_warn("CHECKPOINT_RESOURCES: %s", err);
+    else
+        log_error("CHECKPOINT_RESOURCES version %llu not applied: %s",
+                  (unsigned long long)cr->version, err);
+    send_checkpointed(a, cr->version, err);
+}
+
+/* Whether a task whose processes may run uses the volume (role, id). */
+static bool volume_in_use(const char *role, const char *id, void *arg)
+{
+    struct agent *a = arg;
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
+        if ((t->phase == AGENT_TASK_LAUNCHING ||
+             t->phase == AGENT_TASK_RUNNING) &&
+            agent_vol_task_uses(t->info, role, id))
+            return true;
+    return false;
 }
 
 static void on_event(const Offerd__Agent__Event *ev, void *arg)
@@ -776,12 +827,8 @@ static void on_event(const Offerd__Agent__Event *ev, void *arg)
         }
         break;
     case OFFERD__AGENT__EVENT__TYPE__CHECKPOINT_RESOURCES:
-        if (ev->checkpoint_resources != NULL) {
-            log_warn("CHECKPOINT_RESOURCES (version %llu) is not supported",
-                     (unsigned long long)ev->checkpoint_resources->version);
-            checkpointed_resources_refused(a,
-                                           ev->checkpoint_resources->version);
-        }
+        if (ev->checkpoint_resources != NULL)
+            handle_checkpoint_resources(a, ev->checkpoint_resources);
         break;
     case OFFERD__AGENT__EVENT__TYPE__SHUTDOWN: {
         const char *why = ev->shutdown != NULL && ev->shutdown->message != NULL
@@ -848,6 +895,13 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     s->address->port = a->cfg.port;
     s->version = xstrdup(OFFERD_VERSION);
 
+    /* The checkpointed resources as the master sent them; the static
+     * resources above stay what --resources (or detection) says. */
+    s->checkpointed_resources =
+        agent_vols_resources_pb(a->vols, &s->n_checkpointed_resources);
+    s->has_checkpointed_resources_version = 1;
+    s->checkpointed_resources_version = agent_vols_version(a->vols);
+
     static const Mesos__V1__AgentInfo__Capability__Type caps[] = {
         MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__MULTI_ROLE,
         MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__HIERARCHICAL_ROLE,
@@ -898,9 +952,11 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     free(c.v);
     free(c.fids);
 
-    log_info("subscribing as %s with %zu task(s) and %zu pending update(s)",
+    log_info("subscribing as %s with %zu task(s), %zu pending update(s) and "
+             "checkpointed resources version %llu",
              a->agent_id != NULL ? a->agent_id : "a new agent", s->n_tasks,
-             s->n_unacknowledged_updates);
+             s->n_unacknowledged_updates,
+             (unsigned long long)s->checkpointed_resources_version);
     return call;
 }
 
@@ -1092,6 +1148,10 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
  * pending updates, before the first subscription (which carries them). */
 static void recover(struct agent *a)
 {
+    /* The checkpointed resources first: volumes awaiting removal are
+     * removed only once every task is back (recovering). */
+    size_t vol_problems = agent_vols_recover(a->vols);
+    a->recovering = true;
     struct agent_ckpt_state st;
     agent_ckpt_read(a->ckpt, &st);
     for (size_t i = 0; i < st.nframeworks; i++)
@@ -1148,6 +1208,9 @@ static void recover(struct agent *a)
         if (!has_dirs)
             agent_ckpt_remove_framework(a->ckpt, fw);
     }
+    a->recovering = false;
+    agent_vols_collect(a->vols);
+    st.problems += vol_problems;
     if (st.ntasks > 0 || st.problems > 0)
         log_info("recovered %zu task(s): %zu re-attached, %zu ended while "
                  "the agent was down, %zu launch(es) cut short, %zu terminal "
@@ -1254,6 +1317,7 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
         a->agent_id = xstrdup(id);
         log_info("checkpointed agent id: %s", id);
     }
+    a->vols = agent_vols_new(cfg->work_dir, a->ckpt, volume_in_use, a);
     a->um = agent_um_new(cfg->flags->update_retry_min_ns,
                          cfg->flags->update_retry_max_ns, send_update, a);
     struct agent_tasks_cbs tcbs = {on_task_running, on_task_ended, a};
@@ -1304,6 +1368,8 @@ json_t *agent_state(const struct agent *a)
         .flags = agent_flags_object(a->cfg.flags),
         .frameworks = a->frameworks,
         .tasks = a->tasks,
+        .checkpointed = agent_vols_resources(a->vols),
+        .checkpointed_version = agent_vols_version(a->vols),
     };
     return agent_state_json(&v);
 }
@@ -1316,6 +1382,7 @@ void agent_free(struct agent *a)
     agent_tasks_free(a->tasks);
     agent_um_free(a->um);
     hmap_free(a->frameworks, framework_free);
+    agent_vols_free(a->vols);
     agent_ckpt_free(a->ckpt);
     if (a->retry_timer != NULL)
         event_free(a->retry_timer);

@@ -300,6 +300,10 @@ int agent_ckpt_remove_all(struct agent_ckpt *ck)
     char *fws = xasprintf("%s/frameworks", ck->meta);
     int rc = trash(ck, fws);
     free(fws);
+    char *res = xasprintf("%s/resources", ck->meta);
+    if (trash(ck, res) != 0)
+        rc = -1;
+    free(res);
     char *id = xasprintf("%s/agent_id", ck->meta);
     if (unlink(id) != 0 && errno != ENOENT)
         rc = -1;
@@ -308,6 +312,66 @@ int agent_ckpt_remove_all(struct agent_ckpt *ck)
     if (fs_remove_tree(tdir) != 0)
         rc = -1;
     free(tdir);
+    return rc;
+}
+
+/* ---- Checkpointed resources ---- */
+
+static char *res_file(const struct agent_ckpt *ck,
+                      enum agent_ckpt_res_file which)
+{
+    return xasprintf("%s/resources/%s", ck->meta,
+                     which == AGENT_CKPT_RES_CHECKPOINTED ? "checkpointed"
+                                                          : "removing");
+}
+
+int agent_ckpt_save_resources(struct agent_ckpt *ck,
+                              enum agent_ckpt_res_file which,
+                              Mesos__V1__Resource *const *v, size_t n,
+                              uint64_t version, char *err, size_t errlen)
+{
+    char *dir = xasprintf("%s/resources", ck->meta);
+    int rc = fs_mkdirs(dir, err, errlen);
+    free(dir);
+    if (rc != 0)
+        return -1;
+    Offerd__Agent__Event__CheckpointResources m =
+        OFFERD__AGENT__EVENT__CHECKPOINT_RESOURCES__INIT;
+    m.resources = (Mesos__V1__Resource **)v;
+    m.n_resources = n;
+    m.version = version;
+    char *path = res_file(ck, which);
+    rc = write_msg(path, &m.base, err, errlen);
+    free(path);
+    return rc;
+}
+
+int agent_ckpt_load_resources(struct agent_ckpt *ck,
+                              enum agent_ckpt_res_file which,
+                              Offerd__Agent__Event__CheckpointResources **out,
+                              char *err, size_t errlen)
+{
+    char *path = res_file(ck, which);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = fs_read(path, AGENT_CKPT_MAX_FILE, &data, &len);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    } else if (rc == 1) {
+        char why[256];
+        ProtobufCMessage *m =
+            jpb_from_pb(&offerd__agent__event__checkpoint_resources__descriptor,
+                        data, len, why, sizeof(why));
+        if (m == NULL) {
+            snprintf(err, errlen, "%s is not a valid CheckpointResources: %s",
+                     path, why);
+            rc = -1;
+        } else {
+            *out = (Offerd__Agent__Event__CheckpointResources *)m;
+        }
+    }
+    free(data);
+    free(path);
     return rc;
 }
 

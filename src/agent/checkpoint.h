@@ -20,6 +20,17 @@
  *       kill                          a kill in progress (text: grace period
  *                                     ns, SIGKILL due time as wall-clock ns,
  *                                     1 when it came before the task ran)
+ *   resources/
+ *     checkpointed                    the checkpointed resources (dynamic
+ *                                     reservations and persistent volumes)
+ *                                     and their version, as the master sent
+ *                                     them: an offerd.agent.Event.
+ *                                     CheckpointResources (protobuf)
+ *     removing                        the persistent volumes whose
+ *                                     directories await removal (still used
+ *                                     by a task, or a removal cut short): an
+ *                                     offerd.agent.Event.CheckpointResources
+ *                                     whose version is 0 (see volumes.h)
  *   trash/                            directories being removed
  *
  * A task's directory goes when the task is terminal and its terminal update
@@ -112,9 +123,36 @@ int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
 int agent_ckpt_remove_framework(struct agent_ckpt *ck,
                                 const char *framework_id);
 
-/* Remove every checkpoint: the agent id, every framework and task (the
- * meta directory itself stays). Returns 0, or -1 if something stayed. */
+/* Remove every checkpoint: the agent id, every framework and task, the
+ * checkpointed resources (the meta directory itself stays; volume
+ * directories, which are not under it, stay too). Returns 0, or -1 if
+ * something stayed. */
 int agent_ckpt_remove_all(struct agent_ckpt *ck);
+
+/* ---- Checkpointed resources ---- */
+
+/* The files under meta/resources/. */
+enum agent_ckpt_res_file {
+    AGENT_CKPT_RES_CHECKPOINTED, /* the list and its version */
+    AGENT_CKPT_RES_REMOVING,     /* volumes awaiting removal */
+};
+
+/* Replace one of the resources files with a CheckpointResources holding
+ * the n resources of v (borrowed) and version. Returns 0, or -1 with a
+ * reason in err (the old file is intact). */
+int agent_ckpt_save_resources(struct agent_ckpt *ck,
+                              enum agent_ckpt_res_file which,
+                              Mesos__V1__Resource *const *v, size_t n,
+                              uint64_t version, char *err, size_t errlen);
+
+/* Read one of the resources files back. Returns 1 with the message in *out
+ * (OUT; release with jpb_free), 0 when the file does not exist, -1 when it
+ * cannot be read or is not a valid CheckpointResources (bigger than
+ * AGENT_CKPT_MAX_FILE, truncated, garbage), with a reason in err. */
+int agent_ckpt_load_resources(struct agent_ckpt *ck,
+                              enum agent_ckpt_res_file which,
+                              Offerd__Agent__Event__CheckpointResources **out,
+                              char *err, size_t errlen);
 
 /* ---- Reading everything back (agent recovery) ---- */
 

@@ -27,8 +27,9 @@ void agent_flags_init(struct agent_flags *af)
          "machine's hostname.",
          &af->hostname},
         {"work_dir", FLAG_STRING, "./.offerd/agent",
-         "Directory of the agent's checkpointed state (meta/) and the task "
-         "sandboxes (sandboxes/<framework_id>/<task_id>/<run>/), created if "
+         "Directory of the agent's checkpointed state (meta/), the task "
+         "sandboxes (sandboxes/<framework_id>/<task_id>/<run>/) and the "
+         "persistent volumes (volumes/roles/<role>/<id>), created if "
          "missing.",
          &af->work_dir},
         {"resources", FLAG_STRING, NULL,

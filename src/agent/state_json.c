@@ -4,6 +4,9 @@
 #include "agent/state_json.h"
 
 #include "agent/status.h"
+#include "agent/volumes.h"
+#include "common/json_pb.h"
+#include "common/log.h"
 #include "common/flags.h"
 #include "common/hmap.h"
 #include "common/mem.h"
@@ -152,6 +155,58 @@ static json_t *framework_json(const char *id,
     return f;
 }
 
+/* A JSON array of l's resources as mesos.v1.Resource objects. */
+static json_t *resources_full(const res_list *l)
+{
+    size_t n;
+    Mesos__V1__Resource **pb = res_list_to_pb(l, true, &n);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, jpb_to_json(&pb[i]->base));
+    res_pb_array_free(pb, n);
+    return arr;
+}
+
+/* "resources", "reserved_resources", "unreserved_resources" and
+ * "reserved_resources_full" of the agent's total into j. */
+static void set_resources(json_t *j, const struct agent_state_view *v)
+{
+    res_list total = RES_LIST_INIT;
+    static const res_list none = RES_LIST_INIT;
+    char err[256];
+    if (agent_vols_total_of(v->resources,
+                            v->checkpointed != NULL ? v->checkpointed : &none,
+                            &total, err, sizeof(err)) != 0)
+        log_warn("/state: %s: showing the static resources", err);
+    json_object_set_new(j, "resources", agent_resources_json(&total));
+    json_t *by_role = json_object(), *full = json_object();
+    res_list unreserved = RES_LIST_INIT;
+    for (uint32_t i = 0; i < total.n; i++) {
+        const struct resource *r = &total.v[i];
+        if (r->nresv == 0) {
+            res_list_add(&unreserved, r);
+            continue;
+        }
+        const char *role = res_reservation_role(r);
+        if (json_object_get(by_role, role) != NULL)
+            continue;
+        res_list of_role = RES_LIST_INIT;
+        for (uint32_t k = i; k < total.n; k++)
+            if (total.v[k].nresv > 0 &&
+                strcmp(res_reservation_role(&total.v[k]), role) == 0)
+                res_list_add(&of_role, &total.v[k]);
+        json_object_set_new(by_role, role, agent_resources_json(&of_role));
+        json_object_set_new(full, role, resources_full(&of_role));
+        res_list_clear(&of_role);
+    }
+    json_object_set_new(j, "reserved_resources", by_role);
+    json_object_set_new(j, "unreserved_resources",
+                        agent_resources_json(&unreserved));
+    json_object_set_new(j, "reserved_resources_full", full);
+    res_list_clear(&unreserved);
+    res_list_clear(&total);
+}
+
 json_t *agent_state_json(const struct agent_state_view *v)
 {
     json_t *j = json_object();
@@ -165,7 +220,13 @@ json_t *agent_state_json(const struct agent_state_view *v)
     json_object_set_new(j, "port", json_integer(v->port));
     json_object_set_new(j, "start_time", json_real(v->start_time));
     json_object_set_new(j, "master", json_string(v->master));
-    json_object_set_new(j, "resources", agent_resources_json(v->resources));
+    set_resources(j, v);
+    json_object_set_new(j, "checkpointed_resources",
+                        v->checkpointed != NULL
+                            ? resources_full(v->checkpointed)
+                            : json_array());
+    json_object_set_new(j, "checkpointed_resources_version",
+                        json_integer((json_int_t)v->checkpointed_version));
     json_object_set_new(j, "attributes", agent_attrs_to_json(v->attributes));
     json_t *flags = flags_to_json(v->flags);
     json_object_set(j, "flags", json_object_get(flags, "flags"));

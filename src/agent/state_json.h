@@ -4,6 +4,11 @@
  *
  *   {"version", "id", "pid", "hostname", "port", "start_time", "master",
  *    "resources": {"cpus": 4.0, "mem": ..., "ports": "[31000-32000]"},
+ *    "reserved_resources": {"<role>": {"cpus": 1.0, ...}},
+ *    "unreserved_resources": {"cpus": 3.0, ...},
+ *    "reserved_resources_full": {"<role>": [Resource, ...]},
+ *    "checkpointed_resources": [Resource, ...],
+ *    "checkpointed_resources_version": 3,
  *    "attributes": {"rack": "r1", ...},
  *    "flags": {...},
  *    "frameworks": [{"id", "name", "user", "hostname", "role", "roles",
@@ -13,6 +18,16 @@
  *                                   [...]}],
  *                    "completed_executors": []}],
  *    "completed_frameworks": []}
+ *
+ * "resources" is the agent's total: its static resources (--resources or
+ * detected) with the checkpointed resources (dynamic reservations and
+ * persistent volumes) applied, as Mesos's agent shows totalResources;
+ * "reserved_resources" and "reserved_resources_full" split its reserved
+ * part by the role each resource is reserved to (the top of its stack,
+ * static reservations included), the latter as Resource objects
+ * (post-refinement format: "reservations"); "unreserved_resources" is the
+ * rest. "checkpointed_resources" (the list as the master last sent it)
+ * and its "checkpointed_resources_version" are offerd's additions.
  *
  * Each task runs under Mesos's command executor convention (executor id =
  * task id), so each executor holds one task, live ones in "tasks" and
@@ -47,6 +62,8 @@ struct agent_state_view {
     const struct flags *flags;
     const struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo */
     const struct agent_tasks *tasks;
+    const res_list *checkpointed;  /* dynamic reservations and volumes */
+    uint64_t checkpointed_version; /* 0: none applied */
 };
 
 /* Resources as Mesos's model(Resources): each name summed over every

@@ -1761,6 +1761,349 @@ START_TEST(test_refused_call_resubscribes)
 }
 END_TEST
 
+/* ---- Checkpointed resources and persistent volumes ---- */
+
+/* A volume of role "eng" with persistence id `id` at container path
+ * "data", and cpus reserved to "eng" (JSON objects). */
+#define E2E_VOLUME(id)                                                         \
+    "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":32},"        \
+    "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"eng\","                \
+    "\"principal\":\"ops\"}],\"disk\":{\"persistence\":{\"id\":\"" id "\"},"   \
+    "\"volume\":{\"container_path\":\"data\",\"mode\":\"RW\"}}}"
+#define E2E_ENG_CPUS                                                           \
+    "{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":1},"         \
+    "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"eng\","                \
+    "\"principal\":\"ops\"}]}"
+
+/* Messages for a JSON array of Resource objects. */
+static Mesos__V1__Resource **resources_pb(const char *json, size_t *n)
+{
+    json_error_t e;
+    json_t *arr = json_loads(json, 0, &e);
+    ck_assert_msg(arr != NULL, "%s", e.text);
+    Mesos__V1__Resource **v = xcalloc(json_array_size(arr) + 1, sizeof(*v));
+    size_t i;
+    json_t *el;
+    json_array_foreach(arr, i, el)
+    {
+        char err[256];
+        v[i] = (Mesos__V1__Resource *)jpb_from_json(
+            &mesos__v1__resource__descriptor, el, err, sizeof(err));
+        ck_assert_msg(v[i] != NULL, "%s", err);
+    }
+    *n = json_array_size(arr);
+    json_decref(arr);
+    return v;
+}
+
+static void resources_pb_free(Mesos__V1__Resource **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        jpb_free(&v[i]->base);
+    free(v);
+}
+
+static void fm_checkpoint_resources(const char *json, uint64_t version)
+{
+    Offerd__Agent__Event__CheckpointResources cr =
+        OFFERD__AGENT__EVENT__CHECKPOINT_RESOURCES__INIT;
+    cr.resources = resources_pb(json, &cr.n_resources);
+    cr.version = version;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__CHECKPOINT_RESOURCES;
+    ev.checkpoint_resources = &cr;
+    fm_send(&ev);
+    resources_pb_free(cr.resources, cr.n_resources);
+}
+
+/* The CHECKPOINTED_RESOURCES answer for version at index >= *from. */
+static const Offerd__Agent__Call__CheckpointedResources *
+fm_wait_checkpointed(size_t *from, uint64_t version)
+{
+    int64_t deadline = now_ms() + 10000;
+    for (;;) {
+        long i = fm_wait_call(from,
+                              OFFERD__AGENT__CALL__TYPE__CHECKPOINTED_RESOURCES,
+                              NULL, -1, (int)(deadline - now_ms()));
+        ck_assert_msg(i >= 0, "no CHECKPOINTED_RESOURCES for version %llu",
+                      (unsigned long long)version);
+        const Offerd__Agent__Call__CheckpointedResources *c =
+            fm.calls[i]->checkpointed_resources;
+        if (c != NULL && c->version == version)
+            return c;
+    }
+}
+
+/* RUN_TASK of a shell command task with resources (a JSON array). */
+static void fm_run_task_with(const char *task_id, const char *cmd,
+                             const char *resources_json)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = FW_ID;
+    Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    fi.user = "u";
+    fi.name = "e2e";
+    fi.id = &fid;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = AGENT_ID;
+    Mesos__V1__CommandInfo c = MESOS__V1__COMMAND_INFO__INIT;
+    c.value = (char *)cmd;
+    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
+    ti.name = (char *)task_id;
+    ti.task_id = &tid;
+    ti.agent_id = &aid;
+    ti.command = &c;
+    ti.resources = resources_pb(resources_json, &ti.n_resources);
+    Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
+    rt.framework_info = &fi;
+    rt.task = &ti;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
+    ev.run_task = &rt;
+    fm_send(&ev);
+    resources_pb_free(ti.resources, ti.n_resources);
+}
+
+/* The terminal update of task_id (waited for). */
+static const Mesos__V1__TaskStatus *wait_terminal(const char *task_id)
+{
+    int64_t deadline = now_ms() + 15000;
+    while (now_ms() < deadline) {
+        const Mesos__V1__TaskStatus *u[16];
+        size_t n = fm_updates_of(task_id, 0, u, 16);
+        for (size_t i = 0; i < n; i++)
+            if (agent_task_state_is_terminal(u[i]->state))
+                return u[i];
+        fm_pump(20);
+    }
+    ck_abort_msg("task %s did not end", task_id);
+    return NULL;
+}
+
+/* Wait (pumping) until work_dir/rel exists or not. */
+static bool wait_path(const char *rel, bool want, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    while (path_exists(rel) != want) {
+        if (now_ms() >= deadline)
+            return false;
+        fm_pump(20);
+    }
+    return true;
+}
+
+/* meta/resources/checkpointed as it is now: its version, or -1 when
+ * missing or unreadable. */
+static long long checkpointed_version_on_disk(size_t *nresources)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/meta/resources/checkpointed", agent_work);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (fs_read(p, 1 << 20, &data, &len) != 1)
+        return -1;
+    Offerd__Agent__Event__CheckpointResources *cr =
+        (Offerd__Agent__Event__CheckpointResources *)jpb_from_pb(
+            &offerd__agent__event__checkpoint_resources__descriptor, data, len,
+            NULL, 0);
+    free(data);
+    if (cr == NULL)
+        return -1;
+    long long v = (long long)cr->version;
+    if (nresources != NULL)
+        *nresources = cr->n_resources;
+    jpb_free(&cr->base);
+    return v;
+}
+
+/* CHECKPOINT_RESOURCES is answered once the list is on disk and the volume
+ * directory made; /state shows the reservations; a new SUBSCRIBE reports
+ * the list and version, the static resources unchanged. */
+START_TEST(test_checkpoint_resources_applied)
+{
+    start_agent(NULL);
+    size_t from = 0;
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&from);
+    ck_assert_uint_eq(s->checkpointed_resources_version, 0);
+    ck_assert_uint_eq(s->n_checkpointed_resources, 0);
+    fm_wait_subscribed(1, 10000);
+    ck_assert_int_eq(checkpointed_version_on_disk(NULL), -1);
+
+    fm_checkpoint_resources("[" E2E_VOLUME("v1") "," E2E_ENG_CPUS "]", 1);
+    const Offerd__Agent__Call__CheckpointedResources *c =
+        fm_wait_checkpointed(&from, 1);
+    /* Checked as the answer arrives: already durable and made. */
+    size_t n = 0;
+    ck_assert_int_eq(checkpointed_version_on_disk(&n), 1);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_null(c->error);
+    ck_assert(path_exists("volumes/roles/eng/v1"));
+
+    json_t *st = agent_get_json("/state", 200);
+    ck_assert_int_eq(json_integer_value(
+                         json_object_get(st, "checkpointed_resources_version")),
+                     1);
+    ck_assert_uint_eq(
+        json_array_size(json_object_get(st, "checkpointed_resources")), 2);
+    json_t *eng =
+        json_object_get(json_object_get(st, "reserved_resources"), "eng");
+    ck_assert(json_number_value(json_object_get(eng, "cpus")) == 1.0);
+    ck_assert(json_number_value(json_object_get(eng, "disk")) == 32.0);
+    json_t *unres = json_object_get(st, "unreserved_resources");
+    ck_assert(json_number_value(json_object_get(unres, "cpus")) == 1.0);
+    ck_assert(json_number_value(json_object_get(unres, "disk")) == 4064.0);
+    ck_assert(json_number_value(json_object_get(
+                  json_object_get(st, "resources"), "disk")) == 4096.0);
+    json_t *full =
+        json_object_get(json_object_get(st, "reserved_resources_full"), "eng");
+    ck_assert_uint_eq(json_array_size(full), 2);
+    json_decref(st);
+
+    /* A new SUBSCRIBE (the stream closes) carries the list. */
+    http_stream_close(fm.stream);
+    fm.stream = NULL;
+    s = wait_subscribe(&from);
+    ck_assert_uint_eq(s->checkpointed_resources_version, 1);
+    ck_assert_uint_eq(s->n_checkpointed_resources, 2);
+    ck_assert_str_eq(s->checkpointed_resources[0]->disk->persistence->id, "v1");
+    /* The static resources stay unreserved. */
+    for (size_t i = 0; i < s->agent_info->n_resources; i++)
+        ck_assert_uint_eq(s->agent_info->resources[i]->n_reservations, 0);
+    ck_assert(find_resource(s->agent_info, "disk")->scalar->value == 4096.0);
+}
+END_TEST
+
+/* A list the agent cannot apply is answered with an error and leaves the
+ * previous one; an older version is ignored. */
+START_TEST(test_checkpoint_resources_refused)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    fm_checkpoint_resources("[" E2E_VOLUME("v1") "]", 3);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 3)->error);
+    /* An id that is not one path component. */
+    fm_checkpoint_resources("[" E2E_VOLUME("../../escape") "]", 4);
+    const Offerd__Agent__Call__CheckpointedResources *c =
+        fm_wait_checkpointed(&from, 4);
+    ck_assert_ptr_nonnull(c->error);
+    ck_assert_ptr_nonnull(strstr(c->error, "escape"));
+    ck_assert_int_eq(checkpointed_version_on_disk(NULL), 3);
+    /* Older than held. */
+    fm_checkpoint_resources("[]", 2);
+    c = fm_wait_checkpointed(&from, 2);
+    ck_assert_ptr_nonnull(c->error);
+    ck_assert_ptr_nonnull(strstr(c->error, "older"));
+    ck_assert_int_eq(checkpointed_version_on_disk(NULL), 3);
+    ck_assert(path_exists("volumes/roles/eng/v1"));
+    json_t *st = agent_get_json("/state", 200);
+    ck_assert_int_eq(json_integer_value(
+                         json_object_get(st, "checkpointed_resources_version")),
+                     3);
+    json_decref(st);
+}
+END_TEST
+
+/* A task writes into its volume, a second task reads what it wrote; a task
+ * naming a volume the agent does not hold fails to launch. */
+START_TEST(test_volume_data_persists_across_tasks)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    fm_checkpoint_resources("[" E2E_VOLUME("v1") "]", 1);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 1)->error);
+
+    fm_run_task_with("writer", "echo persisted > data/f",
+                     "[" E2E_VOLUME("v1") "]");
+    const Mesos__V1__TaskStatus *st = wait_terminal("writer");
+    ck_assert_msg(st->state == MESOS__V1__TASK_STATE__TASK_FINISHED, "%s",
+                  st->message ? st->message : "");
+    ck_assert(path_exists("volumes/roles/eng/v1/f"));
+    fm_run_task_with("reader", "test \"$(cat data/f)\" = persisted",
+                     "[" E2E_VOLUME("v1") "]");
+    st = wait_terminal("reader");
+    ck_assert_msg(st->state == MESOS__V1__TASK_STATE__TASK_FINISHED, "%s",
+                  st->message ? st->message : "");
+
+    fm_run_task_with("stranger", "true", "[" E2E_VOLUME("v9") "]");
+    st = wait_terminal("stranger");
+    ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
+    ck_assert_str_eq(reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
+    ck_assert_ptr_nonnull(strstr(st->message, "'v9'"));
+    ck_assert_ptr_nonnull(strstr(st->message, "not held"));
+}
+END_TEST
+
+/* A volume dropped from the list is removed at once when unused, and only
+ * when its last task ends otherwise. */
+START_TEST(test_volume_removed_when_unused)
+{
+    fm.auto_ack = true;
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    fm_checkpoint_resources("[" E2E_VOLUME("busy") "," E2E_VOLUME("idle") "]",
+                            1);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 1)->error);
+    fm_run_task_with("user", "echo x > data/f; sleep 60",
+                     "[" E2E_VOLUME("busy") "]");
+    size_t ufrom = 0;
+    ck_assert(fm_wait_call(&ufrom, OFFERD__AGENT__CALL__TYPE__UPDATE, "user",
+                           MESOS__V1__TASK_STATE__TASK_RUNNING, 15000) >= 0);
+    ck_assert(wait_path("volumes/roles/eng/busy/f", true, 10000));
+
+    fm_checkpoint_resources("[]", 2);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 2)->error);
+    ck_assert(!path_exists("volumes/roles/eng/idle"));
+    ck_assert(path_exists("volumes/roles/eng/busy/f"));
+    /* A restart in between does not forget it. */
+    restart_agent(SIGTERM, NULL);
+    fm_wait_subscribed(2, 10000);
+    ck_assert(path_exists("volumes/roles/eng/busy/f"));
+    fm_kill(FW_ID, "user");
+    ck_assert_int_eq(wait_terminal("user")->state,
+                     MESOS__V1__TASK_STATE__TASK_KILLED);
+    ck_assert_msg(wait_path("volumes/roles/eng/busy", false, 10000),
+                  "the dropped volume stayed after its task ended");
+}
+END_TEST
+
+/* The list survives a restart, even a crash; a corrupt file is version 0. */
+START_TEST(test_checkpoint_resources_survive_restart)
+{
+    start_agent(NULL);
+    fm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    fm_checkpoint_resources("[" E2E_VOLUME("v1") "," E2E_ENG_CPUS "]", 5);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 5)->error);
+    from = restart_agent(SIGKILL, NULL);
+    const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&from);
+    ck_assert_uint_eq(s->checkpointed_resources_version, 5);
+    ck_assert_uint_eq(s->n_checkpointed_resources, 2);
+
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
+    e2e_proc_cleanup(&agent);
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/meta/resources/checkpointed", agent_work);
+    ck_assert_int_eq(fs_write_atomic(p, "\x0a\xff", 2), 0);
+    from = fm.ncalls;
+    start_agent(NULL);
+    s = wait_subscribe(&from);
+    ck_assert_uint_eq(s->checkpointed_resources_version, 0);
+    ck_assert_uint_eq(s->n_checkpointed_resources, 0);
+    /* Nothing is removed on its strength; the master's list applies. */
+    ck_assert(path_exists("volumes/roles/eng/v1"));
+    fm_wait_subscribed(3, 10000);
+    fm_checkpoint_resources("[" E2E_VOLUME("v1") "]", 5);
+    ck_assert_ptr_null(fm_wait_checkpointed(&from, 5)->error);
+    ck_assert_int_eq(checkpointed_version_on_disk(NULL), 5);
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
     Suite *s = suite_create("e2e_agent");
@@ -1793,6 +2136,11 @@ static Suite *agent_suite(void)
     tcase_add_test(tc, test_recover_cleanup);
     tcase_add_test(tc, test_recover_flag_checked);
     tcase_add_test(tc, test_recovery_from_crafted_checkpoint);
+    tcase_add_test(tc, test_checkpoint_resources_applied);
+    tcase_add_test(tc, test_checkpoint_resources_refused);
+    tcase_add_test(tc, test_volume_data_persists_across_tasks);
+    tcase_add_test(tc, test_volume_removed_when_unused);
+    tcase_add_test(tc, test_checkpoint_resources_survive_restart);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,803 @@
+/*
+ * Checkpointed resources and persistent volume directories (volumes.h).
+ */
+#include "agent/volumes.h"
+
+#include "agent/checkpoint.h"
+#include "agent/pb_copy.h"
+#include "common/fs.h"
+#include "common/json_pb.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/resources_pb.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Longest container path accepted (as the master's check). */
+#define CONTAINER_PATH_MAX 1024
+
+/* One persistent volume: who it is and where its directory is. */
+struct vol {
+    char *role;              /* the role it is reserved to */
+    char *id;                /* its persistence id */
+    char *path;              /* its directory */
+    Mesos__V1__Resource *pb; /* the resource as the master sent it (owned) */
+};
+
+struct agent_vols {
+    char *work_dir;
+    struct agent_ckpt *ck;
+    agent_vols_in_use_fn in_use;
+    void *arg;
+    uint64_t version;
+    Mesos__V1__Resource **pb; /* the list as the master sent it (owned) */
+    size_t npb;
+    res_list list;    /* the same, native */
+    struct vol *held; /* the volumes of the list */
+    size_t nheld;
+    struct vol *removing; /* volumes awaiting removal (none is listed) */
+    size_t nremoving;
+};
+
+/* ---- Paths ---- */
+
+char *agent_vol_role_dir(const char *role)
+{
+    char *s = xstrdup(role);
+    for (char *p = s; *p != '\0'; p++)
+        if (*p == '/')
+            *p = ' ';
+    return s;
+}
+
+bool agent_vol_id_is_safe(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > NAME_MAX || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return false;
+    for (const char *p = id; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\')
+            return false;
+    }
+    return true;
+}
+
+/* True when path has a ".." component. */
+static bool has_dotdot(const char *path)
+{
+    for (const char *s = path; *s != '\0';) {
+        const char *e = strchr(s, '/');
+        size_t len = e != NULL ? (size_t)(e - s) : strlen(s);
+        if (len == 2 && s[0] == '.' && s[1] == '.')
+            return true;
+        if (e == NULL)
+            break;
+        s = e + 1;
+    }
+    return false;
+}
+
+char *agent_vol_path(const char *work_dir, const struct resource *r, char *err,
+                     size_t errlen)
+{
+    if (!res_is_persistent_volume(r) || r->nresv == 0) {
+        snprintf(err, errlen, "not a persistent volume on reserved disk");
+        return NULL;
+    }
+    const char *id = r->disk->persistence_id;
+    const char *role = res_reservation_role(r);
+    char why[256];
+    if (strcmp(role, "*") == 0 ||
+        res_role_validate(role, why, sizeof(why)) != 0) {
+        snprintf(err, errlen,
+                 "volume '%.128s': role '%.128s' cannot name a "
+                 "directory",
+                 id, role);
+        return NULL;
+    }
+    if (strlen(role) > NAME_MAX) {
+        snprintf(err, errlen,
+                 "volume '%.128s': role '%.64s...' is too long "
+                 "for a directory name",
+                 id, role);
+        return NULL;
+    }
+    if (!agent_vol_id_is_safe(id)) {
+        snprintf(err, errlen,
+                 "persistence id '%.128s' cannot name a "
+                 "directory",
+                 id);
+        return NULL;
+    }
+    char *base = NULL;
+    switch (r->disk->source) {
+    case RES_DISK_SOURCE_NONE:
+        base = xstrdup(work_dir);
+        break;
+    case RES_DISK_SOURCE_PATH: {
+        const char *root = r->disk->source_root;
+        if (root == NULL || root[0] == '\0' || has_dotdot(root)) {
+            snprintf(err, errlen,
+                     "volume '%s': the PATH disk's root is "
+                     "missing or climbs with '..'",
+                     id);
+            return NULL;
+        }
+        base =
+            root[0] == '/' ? xstrdup(root) : xasprintf("%s/%s", work_dir, root);
+        break;
+    }
+    default:
+        snprintf(err, errlen,
+                 "volume '%s': persistent volumes are only "
+                 "supported on the default disk and on PATH disks",
+                 id);
+        return NULL;
+    }
+    char *enc = agent_vol_role_dir(role);
+    char *path = xasprintf("%s/volumes/roles/%s/%s", base, enc, id);
+    free(enc);
+    free(base);
+    if (strlen(path) >= PATH_MAX) {
+        snprintf(err, errlen, "volume '%s': its directory path is too long",
+                 id);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+int agent_vol_container_path(const char *p, char *out, size_t outlen, char *err,
+                             size_t errlen)
+{
+    if (p == NULL || p[0] == '\0') {
+        snprintf(err, errlen, "the volume's container path is empty");
+        return -1;
+    }
+    if (p[0] == '/') {
+        snprintf(err, errlen,
+                 "the volume's container path '%.256s' is "
+                 "absolute (it must be relative to the sandbox)",
+                 p);
+        return -1;
+    }
+    if (strlen(p) > CONTAINER_PATH_MAX || outlen == 0) {
+        snprintf(err, errlen, "the volume's container path is too long");
+        return -1;
+    }
+    size_t o = 0;
+    for (const char *s = p; *s != '\0';) {
+        const char *e = strchr(s, '/');
+        size_t len = e != NULL ? (size_t)(e - s) : strlen(s);
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            snprintf(err, errlen,
+                     "the volume's container path '%.256s' has a '..' "
+                     "component",
+                     p);
+            return -1;
+        }
+        if (len > 0 && !(len == 1 && s[0] == '.')) {
+            if (o + (o > 0) + len + 1 > outlen) {
+                snprintf(err, errlen,
+                         "the volume's container path is too long");
+                return -1;
+            }
+            if (o > 0)
+                out[o++] = '/';
+            memcpy(out + o, s, len);
+            o += len;
+        }
+        if (e == NULL)
+            break;
+        s = e + 1;
+    }
+    if (o == 0) {
+        snprintf(err, errlen, "the volume's container path is empty");
+        return -1;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* Role and persistence id of a volume resource, or false when pb is not
+ * one (or is not a valid resource). */
+static bool volume_of_pb(const Mesos__V1__Resource *pb, struct resource *out)
+{
+    if (pb->disk == NULL || pb->disk->persistence == NULL)
+        return false;
+    char err[256];
+    if (res_from_pb(pb, out, err, sizeof(err)) != 0)
+        return false;
+    if (!res_is_persistent_volume(out)) {
+        res_clear(out);
+        return false;
+    }
+    return true;
+}
+
+bool agent_vol_task_uses(const Mesos__V1__TaskInfo *ti, const char *role,
+                         const char *id)
+{
+    for (size_t i = 0; i < ti->n_resources; i++) {
+        struct resource r;
+        if (!volume_of_pb(ti->resources[i], &r))
+            continue;
+        bool same = strcmp(r.disk->persistence_id, id) == 0 &&
+                    strcmp(res_reservation_role(&r), role) == 0;
+        res_clear(&r);
+        if (same)
+            return true;
+    }
+    return false;
+}
+
+/* ---- Totals ---- */
+
+/* r as it was before its dynamic reservations and volume were made: the
+ * volume and persistence dropped, then the dynamic reservations popped. */
+static void strip_to_base(struct resource *r)
+{
+    struct res_disk *d = r->disk;
+    if (d != NULL) {
+        free(d->persistence_id);
+        free(d->persistence_principal);
+        free(d->container_path);
+        free(d->host_path);
+        d->persistence_id = d->persistence_principal = NULL;
+        d->container_path = d->host_path = NULL;
+        d->has_volume = false;
+        if (d->source == RES_DISK_SOURCE_NONE) {
+            free(d->source_root);
+            free(d->source_id);
+            free(d->source_profile);
+            free(d);
+            r->disk = NULL;
+        }
+    }
+    r->shared = false;
+    r->shared_count = 0;
+    while (r->nresv > 0 && r->resv[r->nresv - 1].type == RES_RESV_DYNAMIC) {
+        struct res_reservation *top = &r->resv[r->nresv - 1];
+        free(top->role);
+        free(top->principal);
+        for (uint32_t i = 0; i < top->nlabels; i++) {
+            free(top->labels[i].key);
+            free(top->labels[i].value);
+        }
+        free(top->labels);
+        memset(top, 0, sizeof(*top));
+        r->nresv--;
+    }
+    free(r->alloc_role);
+    r->alloc_role = NULL;
+}
+
+int agent_vols_total_of(const res_list *static_res, const res_list *ckpt,
+                        res_list *out, char *err, size_t errlen)
+{
+    res_list base = RES_LIST_INIT;
+    for (uint32_t i = 0; i < ckpt->n; i++) {
+        struct resource r;
+        res_copy(&r, &ckpt->v[i]);
+        strip_to_base(&r);
+        res_list_add(&base, &r);
+        res_clear(&r);
+    }
+    res_list_clear(out);
+    res_list_copy(out, static_res);
+    int rc = 0;
+    if (!res_list_contains(static_res, &base)) {
+        snprintf(err, errlen,
+                 "the checkpointed resources do not fit the "
+                 "agent's resources");
+        rc = -1;
+    } else {
+        res_list_sub_all(out, &base);
+        res_list_add_all(out, ckpt);
+    }
+    res_list_clear(&base);
+    return rc;
+}
+
+/* ---- The set ---- */
+
+static void vol_clear(struct vol *x)
+{
+    free(x->role);
+    free(x->id);
+    free(x->path);
+    if (x->pb != NULL)
+        jpb_free(&x->pb->base);
+    memset(x, 0, sizeof(*x));
+}
+
+static void vols_free(struct vol *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        vol_clear(&v[i]);
+    free(v);
+}
+
+/* The volumes among the n resources of pb, with their directories. All or
+ * nothing: -1 with a reason in err for an undecodable resource, a volume
+ * whose directory cannot be named, or two volumes with one directory. */
+static int volumes_of(const char *work_dir, Mesos__V1__Resource *const *pb,
+                      size_t n, struct vol **out, size_t *nout, char *err,
+                      size_t errlen)
+{
+    struct vol *v = NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct resource r;
+        char why[512];
+        if (res_from_pb(pb[i], &r, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "resource %zu: %s", i, why);
+            goto fail;
+        }
+        if (!res_is_persistent_volume(&r)) {
+            res_clear(&r);
+            continue;
+        }
+        char *path = agent_vol_path(work_dir, &r, why, sizeof(why));
+        if (path == NULL) {
+            snprintf(err, errlen, "resource %zu: %s", i, why);
+            res_clear(&r);
+            goto fail;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(v[j].path, path) == 0 ||
+                (strcmp(v[j].id, r.disk->persistence_id) == 0 &&
+                 strcmp(v[j].role, res_reservation_role(&r)) == 0)) {
+                snprintf(err, errlen,
+                         "resource %zu: a second volume '%s' of role '%s'", i,
+                         r.disk->persistence_id, res_reservation_role(&r));
+                free(path);
+                res_clear(&r);
+                goto fail;
+            }
+        }
+        v = xreallocarray(v, k + 1, sizeof(*v));
+        v[k].role = xstrdup(res_reservation_role(&r));
+        v[k].id = xstrdup(r.disk->persistence_id);
+        v[k].path = path;
+        v[k].pb = (Mesos__V1__Resource *)agent_pb_copy(&pb[i]->base);
+        k++;
+        res_clear(&r);
+    }
+    *out = v;
+    *nout = k;
+    return 0;
+fail:
+    vols_free(v, k);
+    return -1;
+}
+
+/* The index of the volume of x's role and id, or of x's path, in v; -1. */
+static long vol_index(const struct vol *v, size_t n, const struct vol *x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].path, x->path) == 0 ||
+            (strcmp(v[i].id, x->id) == 0 && strcmp(v[i].role, x->role) == 0))
+            return (long)i;
+    return -1;
+}
+
+static void vol_copy(struct vol *dst, const struct vol *src)
+{
+    dst->role = xstrdup(src->role);
+    dst->id = xstrdup(src->id);
+    dst->path = xstrdup(src->path);
+    dst->pb = (Mesos__V1__Resource *)agent_pb_copy(&src->pb->base);
+}
+
+struct agent_vols *agent_vols_new(const char *work_dir, struct agent_ckpt *ck,
+                                  agent_vols_in_use_fn in_use, void *arg)
+{
+    struct agent_vols *v = xcalloc(1, sizeof(*v));
+    v->work_dir = xstrdup(work_dir);
+    v->ck = ck;
+    v->in_use = in_use;
+    v->arg = arg;
+    return v;
+}
+
+static void clear_list(struct agent_vols *v)
+{
+    for (size_t i = 0; i < v->npb; i++)
+        jpb_free(&v->pb[i]->base);
+    free(v->pb);
+    v->pb = NULL;
+    v->npb = 0;
+    res_list_clear(&v->list);
+    vols_free(v->held, v->nheld);
+    v->held = NULL;
+    v->nheld = 0;
+    v->version = 0;
+}
+
+void agent_vols_free(struct agent_vols *v)
+{
+    if (v == NULL)
+        return;
+    clear_list(v);
+    vols_free(v->removing, v->nremoving);
+    free(v->work_dir);
+    free(v);
+}
+
+/* Write the volumes awaiting removal (w of them). */
+static int save_removing(struct agent_vols *v, const struct vol *w, size_t n,
+                         char *err, size_t errlen)
+{
+    Mesos__V1__Resource **pb = xcalloc(n ? n : 1, sizeof(*pb));
+    for (size_t i = 0; i < n; i++)
+        pb[i] = w[i].pb;
+    int rc = agent_ckpt_save_resources(v->ck, AGENT_CKPT_RES_REMOVING, pb, n, 0,
+                                       err, errlen);
+    free(pb);
+    return rc;
+}
+
+size_t agent_vols_recover(struct agent_vols *v)
+{
+    clear_list(v);
+    vols_free(v->removing, v->nremoving);
+    v->removing = NULL;
+    v->nremoving = 0;
+    size_t problems = 0;
+    char err[1024];
+    Offerd__Agent__Event__CheckpointResources *cr = NULL;
+    int rc = agent_ckpt_load_resources(v->ck, AGENT_CKPT_RES_CHECKPOINTED, &cr,
+                                       err, sizeof(err));
+    bool trusted = rc >= 0;
+    if (rc < 0) {
+        log_error("checkpoint: %s: taken as version 0 with no checkpointed "
+                  "resources (the master sends its list again)",
+                  err);
+        problems++;
+    } else if (rc == 1) {
+        res_list l = RES_LIST_INIT;
+        struct vol *held = NULL;
+        size_t nheld = 0;
+        if (res_list_from_pb(cr->resources, cr->n_resources, &l, err,
+                             sizeof(err)) != 0 ||
+            volumes_of(v->work_dir, cr->resources, cr->n_resources, &held,
+                       &nheld, err, sizeof(err)) != 0) {
+            log_error("checkpoint: the checkpointed resources are unusable "
+                      "(%s): taken as version 0 with none",
+                      err);
+            problems++;
+            trusted = false;
+            res_list_clear(&l);
+        } else {
+            v->version = cr->version;
+            v->list = l;
+            v->held = held;
+            v->nheld = nheld;
+            v->npb = cr->n_resources;
+            v->pb = xcalloc(v->npb ? v->npb : 1, sizeof(*v->pb));
+            for (size_t i = 0; i < v->npb; i++)
+                v->pb[i] = (Mesos__V1__Resource *)agent_pb_copy(
+                    &cr->resources[i]->base);
+            log_info("checkpointed resources: version %llu, %zu resource(s), "
+                     "%zu persistent volume(s)",
+                     (unsigned long long)v->version, v->npb, v->nheld);
+        }
+        jpb_free(&cr->base);
+    }
+    if (!trusted) {
+        log_warn("checkpoint: the volumes awaiting removal are not trusted "
+                 "without a readable list: none is removed");
+        return problems;
+    }
+    cr = NULL;
+    rc = agent_ckpt_load_resources(v->ck, AGENT_CKPT_RES_REMOVING, &cr, err,
+                                   sizeof(err));
+    if (rc < 0) {
+        log_error("checkpoint: %s: no volume is removed on its strength", err);
+        return problems + 1;
+    }
+    if (rc == 0)
+        return problems;
+    for (size_t i = 0; i < cr->n_resources; i++) {
+        struct vol *one = NULL;
+        size_t n1 = 0;
+        if (volumes_of(v->work_dir, &cr->resources[i], 1, &one, &n1, err,
+                       sizeof(err)) != 0 ||
+            n1 != 1) {
+            log_warn("checkpoint: volume awaiting removal skipped: %s",
+                     n1 != 1 ? "not a persistent volume" : err);
+            problems++;
+            vols_free(one, n1);
+            continue;
+        }
+        /* Listed again (or a write of the list cut short): kept. */
+        if (vol_index(v->held, v->nheld, &one[0]) < 0 &&
+            vol_index(v->removing, v->nremoving, &one[0]) < 0) {
+            v->removing = xreallocarray(v->removing, v->nremoving + 1,
+                                        sizeof(*v->removing));
+            v->removing[v->nremoving++] = one[0];
+            free(one);
+        } else {
+            vols_free(one, n1);
+        }
+    }
+    jpb_free(&cr->base);
+    if (v->nremoving > 0)
+        log_info("checkpoint: %zu persistent volume(s) await removal",
+                 v->nremoving);
+    return problems;
+}
+
+/* True when path exists (as anything). */
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+enum agent_vols_result agent_vols_apply(struct agent_vols *v,
+                                        Mesos__V1__Resource *const *res,
+                                        size_t n, uint64_t version, char *err,
+                                        size_t errlen)
+{
+    if (version < v->version) {
+        snprintf(err, errlen,
+                 "version %llu is older than the version held (%llu): "
+                 "ignored",
+                 (unsigned long long)version, (unsigned long long)v->version);
+        return AGENT_VOLS_STALE;
+    }
+    res_list l = RES_LIST_INIT;
+    char why[1024];
+    if (res_list_from_pb(res, n, &l, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "bad resources: %s", why);
+        return AGENT_VOLS_FAILED;
+    }
+    struct vol *nv = NULL;
+    size_t nnv = 0;
+    if (volumes_of(v->work_dir, res, n, &nv, &nnv, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        res_list_clear(&l);
+        return AGENT_VOLS_FAILED;
+    }
+
+    /* Directories first: a volume listed durably has its directory. */
+    bool *created = xcalloc(nnv ? nnv : 1, sizeof(*created));
+    struct vol *rm = NULL;
+    size_t nrm = 0;
+    for (size_t i = 0; i < nnv; i++) {
+        bool existed = exists(nv[i].path);
+        if (fs_mkdirs(nv[i].path, why, sizeof(why)) != 0) {
+            snprintf(err, errlen,
+                     "cannot create the directory of volume '%s' of role "
+                     "'%s': %s",
+                     nv[i].id, nv[i].role, why);
+            goto fail;
+        }
+        if (existed)
+            continue;
+        created[i] = true;
+        log_info("created the directory of persistent volume %s of role %s: "
+                 "%s",
+                 nv[i].id, nv[i].role, nv[i].path);
+    }
+
+    /* Awaiting removal: those awaiting already and those leaving the
+     * list, less those (still or again) listed. */
+    for (size_t pass = 0; pass < 2; pass++) {
+        const struct vol *src = pass == 0 ? v->removing : v->held;
+        size_t nsrc = pass == 0 ? v->nremoving : v->nheld;
+        for (size_t i = 0; i < nsrc; i++) {
+            if (vol_index(nv, nnv, &src[i]) >= 0 ||
+                vol_index(rm, nrm, &src[i]) >= 0)
+                continue;
+            rm = xreallocarray(rm, nrm + 1, sizeof(*rm));
+            vol_copy(&rm[nrm++], &src[i]);
+        }
+    }
+    /* Written before the list: after a crash between the two writes the
+     * old list holds, and a listed volume is never removed (recover). */
+    bool same = nrm == v->nremoving;
+    for (size_t i = 0; same && i < nrm; i++)
+        same = vol_index(v->removing, v->nremoving, &rm[i]) >= 0;
+    if (!same && save_removing(v, rm, nrm, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        goto fail;
+    }
+    if (agent_ckpt_save_resources(v->ck, AGENT_CKPT_RES_CHECKPOINTED, res, n,
+                                  version, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        goto fail;
+    }
+
+    clear_list(v);
+    v->version = version;
+    v->list = l;
+    v->held = nv;
+    v->nheld = nnv;
+    v->npb = n;
+    v->pb = xcalloc(n ? n : 1, sizeof(*v->pb));
+    for (size_t i = 0; i < n; i++)
+        v->pb[i] = (Mesos__V1__Resource *)agent_pb_copy(&res[i]->base);
+    vols_free(v->removing, v->nremoving);
+    v->removing = rm;
+    v->nremoving = nrm;
+    free(created);
+    agent_vols_collect(v);
+    return AGENT_VOLS_APPLIED;
+
+fail:
+    for (size_t i = 0; i < nnv; i++)
+        if (created[i] && rmdir(nv[i].path) != 0)
+            log_warn("cannot remove %s again: %s", nv[i].path, strerror(errno));
+    free(created);
+    vols_free(rm, nrm);
+    vols_free(nv, nnv);
+    res_list_clear(&l);
+    return AGENT_VOLS_FAILED;
+}
+
+size_t agent_vols_collect(struct agent_vols *v)
+{
+    size_t removed = 0, k = 0;
+    for (size_t i = 0; i < v->nremoving; i++) {
+        struct vol *x = &v->removing[i];
+        bool keep = false;
+        if (v->in_use != NULL && v->in_use(x->role, x->id, v->arg)) {
+            log_info("persistent volume %s of role %s is no longer listed but "
+                     "a task uses it: removed when it ends",
+                     x->id, x->role);
+            keep = true;
+        } else if (fs_remove_tree(x->path) != 0) {
+            log_error("cannot remove the directory of persistent volume %s "
+                      "of role %s (%s): retried later",
+                      x->id, x->role, x->path);
+            keep = true;
+        } else {
+            log_info("removed the directory of persistent volume %s of role "
+                     "%s: %s",
+                     x->id, x->role, x->path);
+            removed++;
+        }
+        if (keep)
+            v->removing[k++] = *x;
+        else
+            vol_clear(x);
+    }
+    v->nremoving = k;
+    if (removed > 0) {
+        char err[1024];
+        if (save_removing(v, v->removing, v->nremoving, err, sizeof(err)) != 0)
+            log_error("checkpoint: %s", err);
+    }
+    return removed;
+}
+
+/* Create the directories of rel (a normalised container path) but its last
+ * component under sandbox. A component that exists must be a directory,
+ * not a link (say, another volume's: a volume is never made inside
+ * another) nor a file. */
+static int make_parents(const char *sandbox, const char *rel, char *err,
+                        size_t errlen)
+{
+    char *path = xasprintf("%s/%s", sandbox, rel);
+    char *p = path + strlen(sandbox) + 1;
+    int rc = 0;
+    for (char *slash = strchr(p, '/'); slash != NULL;
+         slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                snprintf(
+                    err, errlen,
+                    "the container path '%.200s' goes through '%.200s', which "
+                    "is not a directory of the sandbox",
+                    rel, p);
+                rc = -1;
+            }
+        } else if (mkdir(path, 0755) != 0) {
+            snprintf(err, errlen, "cannot create %s: %s", path,
+                     strerror(errno));
+            rc = -1;
+        }
+        *slash = '/';
+        if (rc != 0)
+            break;
+    }
+    free(path);
+    return rc;
+}
+
+int agent_vols_attach(const struct agent_vols *v, const Mesos__V1__TaskInfo *ti,
+                      const char *sandbox, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < ti->n_resources; i++) {
+        const Mesos__V1__Resource *pb = ti->resources[i];
+        if (pb->disk == NULL || pb->disk->persistence == NULL)
+            continue;
+        struct resource r;
+        char why[512];
+        if (res_from_pb(pb, &r, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "resource %zu: %s", i, why);
+            return -1;
+        }
+        const char *id = r.disk->persistence_id;
+        const char *role = res_reservation_role(&r);
+        const char *dir = agent_vols_find(v, role, id);
+        char rel[CONTAINER_PATH_MAX + 1];
+        int rc = -1;
+        if (dir == NULL) {
+            snprintf(err, errlen,
+                     "Persistent volume '%s' of role '%s' is not held by this "
+                     "agent (never created, or destroyed)",
+                     id, role);
+        } else if (!r.disk->has_volume ||
+                   agent_vol_container_path(r.disk->container_path, rel,
+                                            sizeof(rel), why,
+                                            sizeof(why)) != 0) {
+            snprintf(err, errlen, "Persistent volume '%s': %s", id,
+                     r.disk->has_volume ? why : "no container path");
+        } else if (make_parents(sandbox, rel, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "Persistent volume '%s': %s", id, why);
+        } else {
+            char *link = xasprintf("%s/%s", sandbox, rel);
+            if (symlink(dir, link) != 0)
+                snprintf(err, errlen,
+                         "Persistent volume '%s': cannot link %s to %s: %s", id,
+                         link, dir,
+                         errno == EEXIST ? "the container path exists already"
+                                         : strerror(errno));
+            else
+                rc = 0;
+            free(link);
+        }
+        res_clear(&r);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+uint64_t agent_vols_version(const struct agent_vols *v)
+{
+    return v->version;
+}
+
+const res_list *agent_vols_resources(const struct agent_vols *v)
+{
+    return &v->list;
+}
+
+Mesos__V1__Resource **agent_vols_resources_pb(const struct agent_vols *v,
+                                              size_t *n)
+{
+    Mesos__V1__Resource **out = xcalloc(v->npb ? v->npb : 1, sizeof(*out));
+    for (size_t i = 0; i < v->npb; i++)
+        out[i] = (Mesos__V1__Resource *)agent_pb_copy(&v->pb[i]->base);
+    *n = v->npb;
+    return out;
+}
+
+const char *agent_vols_find(const struct agent_vols *v, const char *role,
+                            const char *id)
+{
+    for (size_t i = 0; i < v->nheld; i++)
+        if (strcmp(v->held[i].id, id) == 0 &&
+            strcmp(v->held[i].role, role) == 0)
+            return v->held[i].path;
+    return NULL;
+}
+
+size_t agent_vols_removing(const struct agent_vols *v)
+{
+    return v->nremoving;
+}
