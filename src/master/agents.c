@@ -1025,8 +1025,28 @@ void master_agent_api(struct http_request *req, void *arg)
     case OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE:
         handle_executor_message(m, req, ag, call);
         break;
+    case OFFERD__AGENT__CALL__TYPE__CHECKPOINTED_RESOURCES:
+        if (call->checkpointed_resources == NULL) {
+            http_reply_error(req, 400,
+                             "checkpointed_resources: required for "
+                             "CHECKPOINTED_RESOURCES");
+            break;
+        }
+        if (call->checkpointed_resources->error != NULL)
+            log_error("agent %s could not apply its checkpointed resources "
+                      "(version %llu): %s",
+                      ag->id,
+                      (unsigned long long)call->checkpointed_resources->version,
+                      call->checkpointed_resources->error);
+        else
+            log_info("agent %s applied its checkpointed resources (version "
+                     "%llu)",
+                     ag->id,
+                     (unsigned long long)call->checkpointed_resources->version);
+        http_reply(req, 202, NULL, NULL, 0);
+        break;
     default:
-        /* CHECKPOINTED_RESOURCES and EXECUTOR_EXITED report what the agent
+        /* EXECUTOR_EXITED and the like report what the agent
          * did; the master's view does not depend on them (yet): they are
          * logged. */
         log_info("agent %s: %s", ag->id,

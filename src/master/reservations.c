@@ -130,6 +130,19 @@ static bool volume_in_use(const struct agent *ag, const char *role,
     return false;
 }
 
+/* An id that can name a directory, as Mesos's validateID: 1 to 255 bytes,
+ * not "." or "..", no '/', '\\' or control characters. */
+static bool id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > 255 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return false;
+    for (const char *p = id; *p != '\0'; p++)
+        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
 /* A volume's container path: relative, no "..". */
 static bool path_ok(const char *p)
 {
@@ -220,6 +233,9 @@ int master_resv_convert(struct master *m, struct agent *ag,
             if (!res_is_persistent_volume(r) || !r->disk->has_volume) {
                 bad = "it is not a persistent volume (disk with persistence "
                       "id and volume)";
+            } else if (!id_ok(r->disk->persistence_id)) {
+                bad = "the persistence id must be 1 to 255 bytes, not '.' or "
+                      "'..', without '/', '\\' or control characters";
             } else if (r->nresv == 0) {
                 bad = "persistent volumes can only be created on reserved "
                       "disk";

@@ -362,10 +362,16 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     json_object_set_new(o, "revocable_resources", revocable_model(total));
     json_object_set_new(o, "revocable_used_resources", revocable_model(&used));
     json_object_set_new(o, "reserved_resources", reserved_by_role(total));
-    res_list unres = RES_LIST_INIT;
+    res_list unres = RES_LIST_INIT, resv = RES_LIST_INIT;
     res_list_filter(total, is_unreserved_pred, NULL, &unres);
+    res_list_filter(total, is_reserved_pred, NULL, &resv);
     json_object_set_new(o, "unreserved_resources", resources_model(&unres));
+    json_object_set_new(o, "reserved_resources_full", resources_full(&resv));
+    json_object_set_new(o, "unreserved_resources_full", resources_full(&unres));
+    json_object_set_new(o, "used_resources_full", resources_full(&used));
+    json_object_set_new(o, "offered_resources_full", resources_full(&offered));
     res_list_clear(&unres);
+    res_list_clear(&resv);
     res_list_clear(&used);
     res_list_clear(&offered);
     json_t *caps = json_array();

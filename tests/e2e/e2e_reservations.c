@@ -350,6 +350,21 @@ START_TEST(test_operator_and_restart)
     ck_assert_int_eq(next_checkpoint(&ag, &n, &vol), 3);
     ck_assert_int_eq(n, 1);
 
+    /* A volume id that cannot name a directory is refused. */
+    snprintf(call, sizeof(call),
+             "{\"type\":\"CREATE_VOLUMES\",\"create_volumes\":{\"agent_id\":{"
+             "\"value\":\"%s\"},\"volumes\":[{\"name\":\"disk\",\"type\":"
+             "\"SCALAR\",\"scalar\":{\"value\":10},\"reservations\":[{"
+             "\"type\":\"DYNAMIC\",\"role\":\"c\"}],\"disk\":{"
+             "\"persistence\":{\"id\":\"../../evil\"},\"volume\":{"
+             "\"container_path\":\"data\",\"mode\":\"RW\"}}}]}}",
+             ag.id);
+    char reason[512];
+    ck_assert_int_eq(
+        api_post(master.port, "/api/v1", NULL, call, reason, sizeof(reason)),
+        400);
+    ck_assert_ptr_nonnull(strstr(reason, "persistence id"));
+
     /* /roles shows the reservation; the master restarts; the agent comes
      * back having lost its checkpoint (version 0): the master sends it
      * its list again. */
