@@ -19,6 +19,7 @@
 #include "agent/checkpoint.h"
 #include "agent/command.h"
 #include "agent/master_conn.h"
+#include "agent/oversub.h"
 #include "agent/pb_copy.h"
 #include "agent/recovery.h"
 #include "agent/sandbox.h"
@@ -80,6 +81,9 @@ struct agent {
     struct event *shutdown_timer; /* polls shutdown progress */
     int64_t shutdown_deadline;    /* monotonic ns */
     int64_t drain_until;          /* monotonic ns; 0: tasks still live */
+
+    /* The resource estimator and the QoS controller (oversub.h). */
+    struct agent_oversub *oversub;
 };
 
 static int64_t now_ns(void)
@@ -557,6 +561,12 @@ static void report_end(struct agent *a, struct agent_task *t,
         reason =
             MESOS__V1__TASK_STATUS__REASON__REASON_TASK_KILLED_DURING_LAUNCH;
     }
+    if (state == MESOS__V1__TASK_STATE__TASK_KILLED && t->has_kill_reason) {
+        /* An eviction, or a kill the master gave a reason for. */
+        source = MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT;
+        has_reason = true;
+        reason = t->kill_reason;
+    }
     report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
            message[0] != '\0' ? message : NULL);
     kill_group_of(a, t, state);
@@ -600,6 +610,8 @@ static void kill_task(struct agent *a, struct agent_task *t,
             .deadline_wall_ns = clock_wall_ns() + grace,
             .during_launch =
                 t->kill_during_launch || t->phase == AGENT_TASK_LAUNCHING,
+            .has_reason = t->has_kill_reason,
+            .reason = (int)t->kill_reason,
         };
         char err[512];
         if (agent_ckpt_id_is_safe(t->framework_id) &&
@@ -614,8 +626,25 @@ static void kill_task(struct agent *a, struct agent_task *t,
             MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__TASK_KILLING_STATE))
         report(a, t->framework_id, t->task_id, t,
                MESOS__V1__TASK_STATE__TASK_KILLING,
-               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+               t->has_kill_reason
+                   ? MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT
+                   : MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR,
+               t->has_kill_reason, t->kill_reason, NULL);
     agent_tasks_kill(a->tasks, t, grace);
+}
+
+/* Kill t for a reason its TASK_KILLING and TASK_KILLED report (with
+ * SOURCE_AGENT): an eviction by the QoS controller, or the master's. */
+static void kill_task_for(struct agent *a, struct agent_task *t,
+                          const Mesos__V1__KillPolicy *override,
+                          Mesos__V1__TaskStatus__Reason reason)
+{
+    if (!agent_task_state_is_terminal(t->state) &&
+        t->phase != AGENT_TASK_ENDED && t->phase != AGENT_TASK_NEW) {
+        t->has_kill_reason = true;
+        t->kill_reason = reason;
+    }
+    kill_task(a, t, override);
 }
 
 static void handle_kill(struct agent *a,
@@ -632,7 +661,10 @@ static void handle_kill(struct agent *a,
                "Task unknown to the agent");
         return;
     }
-    kill_task(a, t, k->kill_policy);
+    if (k->has_reason)
+        kill_task_for(a, t, k->kill_policy, k->reason);
+    else
+        kill_task(a, t, k->kill_policy);
 }
 
 static void handle_ack(struct agent *a,
@@ -708,6 +740,7 @@ static void handle_registered(struct agent *a,
     agent_um_set_online(a->um, true, now_ns());
     reconcile(a, r->reconcile_tasks, r->n_reconcile_tasks);
     reschedule_retry(a);
+    agent_oversub_registered(a->oversub);
 }
 
 static void shutdown_framework(struct agent *a, const char *fw)
@@ -1085,6 +1118,10 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
     jpb_free(&info->base);
     if (t == NULL)
         return; /* directory names are unique: cannot happen */
+    if (ct->has_kill && ct->kill.has_reason) {
+        t->has_kill_reason = true;
+        t->kill_reason = (Mesos__V1__TaskStatus__Reason)ct->kill.reason;
+    }
     t->state = ct->has_state ? ct->state : MESOS__V1__TASK_STATE__TASK_STAGING;
     const Mesos__V1__TaskStatus *last =
         ct->nupdates > 0 ? ct->updates[ct->nupdates - 1]->status
@@ -1272,6 +1309,7 @@ void agent_shutdown(struct agent *a, const char *why)
     if (a->shutting_down)
         return;
     a->shutting_down = true;
+    agent_oversub_stop(a->oversub);
     log_info("shutting down (%s): killing %zu task(s)", why,
              agent_tasks_live(a->tasks));
     size_t pos = 0;
@@ -1281,6 +1319,29 @@ void agent_shutdown(struct agent *a, const char *why)
     a->shutdown_deadline = now_ns() + a->cfg.flags->shutdown_timeout_ns;
     struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
     event_add(a->shutdown_timer, &tv);
+}
+
+/* ---- Oversubscription (oversub.h) ---- */
+
+static int send_oversub_call(Offerd__Agent__Call *call, void *arg)
+{
+    struct agent *a = arg;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    call->agent_id = a->agent_id != NULL ? &aid : NULL;
+    int rc = agent_conn_send(a->conn, call);
+    call->agent_id = NULL;
+    return rc;
+}
+
+static void evict_task(struct agent_task *t, const char *why, void *arg)
+{
+    struct agent *a = arg;
+    (void)why; /* logged by the QoS controller */
+    if (a->shutting_down)
+        return;
+    kill_task_for(a, t, NULL,
+                  MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED);
 }
 
 /* ---- Life ---- */
@@ -1335,6 +1396,11 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     struct agent_conn_cbs ccbs = {build_subscribe, on_event, on_disconnected,
                                   a};
     a->conn = agent_conn_new(base, &cc, &ccbs);
+    struct agent_oversub_config oc = {cfg->flags, "/proc"};
+    struct agent_oversub_cbs ocbs = {send_oversub_call, evict_task, a};
+    a->oversub = agent_oversub_new(base, &oc, a->tasks, &ocbs, err, errlen);
+    if (a->oversub == NULL)
+        goto fail;
     a->retry_timer = evtimer_new(base, on_retry_timer, a);
     a->shutdown_timer = event_new(base, -1, EV_PERSIST, on_shutdown_poll, a);
     return a;
@@ -1351,6 +1417,7 @@ void agent_start(struct agent *a)
         agent_shutdown(a, "--recover=cleanup: killing the recovered tasks");
         return;
     }
+    agent_oversub_start(a->oversub);
     agent_conn_start(a->conn);
 }
 
@@ -1379,6 +1446,7 @@ void agent_free(struct agent *a)
     if (a == NULL)
         return;
     agent_conn_free(a->conn);
+    agent_oversub_free(a->oversub);
     agent_tasks_free(a->tasks);
     agent_um_free(a->um);
     hmap_free(a->frameworks, framework_free);

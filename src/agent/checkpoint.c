@@ -255,8 +255,13 @@ int agent_ckpt_save_kill(struct agent_ckpt *ck, const char *framework_id,
         return -1;
     char text[96];
     int n =
-        snprintf(text, sizeof(text), "%" PRId64 " %" PRId64 " %d\n",
-                 k->grace_ns, k->deadline_wall_ns, k->during_launch ? 1 : 0);
+        k->has_reason
+            ? snprintf(text, sizeof(text), "%" PRId64 " %" PRId64 " %d %d\n",
+                       k->grace_ns, k->deadline_wall_ns,
+                       k->during_launch ? 1 : 0, k->reason)
+            : snprintf(text, sizeof(text), "%" PRId64 " %" PRId64 " %d\n",
+                       k->grace_ns, k->deadline_wall_ns,
+                       k->during_launch ? 1 : 0);
     int rc = -1;
     if (n > 0 && (size_t)n < sizeof(text))
         rc = write_file(path, text, (size_t)n, err, errlen);
@@ -489,15 +494,22 @@ static bool read_kill(const char *dir, struct agent_ckpt_kill *k,
     bool ok = false;
     if (rc == 1) {
         long long grace, deadline;
-        int during, end = 0;
+        int during, reason = -1, end = 0;
         char nl;
-        if (sscanf((char *)data, "%lld %lld %d%c%n", &grace, &deadline, &during,
-                   &nl, &end) == 4 &&
-            nl == '\n' && (size_t)end == len && grace >= 0 &&
-            (during == 0 || during == 1)) {
+        /* Three fields, or four with the kill's reason. */
+        bool three = sscanf((char *)data, "%lld %lld %d%c%n", &grace, &deadline,
+                            &during, &nl, &end) == 4 &&
+                     nl == '\n' && (size_t)end == len;
+        bool four = !three &&
+                    sscanf((char *)data, "%lld %lld %d %d%c%n", &grace,
+                           &deadline, &during, &reason, &nl, &end) == 5 &&
+                    nl == '\n' && (size_t)end == len && reason >= 0;
+        if ((three || four) && grace >= 0 && (during == 0 || during == 1)) {
             k->grace_ns = grace;
             k->deadline_wall_ns = deadline;
             k->during_launch = during == 1;
+            k->has_reason = four;
+            k->reason = four ? reason : 0;
             ok = true;
         }
     }

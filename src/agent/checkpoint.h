@@ -19,7 +19,9 @@
  *                                     an offerd.agent.Call.Update (protobuf)
  *       kill                          a kill in progress (text: grace period
  *                                     ns, SIGKILL due time as wall-clock ns,
- *                                     1 when it came before the task ran)
+ *                                     1 when it came before the task ran,
+ *                                     and, for an eviction or a kill with a
+ *                                     reason, the TaskStatus.Reason number)
  *   resources/
  *     checkpointed                    the checkpointed resources (dynamic
  *                                     reservations and persistent volumes)
@@ -106,6 +108,8 @@ struct agent_ckpt_kill {
     int64_t grace_ns;         /* grace period between SIGTERM and SIGKILL */
     int64_t deadline_wall_ns; /* when SIGKILL is due (wall clock, ns) */
     bool during_launch;       /* the kill came before the task ran */
+    bool has_reason;          /* an eviction or a KILL_TASK with a reason: */
+    int reason;               /* its mesos.v1.TaskStatus.Reason */
 };
 
 /* Write a task's kill in progress (before the task is signalled, so that a

@@ -3,6 +3,8 @@
  */
 #include "agent/flags_agent.h"
 
+#include "agent/estimator.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -90,6 +92,42 @@ void agent_flags_init(struct agent_flags *af)
          "registers as a new agent (as Mesos's agent, e.g. before an "
          "incompatible upgrade).",
          &af->recover},
+        {"resource_estimator", FLAG_STRING, "none",
+         "What the agent reports to the master as revocable (oversubscribed) "
+         "resources: none; fixed = --oversubscribed_resources; usage = the "
+         "cpus and mem its regular tasks hold but do not use (measured from "
+         "/proc every --oversubscription_interval, smoothed, less "
+         "--oversubscription_margin).",
+         &af->resource_estimator},
+        {"oversubscribed_resources", FLAG_STRING, NULL,
+         "With --resource_estimator=fixed: the resources to report as "
+         "revocable, as --resources takes them (e.g. \"cpus:2;mem:1024\"); "
+         "or file://PATH, a file holding such text, read again every "
+         "--oversubscription_interval (a file that cannot be read or parsed "
+         "keeps the previous estimate).",
+         &af->oversubscribed_resources},
+        {"oversubscription_interval", FLAG_DURATION, "15secs",
+         "How often the resource estimator estimates and the QoS controller "
+         "decides.",
+         &af->oversubscription_interval_ns},
+        {"oversubscription_margin", FLAG_DOUBLE, "0.1",
+         "With --resource_estimator=usage: the fraction of the regular "
+         "tasks' cpus and mem never reported as revocable (headroom for "
+         "their bursts), from 0 to below 1.",
+         &af->oversubscription_margin},
+        {"qos_controller", FLAG_STRING, "none",
+         "none: revocable tasks are never evicted; load: evict revocable "
+         "tasks, newest first and only as many as needed, when the estimate "
+         "shrinks below what they hold, and one per "
+         "--oversubscription_interval while the 1-minute load average is "
+         "above --qos_load_threshold (each with its kill policy's grace "
+         "period, reported TASK_KILLED with REASON_CONTAINER_PREEMPTED).",
+         &af->qos_controller},
+        {"qos_load_threshold", FLAG_DOUBLE, NULL,
+         "With --qos_controller=load: the 1-minute load average above which "
+         "revocable tasks are evicted. Defaults to the number of online "
+         "CPUs.",
+         &af->qos_load_threshold},
     };
     memcpy(af->defs, defs, sizeof(defs));
     af->flags = flags_new("offerd-agent",
@@ -142,6 +180,82 @@ int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
     }
     memcpy(ip, host, strlen(host) + 1);
     *port = (uint16_t)p;
+    return 0;
+}
+
+/* The oversubscription flags (see agent_flags_parse). */
+static int check_oversubscription(struct agent_flags *af, char *err,
+                                  size_t errlen)
+{
+    if (strcmp(af->resource_estimator, "none") == 0) {
+        af->estimator = AGENT_ESTIMATOR_NONE;
+    } else if (strcmp(af->resource_estimator, "fixed") == 0) {
+        af->estimator = AGENT_ESTIMATOR_FIXED;
+    } else if (strcmp(af->resource_estimator, "usage") == 0) {
+        af->estimator = AGENT_ESTIMATOR_USAGE;
+    } else {
+        snprintf(err, errlen,
+                 "--resource_estimator: '%s' is not none, fixed or usage",
+                 af->resource_estimator);
+        return -1;
+    }
+    if (af->estimator == AGENT_ESTIMATOR_FIXED &&
+        af->oversubscribed_resources == NULL) {
+        snprintf(err, errlen,
+                 "--resource_estimator=fixed needs "
+                 "--oversubscribed_resources");
+        return -1;
+    }
+    if (af->estimator != AGENT_ESTIMATOR_FIXED &&
+        af->oversubscribed_resources != NULL) {
+        snprintf(err, errlen,
+                 "--oversubscribed_resources is only for "
+                 "--resource_estimator=fixed");
+        return -1;
+    }
+    if (af->oversubscribed_resources != NULL &&
+        strncmp(af->oversubscribed_resources, "file://", 7) != 0) {
+        res_list l = RES_LIST_INIT;
+        char perr[512];
+        int rc = agent_est_parse_fixed(af->oversubscribed_resources, &l, perr,
+                                       sizeof(perr));
+        res_list_clear(&l);
+        if (rc != 0) {
+            snprintf(err, errlen, "--oversubscribed_resources: %s", perr);
+            return -1;
+        }
+    }
+    if (af->oversubscribed_resources != NULL &&
+        strcmp(af->oversubscribed_resources, "file://") == 0) {
+        snprintf(err, errlen,
+                 "--oversubscribed_resources: file:// needs a "
+                 "path");
+        return -1;
+    }
+    if (af->oversubscription_interval_ns <= 0) {
+        snprintf(err, errlen, "--oversubscription_interval: must be above 0");
+        return -1;
+    }
+    if (!(af->oversubscription_margin >= 0 &&
+          af->oversubscription_margin < 1)) {
+        snprintf(err, errlen,
+                 "--oversubscription_margin: must be at least 0 and below 1");
+        return -1;
+    }
+    if (strcmp(af->qos_controller, "none") == 0) {
+        af->qos = AGENT_QOS_NONE;
+    } else if (strcmp(af->qos_controller, "load") == 0) {
+        af->qos = AGENT_QOS_LOAD;
+    } else {
+        snprintf(err, errlen, "--qos_controller: '%s' is not none or load",
+                 af->qos_controller);
+        return -1;
+    }
+    if (flags_is_set(af->flags, "qos_load_threshold") &&
+        !(af->qos_load_threshold > 0)) {
+        snprintf(err, errlen, "--qos_load_threshold: must be above 0");
+        return -1;
+    }
     return 0;
 }
 
@@ -206,6 +320,8 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
                  af->recover);
         return FLAGS_ERROR;
     }
+    if (check_oversubscription(af, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (af->hostname == NULL) {
         if (gethostname(af->hostname_buf, sizeof(af->hostname_buf) - 1) != 0)
             snprintf(af->hostname_buf, sizeof(af->hostname_buf), "localhost");

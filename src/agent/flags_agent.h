@@ -15,7 +15,20 @@
 #include <stdio.h>
 
 /* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 15
+#define AGENT_FLAGS_ROWS 21
+
+/* --resource_estimator (oversub.h). */
+enum agent_estimator {
+    AGENT_ESTIMATOR_NONE,  /* no revocable resources */
+    AGENT_ESTIMATOR_FIXED, /* --oversubscribed_resources */
+    AGENT_ESTIMATOR_USAGE, /* allocated but unused cpus and mem */
+};
+
+/* --qos_controller (oversub.h). */
+enum agent_qos {
+    AGENT_QOS_NONE, /* never evict */
+    AGENT_QOS_LOAD, /* evict on a shrunk estimate or a high load */
+};
 
 /* Largest length of a numeric IP address in text, with the NUL. */
 #define AGENT_IP_SIZE 64
@@ -45,6 +58,17 @@ struct agent_flags {
     const char *recover;         /* --recover text */
     bool recover_cleanup;        /* --recover=cleanup: kill the recovered
                                     tasks, forget the checkpoint, exit */
+    /* Oversubscription (oversub.h). */
+    const char *resource_estimator;       /* --resource_estimator text */
+    enum agent_estimator estimator;       /* parsed */
+    const char *oversubscribed_resources; /* fixed: text, JSON or
+                                             file://PATH; NULL: none */
+    int64_t oversubscription_interval_ns; /* estimator and QoS round */
+    double oversubscription_margin;       /* usage: kept unused, 0 to <1 */
+    const char *qos_controller;           /* --qos_controller text */
+    enum agent_qos qos;                   /* parsed */
+    double qos_load_threshold;            /* > 0; 0 when not given (the
+                                             number of online CPUs) */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];
@@ -58,7 +82,11 @@ void agent_flags_init(struct agent_flags *af);
 /* Parse argv and env (see flags_parse) and check the values: --master is
  * required and must be HOST:PORT with a numeric IPv4 host or "localhost";
  * a known logging level; durations in order (min <= max, retry min > 0);
- * --recover is reconnect or cleanup.
+ * --recover is reconnect or cleanup; --resource_estimator is none, fixed
+ * or usage, and fixed needs --oversubscribed_resources (which nothing else
+ * takes; its text, unless file://PATH, must parse as agent_est_parse_fixed
+ * reads it); --oversubscription_interval above 0; --oversubscription_margin
+ * in [0, 1); --qos_controller none or load; --qos_load_threshold above 0.
  * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP (print
  * agent_flags_usage and exit 0) or FLAGS_ERROR with a one-line reason in
  * err. */

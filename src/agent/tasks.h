@@ -69,6 +69,10 @@ struct agent_task {
     bool kill_requested;     /* a kill was asked for */
     bool kill_during_launch; /* the kill came before the task ran */
     int64_t grace_ns;        /* grace period of the pending kill */
+    bool has_kill_reason;    /* (owner) the kill is an eviction or carries
+                                the master's reason: its TASK_KILLING and
+                                TASK_KILLED say SOURCE_AGENT and: */
+    Mesos__V1__TaskStatus__Reason kill_reason; /* (owner) */
 
     /* Private to the table. */
     bool adopted;          /* restored live: the supervisor is not our child */

@@ -336,7 +336,8 @@ START_TEST(test_read_round_trip)
         MESOS__V1__TASK_STATE__TASK_KILLED};
     Mesos__V1__TaskStatus *st[2];
     save_updates("fw", "t1", states, 2, st);
-    struct agent_ckpt_kill k = {3000000000LL, 1700000000123456789LL, true};
+    struct agent_ckpt_kill k = {3000000000LL, 1700000000123456789LL, true,
+                                false, 0};
     char err[256];
     ck_assert_int_eq(agent_ckpt_save_kill(ck, "fw", "t1", &k, err, sizeof(err)),
                      0);

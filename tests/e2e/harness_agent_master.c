@@ -1,0 +1,316 @@
+/*
+ * The fake master of agent end-to-end tests (see harness_agent_master.h).
+ */
+#include "harness_agent_master.h"
+
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/json_pb.h"
+#include "common/mem.h"
+#include "common/resources.h"
+#include "common/resources_pb.h"
+
+#include <check.h>
+#include <event2/event.h>
+#include <string.h>
+#include <time.h>
+
+struct hfm hfm;
+
+/* What the test does not see. */
+static struct {
+    struct event_base *base;
+    struct http_server *srv;
+    struct http_stream *stream; /* the agent's current stream */
+    char stream_id[ID_UUID_SIZE];
+} priv;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void hfm_send(const Offerd__Agent__Event *ev)
+{
+    ck_assert_msg(priv.stream != NULL, "no agent stream to send on");
+    size_t len;
+    uint8_t *buf = jpb_to_pb(&ev->base, &len);
+    int rc = http_stream_send_record(priv.stream, buf, len);
+    free(buf);
+    ck_assert_int_eq(rc, 0);
+}
+
+static void ack_status(const char *fw, const Mesos__V1__TaskStatus *st)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Offerd__Agent__Event__Acknowledge ack =
+        OFFERD__AGENT__EVENT__ACKNOWLEDGE__INIT;
+    ack.framework_id = &fid;
+    ack.task_id = st->task_id;
+    ack.uuid = st->uuid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__ACKNOWLEDGE;
+    ev.acknowledge = &ack;
+    hfm_send(&ev);
+}
+
+static void stream_closed(struct http_stream *s, enum http_close_reason why,
+                          void *arg)
+{
+    (void)why;
+    (void)arg;
+    if (s == priv.stream)
+        priv.stream = NULL;
+    http_stream_close(s);
+}
+
+static void registered(void)
+{
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = HFM_AGENT_ID;
+    Mesos__V1__MasterInfo mi = MESOS__V1__MASTER_INFO__INIT;
+    mi.id = "fake-master";
+    mi.ip = 0x0100007f;
+    mi.port = hfm.port;
+    Offerd__Agent__Event__Registered reg =
+        OFFERD__AGENT__EVENT__REGISTERED__INIT;
+    reg.agent_id = &aid;
+    reg.master_info = &mi;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
+    ev.registered = &reg;
+    hfm_send(&ev);
+}
+
+static void handle(struct http_request *req, void *arg)
+{
+    (void)arg;
+    enum http_encoding body_enc, reply_enc;
+    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
+        return;
+    size_t len;
+    const uint8_t *body = http_request_body(req, &len);
+    char err[256];
+    Offerd__Agent__Call *call = (Offerd__Agent__Call *)jpb_decode(
+        &offerd__agent__call__descriptor, (enum jpb_format)body_enc, body, len,
+        err, sizeof(err));
+    if (call == NULL) {
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
+    hfm.calls = xreallocarray(hfm.calls, hfm.ncalls + 1, sizeof(*hfm.calls));
+    hfm.calls[hfm.ncalls++] = call;
+
+    if (call->type == OFFERD__AGENT__CALL__TYPE__SUBSCRIBE) {
+        if (priv.stream != NULL) {
+            http_stream_close(priv.stream);
+            priv.stream = NULL;
+        }
+        id_uuid_v4(priv.stream_id);
+        http_reply_header(req, "Mesos-Stream-Id", priv.stream_id);
+        priv.stream = http_stream_start(req, HTTP_CONTENT_PROTOBUF, 0,
+                                        stream_closed, NULL);
+        hfm.subscribes++;
+        registered();
+        return;
+    }
+    const char *sid = http_request_header(req, "Mesos-Stream-Id");
+    if (sid == NULL || strcmp(sid, priv.stream_id) != 0) {
+        http_reply_error(req, 400, "wrong Mesos-Stream-Id");
+        return;
+    }
+    http_reply(req, 202, NULL, NULL, 0);
+    if (hfm.auto_ack && call->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
+        priv.stream != NULL)
+        ack_status(call->update->framework_id->value, call->update->status);
+}
+
+void hfm_start(void)
+{
+    memset(&hfm, 0, sizeof(hfm));
+    memset(&priv, 0, sizeof(priv));
+    priv.base = event_base_new();
+    ck_assert_ptr_nonnull(priv.base);
+    priv.srv = http_server_new(priv.base, NULL);
+    char err[256];
+    ck_assert_msg(http_server_bind(priv.srv, "127.0.0.1", 0, &hfm.port, err,
+                                   sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(
+        http_server_route(priv.srv, "/api/v1/agent", HTTP_POST, handle, NULL),
+        0);
+}
+
+void hfm_stop(void)
+{
+    if (priv.stream != NULL)
+        http_stream_close(priv.stream);
+    priv.stream = NULL;
+    http_server_free(priv.srv);
+    /* Let the loop free what the server marked. */
+    if (priv.base != NULL)
+        event_base_loop(priv.base, EVLOOP_NONBLOCK);
+    for (size_t i = 0; i < hfm.ncalls; i++)
+        jpb_free(&hfm.calls[i]->base);
+    free(hfm.calls);
+    if (priv.base != NULL)
+        event_base_free(priv.base);
+    memset(&hfm, 0, sizeof(hfm));
+    memset(&priv, 0, sizeof(priv));
+}
+
+void hfm_pump(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    event_base_loopexit(priv.base, &tv);
+    event_base_dispatch(priv.base);
+}
+
+bool hfm_has_stream(void)
+{
+    return priv.stream != NULL;
+}
+
+void hfm_close_stream(void)
+{
+    if (priv.stream != NULL)
+        http_stream_close(priv.stream);
+    priv.stream = NULL;
+}
+
+void hfm_wait_subscribed(int count, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    while ((hfm.subscribes < count || priv.stream == NULL) &&
+           now_ms() < deadline)
+        hfm_pump(10);
+    ck_assert_msg(hfm.subscribes >= count && priv.stream != NULL,
+                  "the agent did not subscribe (%d of %d)", hfm.subscribes,
+                  count);
+}
+
+long hfm_wait_call(size_t *from, Offerd__Agent__Call__Type type,
+                   const char *task_id, int state, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        for (size_t i = *from; i < hfm.ncalls; i++) {
+            const Offerd__Agent__Call *c = hfm.calls[i];
+            if (c->type != type)
+                continue;
+            if (type == OFFERD__AGENT__CALL__TYPE__UPDATE) {
+                const Mesos__V1__TaskStatus *st = c->update->status;
+                if (task_id != NULL && strcmp(st->task_id->value, task_id))
+                    continue;
+                if (state >= 0 && (int)st->state != state)
+                    continue;
+            }
+            *from = i + 1;
+            return (long)i;
+        }
+        if (now_ms() >= deadline)
+            return -1;
+        hfm_pump(10);
+    }
+}
+
+size_t hfm_updates_of(const char *task_id, size_t from,
+                      const Mesos__V1__TaskStatus **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = from; i < hfm.ncalls && n < max; i++) {
+        const Offerd__Agent__Call *c = hfm.calls[i];
+        if (c->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
+            strcmp(c->update->status->task_id->value, task_id) == 0)
+            out[n++] = c->update->status;
+    }
+    return n;
+}
+
+void hfm_run_task(const struct hfm_task *t)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)t->framework_id;
+    Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    fi.user = "nobody-in-particular";
+    fi.name = "e2e";
+    fi.id = &fid;
+    Mesos__V1__FrameworkInfo__Capability caps[2];
+    Mesos__V1__FrameworkInfo__Capability *capv[2] = {&caps[0], &caps[1]};
+    mesos__v1__framework_info__capability__init(&caps[0]);
+    caps[0].has_type = 1;
+    caps[0].type =
+        MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__REVOCABLE_RESOURCES;
+    mesos__v1__framework_info__capability__init(&caps[1]);
+    caps[1].has_type = 1;
+    caps[1].type =
+        MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__TASK_KILLING_STATE;
+    fi.capabilities = capv;
+    fi.n_capabilities = t->killing_capable ? 2 : 1;
+
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)t->task_id;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = HFM_AGENT_ID;
+    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
+    cmd.value = (char *)t->shell;
+    cmd.has_shell = 1;
+    cmd.shell = 1;
+    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
+    ti.name = (char *)t->task_id;
+    ti.task_id = &tid;
+    ti.agent_id = &aid;
+    ti.command = &cmd;
+    Mesos__V1__DurationInfo d = MESOS__V1__DURATION_INFO__INIT;
+    Mesos__V1__KillPolicy kp = MESOS__V1__KILL_POLICY__INIT;
+    if (t->grace_ms >= 0) {
+        d.nanoseconds = (int64_t)t->grace_ms * 1000000;
+        kp.grace_period = &d;
+        ti.kill_policy = &kp;
+    }
+    res_list rl = RES_LIST_INIT;
+    if (t->resources != NULL) {
+        char err[256];
+        ck_assert_msg(
+            res_parse_text(t->resources, NULL, &rl, err, sizeof(err)) == 0,
+            "%s", err);
+        for (uint32_t i = 0; i < rl.n; i++)
+            rl.v[i].revocable = t->revocable;
+        res_list_allocate(&rl, "*");
+    }
+    size_t nres = 0;
+    Mesos__V1__Resource **res = res_list_to_pb(&rl, true, &nres);
+    ti.resources = res;
+    ti.n_resources = nres;
+    Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
+    rt.framework_info = &fi;
+    rt.task = &ti;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
+    ev.run_task = &rt;
+    hfm_send(&ev);
+    res_pb_array_free(res, nres);
+    res_list_clear(&rl);
+}
+
+void hfm_kill(const char *framework_id, const char *task_id, int reason)
+{
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)framework_id;
+    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
+    tid.value = (char *)task_id;
+    Offerd__Agent__Event__KillTask k = OFFERD__AGENT__EVENT__KILL_TASK__INIT;
+    k.framework_id = &fid;
+    k.task_id = &tid;
+    if (reason >= 0) {
+        k.has_reason = 1;
+        k.reason = (Mesos__V1__TaskStatus__Reason)reason;
+    }
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
+    ev.kill_task = &k;
+    hfm_send(&ev);
+}
