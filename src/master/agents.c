@@ -619,6 +619,12 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
             log_warn("agent %s reported live tasks this master never "
                      "launched; their resources are not accounted for",
                      ag->id);
+        /* Its estimate comes again after REGISTERED if it still has an
+         * estimator; until then it has none. */
+        if (ag->estimate.n > 0) {
+            res_list none = RES_LIST_INIT;
+            master_agent_set_estimate(m, ag, &none);
+        }
         for (uint32_t i = 0; i < nused; i++)
             res_list_clear(&lists[i]);
         free(lists);

@@ -421,6 +421,10 @@ void master_task_acknowledge(struct master *m, struct framework *fw,
 void master_task_kill(struct master *m, struct framework *fw,
                       const char *task_id, const char *agent_id,
                       const Mesos__V1__KillPolicy *policy);
+/* Kill t to free its resources: the agent reports TASK_KILLED with
+ * SOURCE_AGENT and reason (e.g. REASON_CONTAINER_PREEMPTED). */
+void master_task_evict(struct master *m, struct task *t,
+                       Mesos__V1__TaskStatus__Reason reason);
 /* Explicit (n > 0) or implicit reconciliation. */
 void master_task_reconcile(
     struct master *m, struct framework *fw,

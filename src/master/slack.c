@@ -12,7 +12,9 @@
  * newest first, only as many as the shrink needs, each with its kill
  * policy's grace period, reported TASK_KILLED with reason
  * REASON_CONTAINER_PREEMPTED. Shrinks of the agent's own estimate are the
- * agent's QoS controller's business, not the master's.
+ * agent's QoS controller's business, not the master's; and since that
+ * controller counts every revocable task against the estimate, agents that
+ * report an estimate get no slack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +139,8 @@ static void evict(struct master *m, struct agent *ag, int64_t *need)
         log_info("agent %s: evicting revocable task %s of framework %s: its "
                  "role's reservation is wanted back",
                  ag->id, t->info->task_id->value, t->fw->id);
-        master_task_kill(m, t->fw, t->info->task_id->value, ag->id, NULL);
+        master_task_evict(
+            m, t, MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED);
     }
     free(v);
 }
@@ -154,6 +157,12 @@ void master_slack_update(struct master *m)
             continue;
         int64_t now[NSLACK], before[NSLACK];
         slack_of(ag, now);
+        /* An agent with its own estimate evicts revocable tasks by it (its
+         * QoS controller cannot tell slack from its estimate): no slack
+         * there. */
+        if (ag->estimate.n > 0)
+            for (size_t k = 0; k < NSLACK; k++)
+                now[k] = 0;
         bool changed = false;
         for (size_t k = 0; k < NSLACK; k++) {
             before[k] = res_list_scalar(&ag->slack, SLACK_NAMES[k]);

@@ -441,6 +441,10 @@ void master_task_reconcile(
     }
 }
 
+/* Send KILL_TASK for t (with the reason the agent reports, 0: none). */
+static void send_kill(struct master *m, struct task *t,
+                      const Mesos__V1__KillPolicy *policy, int reason);
+
 void master_task_kill(struct master *m, struct framework *fw,
                       const char *task_id, const char *agent_id,
                       const Mesos__V1__KillPolicy *policy)
@@ -454,6 +458,13 @@ void master_task_kill(struct master *m, struct framework *fw,
     }
     if (master_task_state_is_terminal(t->state))
         return;
+    send_kill(m, t, policy, 0);
+}
+
+static void send_kill(struct master *m, struct task *t,
+                      const Mesos__V1__KillPolicy *policy, int reason)
+{
+    const char *task_id = t->info->task_id->value;
     t->kill_requested = true;
     if (t->agent == NULL || t->agent->stream == NULL) {
         log_info("kill of task %s waits for agent %s to reconnect", task_id,
@@ -461,17 +472,30 @@ void master_task_kill(struct master *m, struct framework *fw,
         return;
     }
     Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
-    fid.value = fw->id;
+    fid.value = t->fw->id;
     Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
     tid.value = (char *)task_id;
     Offerd__Agent__Event__KillTask kt = OFFERD__AGENT__EVENT__KILL_TASK__INIT;
     kt.framework_id = &fid;
     kt.task_id = &tid;
     kt.kill_policy = (Mesos__V1__KillPolicy *)policy;
+    if (reason != 0) {
+        kt.has_reason = true;
+        kt.reason = (Mesos__V1__TaskStatus__Reason)reason;
+    }
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
     ev.kill_task = &kt;
     /* Delivered: the agent carries the kill through its own restarts; only
      * an undelivered one is sent again when the agent reconnects. */
     t->kill_requested = master_send_to_agent(m, t->agent, &ev) != 0;
+}
+
+void master_task_evict(struct master *m, struct task *t,
+                       Mesos__V1__TaskStatus__Reason reason)
+{
+    if (master_task_state_is_terminal(t->state))
+        return;
+    m->metrics.messages_kill_task++;
+    send_kill(m, t, NULL, (int)reason);
 }

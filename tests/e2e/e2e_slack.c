@@ -215,11 +215,12 @@ START_TEST(test_allocation_slack_evicts_for_the_owner)
         ck_assert_ptr_nonnull(e);
         const char *type = json_string_value(json_object_get(e, "type"));
         if (strcmp(type, "KILL_TASK") == 0) {
-            ck_assert_str_eq(
-                json_string_value(json_object_get(
-                    json_object_get(json_object_get(e, "kill_task"), "task_id"),
-                    "value")),
-                "slacker");
+            json_t *kt = json_object_get(e, "kill_task");
+            ck_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(kt, "task_id"), "value")),
+                             "slacker");
+            ck_assert_str_eq(json_string_value(json_object_get(kt, "reason")),
+                             "REASON_CONTAINER_PREEMPTED");
             killed = true;
         } else if (strcmp(type, "RUN_TASK") == 0) {
             ran = true;
