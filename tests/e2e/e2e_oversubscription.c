@@ -52,10 +52,12 @@ static void decline(struct conn *fw, const char *offer, int secs)
     api_fw_call(fw, master.port, "DECLINE", "decline", dec);
 }
 
-/* Launch task_id with cpus (revocable or not) on the offer; its kill
- * policy has a 1 s grace period. */
-static void launch(struct conn *fw, const char *offer, const char *agent_id,
-                   const char *task_id, bool revocable)
+/* Launch task_id with `cpus` cpus of `kind` (a JSON fragment added to the
+ * cpus resource: revocable, reservations) allocated to role, on the offer;
+ * its kill policy has a 1 s grace period. */
+static void launch_as(struct conn *fw, const char *offer, const char *agent_id,
+                      const char *task_id, const char *role, const char *kind,
+                      const char *cpus)
 {
     char payload[4096];
     snprintf(payload, sizeof(payload),
@@ -63,13 +65,20 @@ static void launch(struct conn *fw, const char *offer, const char *agent_id,
              "\"LAUNCH\",\"launch\":{\"task_infos\":[{\"name\":\"t\","
              "\"task_id\":{\"value\":\"%s\"},\"agent_id\":{\"value\":\"%s\"},"
              "\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
-             "\"scalar\":{\"value\":0.5}%s,\"allocation_info\":{\"role\":"
-             "\"*\"}}],\"command\":{\"value\":\"sleep 60\"},\"kill_policy\":{"
+             "\"scalar\":{\"value\":%s}%s,\"allocation_info\":{\"role\":"
+             "\"%s\"}}],\"command\":{\"value\":\"sleep 60\"},\"kill_policy\":{"
              "\"grace_period\":{\"nanoseconds\":1000000000}}}]}}],"
              "\"filters\":{\"refuse_seconds\":0}}",
-             offer, task_id, agent_id, revocable ? ",\"revocable\":{}" : "");
+             offer, task_id, agent_id, cpus, kind, role);
     ck_assert_int_eq(api_fw_call(fw, master.port, "ACCEPT", "accept", payload),
                      202);
+}
+
+static void launch(struct conn *fw, const char *offer, const char *agent_id,
+                   const char *task_id, bool revocable)
+{
+    launch_as(fw, offer, agent_id, task_id, "*",
+              revocable ? ",\"revocable\":{}" : "", "0.5");
 }
 
 /* Wait for task_id to reach state on fw (acknowledging every update);
@@ -122,10 +131,13 @@ static void wait_state(struct conn *fw, const char *task_id, const char *state,
             if (source != NULL)
                 snprintf(source, 64, "%s", so ? so : "");
         } else {
+            const char *msg = json_string_value(json_object_get(st, "message"));
             ck_assert_msg(strcmp(tid, task_id) != 0 ||
-                              (strcmp(s, "TASK_KILLED") != 0 &&
-                               strcmp(s, "TASK_FAILED") != 0),
-                          "%s ended %s", tid, s);
+                              (strcmp(s, "TASK_RUNNING") == 0 ||
+                               strcmp(s, "TASK_STARTING") == 0 ||
+                               strcmp(s, "TASK_STAGING") == 0 ||
+                               strcmp(s, "TASK_KILLING") == 0),
+                          "%s ended %s: %s", tid, s, msg ? msg : "");
         }
         json_decref(up);
         if (done)
@@ -228,12 +240,79 @@ START_TEST(test_estimate_shrink_evicts_newest_revocable)
 }
 END_TEST
 
+#define FW_ROLE(role, caps)                                                    \
+    "{\"user\":\"u\",\"name\":\"" role "\",\"roles\":[\"" role "\"],"          \
+    "\"capabilities\":[{\"type\":\"MULTI_ROLE\"},{\"type\":"                   \
+    "\"RESERVATION_REFINEMENT\"}" caps "]}"
+
+/* Allocation slack with a real agent: b runs on a's unused reservation as
+ * revocable; a launches on its reservation; b's task is killed with its
+ * grace period, reported preempted, and a's task runs. */
+START_TEST(test_slack_revoked_for_the_owner)
+{
+    const char *margs[] = {"--allocation_interval=50ms",
+                           "--offer_allocation_slack", NULL};
+    ck_assert_int_eq(e2e_start_master(&master, margs), 0);
+    const char *aargs[] = {"--resources=cpus:2;mem:1024", NULL};
+    ck_assert_int_eq(e2e_start_agent(&agent, master.port, aargs), 0);
+    ck_assert_int_eq(e2e_wait_agents(&master, 1, 20000), 0);
+    json_t *slaves = api_get_json(master.port, "/slaves");
+    char agent_id[256], offer[256], form[1024];
+    snprintf(agent_id, sizeof(agent_id), "%s",
+             json_string_value(json_object_get(
+                 json_array_get(json_object_get(slaves, "slaves"), 0), "id")));
+    json_decref(slaves);
+    snprintf(form, sizeof(form),
+             "{\"type\":\"RESERVE_RESOURCES\",\"reserve_resources\":{"
+             "\"agent_id\":{\"value\":\"%s\"},\"resources\":[{\"name\":"
+             "\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":1},"
+             "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"a\"}]}]}}",
+             agent_id);
+    ck_assert_int_eq(api_post(master.port, "/api/v1", NULL, form, NULL, 0),
+                     202);
+
+    struct conn a, b;
+    api_subscribe_framework(&b, master.port, FW_ROLE("b", REVOCABLE_CAP));
+    json_t *ev = NULL;
+    for (int i = 0; i < 20; i++) {
+        ev = api_wait_offer(&b, offer, agent_id, T);
+        ck_assert_ptr_nonnull(ev);
+        if (revocable_cpus(ev) == 1)
+            break;
+        json_decref(ev);
+        ev = NULL;
+        decline(&b, offer, 0);
+    }
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+    launch_as(&b, offer, agent_id, "slacker", "b", ",\"revocable\":{}", "1");
+    wait_state(&b, "slacker", "TASK_RUNNING", NULL, NULL);
+
+    api_subscribe_framework(&a, master.port, FW_ROLE("a", ""));
+    ev = api_wait_offer(&a, offer, agent_id, T);
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+    launch_as(&a, offer, agent_id, "owner", "a",
+              ",\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"a\"}]", "1");
+    wait_state(&a, "owner", "TASK_RUNNING", NULL, NULL);
+    char reason[64], source[64];
+    wait_state(&b, "slacker", "TASK_KILLED", reason, source);
+    ck_assert_str_eq(reason, "REASON_CONTAINER_PREEMPTED");
+    ck_assert_str_eq(source, "SOURCE_AGENT");
+    api_conn_close(&a);
+    api_conn_close(&b);
+    e2e_proc_cleanup(&agent);
+    e2e_proc_cleanup(&master);
+}
+END_TEST
+
 static Suite *oversub_suite(void)
 {
     Suite *s = suite_create("e2e_oversubscription");
     TCase *tc = tcase_create("oversubscription");
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, test_estimate_shrink_evicts_newest_revocable);
+    tcase_add_test(tc, test_slack_revoked_for_the_owner);
     suite_add_tcase(s, tc);
     return s;
 }
