@@ -970,6 +970,43 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     struct collect c = {0};
     agent_um_foreach(a->um, collect_update, &c);
     collect_finish(&c);
+    /* Tasks known only by their pending updates (e.g. the TASK_LOST this
+     * agent answered for a task it never had) are not both terminal and
+     * acknowledged either: reported too, in their newest state. */
+    size_t extra = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        const char *fwid = c.v[i].framework_id->value;
+        const Mesos__V1__TaskStatus *st = c.v[i].status;
+        if (agent_tasks_get(a->tasks, fwid, st->task_id->value) != NULL)
+            continue;
+        Mesos__V1__Task *m = NULL;
+        for (size_t j = k; j < k + extra; j++)
+            if (strcmp(s->tasks[j]->task_id->value, st->task_id->value) == 0 &&
+                strcmp(s->tasks[j]->framework_id->value, fwid) == 0)
+                m = s->tasks[j];
+        if (m == NULL) {
+            s->tasks =
+                xreallocarray(s->tasks, k + extra + 1, sizeof(*s->tasks));
+            m = xmalloc(sizeof(*m));
+            mesos__v1__task__init(m);
+            m->name = xstrdup(st->task_id->value);
+            m->task_id = (Mesos__V1__TaskID *)agent_pb_copy(&st->task_id->base);
+            m->framework_id = (Mesos__V1__FrameworkID *)agent_pb_copy(
+                &c.v[i].framework_id->base);
+            m->agent_id = xmalloc(sizeof(*m->agent_id));
+            mesos__v1__agent_id__init(m->agent_id);
+            m->agent_id->value = xstrdup(a->agent_id ? a->agent_id : "");
+            m->has_status_update_state = 1;
+            m->status_update_state = st->state;
+            m->has_status_update_uuid = 1;
+            m->status_update_uuid.len = st->uuid.len;
+            m->status_update_uuid.data = xmemdup(st->uuid.data, st->uuid.len);
+            s->tasks[k + extra] = m;
+            extra++;
+        }
+        m->state = st->state; /* the newest pending one wins */
+    }
+    s->n_tasks = k + extra;
     s->unacknowledged_updates =
         xcalloc(c.n ? c.n : 1, sizeof(*s->unacknowledged_updates));
     for (size_t i = 0; i < c.n; i++) {

@@ -281,7 +281,7 @@ static void send_registered(struct master *m, struct agent *ag,
     r.has_ping_interval_seconds = true;
     r.ping_interval_seconds = ping;
     r.has_ping_timeout_seconds = true;
-    r.ping_timeout_seconds = ping;
+    r.ping_timeout_seconds = ping * m->flags->max_agent_ping_timeouts;
     r.n_reconcile_tasks = nrec;
     r.reconcile_tasks = rec;
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
@@ -425,6 +425,10 @@ static void adopt_tasks(struct master *m, struct agent *ag,
                 if (terminal)
                     master_task_recover(m, known);
             }
+            if (known->agent == ag && rt->has_status_update_state) {
+                known->status_update_state = rt->status_update_state;
+                known->has_status_update_state = true;
+            }
             continue;
         }
         res_list res = RES_LIST_INIT;
@@ -458,6 +462,10 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         t->role = xstrdup(role);
         t->state = rt->state;
         t->launched = master_now();
+        if (rt->has_status_update_state) {
+            t->status_update_state = rt->status_update_state;
+            t->has_status_update_state = true;
+        }
         t->recovered = terminal; /* its resources are free already */
         if (rt->n_statuses > 0)
             t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
@@ -514,6 +522,35 @@ static void after_unreachable(struct master *m, struct agent *ag)
         }
     }
     free(v);
+}
+
+/* Tasks last seen on ag before it was marked unreachable that it did not
+ * report when it came back: no longer unreachable (explicit
+ * reconciliation answers TASK_GONE: the agent is registered and does not
+ * run them). */
+static void forget_unreported_unreachable(struct master *m, struct agent *ag)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        size_t n = hmap_count(fw->unreachable_tasks), p2 = 0, k = 0;
+        if (n == 0)
+            continue;
+        char **ids = xcalloc(n, sizeof(*ids));
+        const char *key;
+        void *v;
+        while (hmap_next(fw->unreachable_tasks, &p2, &key, &v))
+            if (strcmp((const char *)v, ag->id) == 0)
+                ids[k++] = xstrdup(key);
+        for (size_t i = 0; i < k; i++) {
+            log_info("task %s of framework %s is gone with agent %s", ids[i],
+                     fw->id, ag->id);
+            free(hmap_del(fw->unreachable_tasks, ids[i]));
+            free(ids[i]);
+        }
+        free(ids);
+    }
 }
 
 static void agent_subscribe_done(struct master *m, bool ok, const char *err,
@@ -657,8 +694,10 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
     log_info("agent %s (%s at %s:%u) %s%s", ag->id, ag->info->hostname, ag->ip,
              (unsigned)ag->port, s->is_new ? "registered" : "re-registered",
              back_from_unreachable ? " (back from unreachable)" : "");
-    if (back_from_unreachable)
+    if (back_from_unreachable) {
         after_unreachable(m, ag);
+        forget_unreported_unreachable(m, ag);
+    }
 
     /* Kills asked for while the agent was away. */
     size_t pos = 0;

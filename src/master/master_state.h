@@ -185,6 +185,11 @@ struct task {
      * acknowledgement lets the master forget the task. */
     uint8_t terminal_uuid[16];
     bool has_terminal_uuid;
+    /* The state of the latest update forwarded to the framework (or, for
+     * an adopted task, of the update its agent is delivering): what
+     * reconciliation answers, so it never runs ahead of the updates. */
+    Mesos__V1__TaskState status_update_state;
+    bool has_status_update_state;
     bool recovered;      /* resources given back to the allocator */
     bool kill_requested; /* resend KILL_TASK when the agent reconnects */
     bool preempted;      /* evicted to free revocable resources */

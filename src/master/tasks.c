@@ -247,6 +247,7 @@ void master_task_transition(struct master *m, struct task *t,
     if (t->state != state && master_task_state_is_terminal(state))
         master_task_count(m, state);
     t->state = state;
+    t->has_status_update_state = false;
     record_state(t, state, st.timestamp);
     if (master_task_state_is_terminal(state) ||
         state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
@@ -305,9 +306,16 @@ void master_task_status_update(struct master *m, struct agent *ag,
         return;
     }
     m->metrics.valid_status_updates++;
-    if (t != NULL) {
-        Mesos__V1__TaskState latest =
-            u->has_latest_state ? u->latest_state : st->state;
+    Mesos__V1__TaskState latest =
+        u->has_latest_state ? u->latest_state : st->state;
+    if (t != NULL && master_task_state_is_terminal(t->state) &&
+        !master_task_state_is_terminal(latest)) {
+        /* A resend that was overtaken (e.g. delayed in the network): the
+         * task's state does not go back. */
+        log_warn("out-of-order update of task %s (latest state %d after %d): "
+                 "forwarded, task state kept",
+                 tid, (int)latest, (int)t->state);
+    } else if (t != NULL) {
         if (t->status != NULL)
             protobuf_c_message_free_unpacked(&t->status->base, NULL);
         t->status =
@@ -319,6 +327,8 @@ void master_task_status_update(struct master *m, struct agent *ag,
                      st->has_timestamp ? st->timestamp : master_now());
         if (master_task_state_is_terminal(latest))
             master_task_recover(m, t);
+        t->status_update_state = st->state;
+        t->has_status_update_state = true;
         if (master_task_state_is_terminal(st->state) && st->has_uuid &&
             st->uuid.len == sizeof(t->terminal_uuid)) {
             memcpy(t->terminal_uuid, st->uuid.data, st->uuid.len);
@@ -397,7 +407,8 @@ static void answer_known(struct master *m, struct framework *fw, struct task *t)
     Mesos__V1__TaskID tid;
     Mesos__V1__AgentID aid;
     fill_status(&st, &tid, &aid, t->info->task_id->value,
-                t->agent != NULL ? t->agent->id : NULL, t->state,
+                t->agent != NULL ? t->agent->id : NULL,
+                t->has_status_update_state ? t->status_update_state : t->state,
                 MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
                 MESOS__V1__TASK_STATUS__REASON__REASON_RECONCILIATION,
                 "Reconciliation: Latest task state");

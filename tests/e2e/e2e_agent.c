@@ -1576,10 +1576,14 @@ START_TEST(test_recovery_from_crafted_checkpoint)
     size_t f = 0;
     const Offerd__Agent__Call__Subscribe *s = wait_subscribe(&f);
     ck_assert_str_eq(s->agent_info->id->value, AGENT_ID);
-    ck_assert_uint_eq(s->n_tasks, 4);
+    /* Four crafted tasks, and "lostonly", known only by its pending
+     * update: reported too (it is not both terminal and acknowledged). */
+    ck_assert_uint_eq(s->n_tasks, 5);
     for (size_t i = 0; i < s->n_tasks; i++)
         ck_assert_int_eq(s->tasks[i]->state,
-                         MESOS__V1__TASK_STATE__TASK_FAILED);
+                         strcmp(s->tasks[i]->task_id->value, "lostonly") == 0
+                             ? MESOS__V1__TASK_STATE__TASK_LOST
+                             : MESOS__V1__TASK_STATE__TASK_FAILED);
     ck_assert_uint_eq(s->n_unacknowledged_updates, 5);
     /* The oldest pending update (the crafted one) goes first. */
     ck_assert_str_eq(s->unacknowledged_updates[0]->status->task_id->value,
