@@ -114,19 +114,6 @@ static bool cond_agents_back(void *arg)
     return wl_metric(master.port, "master/slaves_active") == NAGENTS;
 }
 
-static void dump_unfinished(void)
-{
-    for (int i = 0; i < w.ntasks; i++) {
-        const struct wl_task *t = &w.tasks[i];
-        if (t->first_terminal < 0 && t->exit_code != WL_EXIT_KILLED)
-            fprintf(stderr,
-                    "  %s: launched %d, state %d, agent %s, %d updates, %d "
-                    "unreachable\n",
-                    t->id, t->launched, t->state, t->agent_id, t->nupdates,
-                    t->unreachable);
-    }
-}
-
 START_TEST(test_chaos_proxy)
 {
     uint64_t seed = wl_seed("e2e_chaos");
@@ -202,10 +189,13 @@ START_TEST(test_chaos_proxy)
                   "the agents did not come back after the chaos");
     int want = NSHORT;
     bool done = hfw_run_until(base, cond_all_terminal, &want, 90000);
+    int stuck = 0;
     if (!done)
-        dump_unfinished();
-    ck_assert_msg(done, "%d of %d short tasks ended", wl_terminal_count(&w),
-                  want);
+        wl_dump_unfinished(&w, &stuck);
+    ck_assert_msg(done,
+                  "%d of %d short tasks ended (%d of the others stay "
+                  "TASK_UNREACHABLE)",
+                  wl_terminal_count(&w), want, stuck);
 
     /* Master, agents and framework agree: the long tasks run, nothing
      * else is held. */

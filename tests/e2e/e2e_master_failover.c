@@ -244,12 +244,7 @@ START_TEST(test_master_kill9_rounds)
     int want = NSHORT;
     bool done = hfw_run_until(base, cond_all_terminal, &want, 60000);
     if (!done)
-        for (int i = 0; i < w.ntasks; i++)
-            if (w.tasks[i].first_terminal < 0 &&
-                w.tasks[i].exit_code != WL_EXIT_KILLED)
-                fprintf(stderr, "  %s: launched %d, state %d, agent %s\n",
-                        w.tasks[i].id, w.tasks[i].launched, w.tasks[i].state,
-                        w.tasks[i].agent_id);
+        wl_dump_unfinished(&w, NULL);
     ck_assert_msg(done, "%d of %d short tasks ended", wl_terminal_count(&w),
                   want);
 

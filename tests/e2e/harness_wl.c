@@ -731,6 +731,25 @@ bool wl_wait_quiet(struct wl *w, const uint16_t *agent_ports, int nagents,
 
 /* ---- Outcomes ---- */
 
+int wl_dump_unfinished(const struct wl *w, int *unreachable)
+{
+    int n = 0, u = 0;
+    for (int i = 0; i < w->ntasks; i++) {
+        const struct wl_task *t = &w->tasks[i];
+        if (!t->launched || t->first_terminal >= 0 ||
+            t->exit_code == WL_EXIT_KILLED)
+            continue;
+        n++;
+        u += t->state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE;
+        fprintf(stderr, "  %s: %s on agent %s, %d updates (%d UNREACHABLE)\n",
+                t->id, t->state >= 0 ? state_name(t->state) : "no update",
+                t->agent_id, t->nupdates, t->unreachable);
+    }
+    if (unreachable != NULL)
+        *unreachable = u;
+    return n;
+}
+
 static bool marker_exists(const char *dir, const char *id)
 {
     char path[1024];

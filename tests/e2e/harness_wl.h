@@ -202,6 +202,11 @@ void wl_agent_id(uint16_t agent_port, char *out, size_t outlen);
 void wl_check_agreement(struct wl *w, const uint16_t *agent_ports, int nagents,
                         const char *agent_id, int want_live);
 
+/* Print the launched tasks without a terminal state (not those that run
+ * until killed) to stderr; returns how many there are, and in *unreachable
+ * (may be NULL) how many of them are TASK_UNREACHABLE. */
+int wl_dump_unfinished(const struct wl *w, int *unreachable);
+
 /* Assert every launched task's outcome: it reached a terminal state, heard
  * no other terminal state and no update out of order, and that state is
  * the truth: a task whose command started (its marker file
