@@ -249,6 +249,8 @@ struct master_metrics {
     uint64_t tasks_adopted;           /* learnt from re-registering agents */
     uint64_t agent_reconciliations;   /* tasks the master asked agents about */
     uint64_t slack_evictions;         /* revocable tasks evicted for slack */
+    uint64_t tasks_preempted; /* ended REASON_CONTAINER_PREEMPTED (agent QoS
+                                 or slack) */
     uint64_t offers_rescinded;
     uint64_t offers_declined;
     uint64_t offers_accepted;

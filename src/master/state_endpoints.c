@@ -851,6 +851,7 @@ static void handle_metrics(struct http_request *req, void *arg)
         {"master/recovery_slave_removals", mt->recovery_slave_removals},
         {"master/tasks_adopted", mt->tasks_adopted},
         {"master/slack_evictions", mt->slack_evictions},
+        {"master/tasks_preempted", mt->tasks_preempted},
         {"master/agent_task_reconciliations", mt->agent_reconciliations},
         {"master/invalid_calls", mt->invalid_calls},
         {"master/offers_declined", mt->offers_declined},

@@ -320,8 +320,13 @@ void master_task_status_update(struct master *m, struct agent *ag,
             protobuf_c_message_free_unpacked(&t->status->base, NULL);
         t->status =
             master_pb_copy(&mesos__v1__task_status__descriptor, &st->base);
-        if (t->state != latest && master_task_state_is_terminal(latest))
+        if (t->state != latest && master_task_state_is_terminal(latest)) {
             master_task_count(m, latest);
+            if (st->has_reason &&
+                st->reason ==
+                    MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED)
+                m->metrics.tasks_preempted++;
+        }
         t->state = latest;
         record_state(t, st->state,
                      st->has_timestamp ? st->timestamp : master_now());

@@ -233,6 +233,11 @@ START_TEST(test_estimate_shrink_evicts_newest_revocable)
     }
     ck_assert_int_eq(running, 2);
     json_decref(tasks_json);
+    json_t *metrics = api_get_json(master.port, "/metrics/snapshot");
+    ck_assert_double_eq(
+        json_number_value(json_object_get(metrics, "master/tasks_preempted")),
+        1);
+    json_decref(metrics);
     unlink(estimate);
     api_conn_close(&fw);
     e2e_proc_cleanup(&agent);
