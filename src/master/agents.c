@@ -729,7 +729,7 @@ static char *peer_ip(const char *peer)
  * follows. */
 static void persist_subscription(struct master *m, struct agent_subscribe *s,
                                  const Mesos__V1__AgentInfo *rec,
-                                 const struct agent *ag,
+                                 struct agent *ag,
                                  const Offerd__Registry__Agent *recovered,
                                  bool deactivated,
                                  const Mesos__V1__DrainInfo *drain)
@@ -784,7 +784,7 @@ static void persist_subscription(struct master *m, struct agent_subscribe *s,
     return;
 refuse:
     if (ag != NULL)
-        ((struct agent *)ag)->subscribing = false;
+        ag->subscribing = false;
     agent_subscribe_free(s);
 }
 

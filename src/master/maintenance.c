@@ -605,14 +605,6 @@ static void run_up(struct master *m, struct maint_op *op)
  * --------------------------------------------
  */
 
-/* A batch putting ag's record with the given operator state. */
-static struct registry_batch *agent_record(struct agent *ag, bool deactivated,
-                                           const Mesos__V1__DrainInfo *drain,
-                                           char *err, size_t errlen)
-{
-    return master_agent_record_batch(ag, deactivated, drain, err, errlen);
-}
-
 /* Storage for a DrainInfo. */
 struct drain_msg {
     Mesos__V1__DrainInfo info;
@@ -746,14 +738,14 @@ static void run_agent_op(struct master *m, struct maint_op *op)
     case OP_DRAIN: {
         struct drain_msg d;
         drain_msg_init(&d, MESOS__V1__DRAIN_STATE__DRAINING, op);
-        b = agent_record(ag, true, &d.info, err, sizeof(err));
+        b = master_agent_record_batch(ag, true, &d.info, err, sizeof(err));
         break;
     }
     case OP_DEACTIVATE:
-        b = agent_record(ag, true, ag->drain, err, sizeof(err));
+        b = master_agent_record_batch(ag, true, ag->drain, err, sizeof(err));
         break;
     default:
-        b = agent_record(ag, false, NULL, err, sizeof(err));
+        b = master_agent_record_batch(ag, false, NULL, err, sizeof(err));
         break;
     }
     if (b == NULL) {
@@ -816,7 +808,7 @@ static void on_drain_check(evutil_socket_t fd, short what, void *arg)
         di.state = MESOS__V1__DRAIN_STATE__DRAINED;
         char err[256];
         struct registry_batch *b =
-            agent_record(ag, true, &di, err, sizeof(err));
+            master_agent_record_batch(ag, true, &di, err, sizeof(err));
         if (b == NULL) {
             log_error("agent %s: %s", ag->id, err);
             continue;

@@ -326,8 +326,7 @@ void master_free(struct master *m)
         event_free(m->heartbeat_timer);
     /* Pending registry writes complete now, while the state they refer to
      * is whole. */
-    if (m->machines != NULL)
-        master_maintenance_stop(m);
+    master_maintenance_stop(m);
     master_persist_close(m);
     master_maintenance_free(m);
     /* Offers first: they point at frameworks and agents. */

@@ -614,10 +614,10 @@ enum master_resv_op {
  * for an operator, alloc_role the role fw's resources are allocated to.
  * Returns 0, -1 (invalid, reason in err) or -2 (conflicts with the agent's
  * state: a volume in use). */
-int master_resv_convert(struct master *m, struct agent *ag,
-                        const struct framework *fw, const char *alloc_role,
-                        enum master_resv_op op, const res_list *res,
-                        res_list *from, res_list *to, char *err, size_t errlen);
+int master_resv_convert(struct agent *ag, const struct framework *fw,
+                        const char *alloc_role, enum master_resv_op op,
+                        const res_list *res, res_list *from, res_list *to,
+                        char *err, size_t errlen);
 /* A RESERVE/UNRESERVE/CREATE/DESTROY (or unsupported) operation of an
  * ACCEPT, applied to remaining (the offers' resources left, with allocation
  * role `role`). A refused operation changes nothing and is reported to the

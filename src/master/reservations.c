@@ -160,12 +160,11 @@ static bool path_ok(const char *p)
     return true;
 }
 
-int master_resv_convert(struct master *m, struct agent *ag,
-                        const struct framework *fw, const char *alloc_role,
-                        enum master_resv_op op, const res_list *res,
-                        res_list *from, res_list *to, char *err, size_t errlen)
+int master_resv_convert(struct agent *ag, const struct framework *fw,
+                        const char *alloc_role, enum master_resv_op op,
+                        const res_list *res, res_list *from, res_list *to,
+                        char *err, size_t errlen)
 {
-    (void)m;
     if (res->n == 0) {
         snprintf(err, errlen, "the operation names no resources");
         return -1;
@@ -504,7 +503,7 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
     res_list res = RES_LIST_INIT, from = RES_LIST_INIT, to = RES_LIST_INIT;
     char err[1024], msg[1200];
     if (res_list_from_pb(pb, n, &res, err, sizeof(err)) != 0 ||
-        master_resv_convert(m, ag, fw, role, kind, &res, &from, &to, err,
+        master_resv_convert(ag, fw, role, kind, &res, &from, &to, err,
                             sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "%s refused: %s", op_name(kind), err);
         goto fail;
@@ -559,7 +558,7 @@ void master_resv_operator(struct master *m, struct http_request *req,
     }
     res_list from = RES_LIST_INIT, to = RES_LIST_INIT;
     char err[1024];
-    int rc = master_resv_convert(m, ag, NULL, NULL, kind, res, &from, &to, err,
+    int rc = master_resv_convert(ag, NULL, NULL, kind, res, &from, &to, err,
                                  sizeof(err));
     if (rc != 0) {
         http_reply_error(req, rc == -2 ? 409 : 400, "Invalid %s operation: %s",
