@@ -4,6 +4,8 @@
  * an agent makes on its subscription (status updates, pongs), liveness by
  * pings, disconnection, and removal of agents that stop answering.
  */
+#include "master/agents.h"
+
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,15 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/frameworks.h"
+#include "master/maintenance.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/persist.h"
+#include "master/reservations.h"
+#include "master/send.h"
+#include "master/slack.h"
+#include "master/tasks.h"
 #include "offerd/registry.pb-c.h"
 
 struct agent *master_agent_find(struct master *m, const char *id)
@@ -99,7 +109,7 @@ void master_agent_shutdown(struct master *m, struct agent *ag)
 {
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
 }
 
 /* The state tasks of a removed agent are reported in to their framework. */
@@ -229,7 +239,7 @@ void master_agents_ping(struct master *m)
         Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
         ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
         ev.ping = &p;
-        master_send_to_agent(m, ag, &ev);
+        master_send_to_agent(ag, &ev);
     }
     free(v);
 }
@@ -287,7 +297,7 @@ static void send_registered(struct master *m, struct agent *ag,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
     ev.registered = &r;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
 }
 
 static const char *state_name(Mesos__V1__TaskState st)
@@ -347,6 +357,23 @@ static void free_reconcile(Offerd__Agent__Event__Reconcile__Task **v, size_t n)
     free(v);
 }
 
+/* The role string of a list of resources' allocation role, or NULL when
+ * they carry none or several. */
+static const char *single_role(const res_list *l)
+{
+    const char *role = NULL;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const char *r = l->v[i].alloc_role;
+        if (r == NULL)
+            return NULL;
+        if (role == NULL)
+            role = r;
+        else if (strcmp(role, r) != 0)
+            return NULL;
+    }
+    return role;
+}
+
 /* Take in the tasks a (re-)registering agent reports, the agent's state
  * being the truth (docs/reconciliation.md):
  *  - case 2, a task the master holds in another state: it takes the
@@ -393,7 +420,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
                 Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
                 ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
                 ev.shutdown_framework = &sf;
-                master_send_to_agent(m, ag, &ev);
+                master_send_to_agent(ag, &ev);
                 log_info("agent %s reports tasks of removed framework %s: "
                          "shutting it down there",
                          ag->id, fid);
@@ -439,7 +466,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
                      rt->task_id->value, err);
             continue;
         }
-        const char *role = master_single_role(&res);
+        const char *role = single_role(&res);
         if (role == NULL) {
             role = fw->nroles > 0 ? fw->roles[0] : "*";
             res_list_allocate(&res, role);
@@ -461,7 +488,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         t->resources = res;
         t->role = xstrdup(role);
         t->state = rt->state;
-        t->launched = master_now();
+        t->launched = clock_wall_secs();
         if (rt->has_status_update_state) {
             t->status_update_state = rt->status_update_state;
             t->has_status_update_state = true;
@@ -574,7 +601,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         ag->id = xstrdup(s->id);
         ag->tasks = hmap_new();
         ag->offers = hmap_new();
-        ag->registered_time = master_now();
+        ag->registered_time = clock_wall_secs();
         hmap_put(m->agents, ag->id, ag);
         Offerd__Registry__Agent *rec = hmap_get(m->recovered_agents, s->id);
         if (rec != NULL) {
@@ -590,7 +617,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
             m->metrics.messages_register_slave++;
         }
     } else {
-        ag->reregistered_time = master_now();
+        ag->reregistered_time = clock_wall_secs();
         m->metrics.slave_reregistrations++;
         m->metrics.messages_reregister_slave++;
     }
@@ -991,7 +1018,7 @@ static void handle_executor_message(struct master *m, struct http_request *req,
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__MESSAGE;
     ev.message = &msg;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 void master_agent_api(struct http_request *req, void *arg)

@@ -7,6 +7,8 @@
  * records the framework, then the stream starts with SUBSCRIBED. A failed
  * registry write answers 503 and changes nothing.
  */
+#include "master/frameworks.h"
+
 #include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +18,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "master/master_state.h"
+#include "master/maintenance.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/persist.h"
+#include "master/send.h"
+#include "master/tasks.h"
 
 #define MAX_FAILOVER_SECS (365.0 * 24 * 3600 * 100) /* Mesos: a Duration */
 
@@ -276,7 +283,7 @@ static void send_subscribed(struct master *m, struct framework *fw)
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__SUBSCRIBED;
     ev.subscribed = &sub;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 static void send_error_event(struct master *m, struct framework *fw,
@@ -289,7 +296,7 @@ static void send_error_event(struct master *m, struct framework *fw,
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__ERROR;
     ev.error = &e;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 static void subscribe_free(struct subscribe *s)
@@ -353,10 +360,10 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
         fw->stream = NULL;
     }
     if (s->is_new) {
-        fw->registered_time = master_now();
+        fw->registered_time = clock_wall_secs();
         m->metrics.messages_register_framework++;
     } else {
-        fw->reregistered_time = master_now();
+        fw->reregistered_time = clock_wall_secs();
         m->metrics.messages_reregister_framework++;
     }
     id_uuid_v4(fw->stream_id);
@@ -462,7 +469,7 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
     fw->subscribing = true;
     /* The request is deferred: it is answered when the write completes. */
     master_persist_framework(m, s->info,
-                             is_new ? master_now() : fw->registered_time,
+                             is_new ? clock_wall_secs() : fw->registered_time,
                              subscribe_done, s);
 }
 
@@ -567,7 +574,7 @@ master_framework_placeholder(struct master *m,
     fw->alloc = alloc_framework_add(m->alloc, fw, roles, (uint32_t)n,
                                     fw->alloc_caps, false);
     free(roles);
-    fw->registered_time = master_now();
+    fw->registered_time = clock_wall_secs();
     hmap_put(m->frameworks, fw->id, fw);
     /* Known from the registry or an agent after a master restart: give it
      * the time the cluster has to come back. */
@@ -642,7 +649,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
             Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
             ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
             ev.shutdown_framework = &sf;
-            master_send_to_agent(m, t->agent, &ev);
+            master_send_to_agent(t->agent, &ev);
         }
         if (!master_task_state_is_terminal(t->state))
             master_task_count(m, MESOS__V1__TASK_STATE__TASK_KILLED);
@@ -655,7 +662,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
     alloc_framework_remove(m->alloc, fw->alloc);
     fw->alloc = NULL;
     hmap_del(m->frameworks, fw->id);
-    fw->unregistered_time = master_now();
+    fw->unregistered_time = clock_wall_secs();
     m->metrics.messages_unregister_framework++;
     master_persist_framework_removed(m, fw->id, removal_recorded,
                                      xstrdup(fw->id));

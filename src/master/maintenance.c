@@ -17,6 +17,8 @@
  * as the agent announced them; an empty field matches only an empty one, as
  * in Mesos.
  */
+#include "master/maintenance.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <event2/event.h>
@@ -28,7 +30,13 @@
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/persist.h"
+#include "master/scheduler_api.h"
+#include "master/send.h"
+#include "master/tasks.h"
 #include "master/registry.h"
 #include "mesos/v1/allocator.pb-c.h"
 #include "offerd/registry.pb-c.h"
@@ -819,7 +827,7 @@ static void on_drain_check(evutil_socket_t fd, short what, void *arg)
             Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
             aid.value = ag->id;
             Mesos__V1__TimeInfo t = MESOS__V1__TIME_INFO__INIT;
-            t.nanoseconds = (int64_t)(master_now() * 1e9);
+            t.nanoseconds = (int64_t)(clock_wall_secs() * 1e9);
             Offerd__Registry__GoneAgent g = OFFERD__REGISTRY__GONE_AGENT__INIT;
             g.id = &aid;
             g.timestamp = &t;
@@ -1054,12 +1062,12 @@ static void io_record(struct agent *ag, const char *fw_id,
         a = &ag->io_answers[ag->nio_answers++];
         a->framework_id = xstrdup(fw_id);
         a->status = ALLOC_IO_UNKNOWN;
-        a->timestamp = master_now();
+        a->timestamp = clock_wall_secs();
     } else if (status == ALLOC_IO_UNKNOWN) {
         return; /* a new inverse offer keeps the last answer */
     }
     a->status = status;
-    a->timestamp = master_now();
+    a->timestamp = clock_wall_secs();
 }
 
 static void send_rescind(struct master *m, struct inverse_offer *io)
@@ -1073,7 +1081,7 @@ static void send_rescind(struct master *m, struct inverse_offer *io)
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND_INVERSE_OFFER;
     ev.rescind_inverse_offer = &r;
-    master_send_to_framework(m, io->fw, &ev);
+    master_send_to_framework(io->fw, &ev);
 }
 
 /* Forget io; with rescind tell its framework; with reoffer let the
@@ -1152,7 +1160,7 @@ void master_inverse_offer_from_alloc(void *arg, void *framework_udata,
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__INVERSE_OFFERS;
     ev.inverse_offers = &e;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 void master_inverse_offers_answer(struct master *m, struct framework *fw,

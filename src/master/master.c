@@ -17,16 +17,21 @@
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/frameworks.h"
+#include "master/maintenance.h"
+#include "master/offers.h"
+#include "master/operator_api.h"
+#include "master/persist.h"
+#include "master/reservations.h"
+#include "master/scheduler_api.h"
+#include "master/send.h"
+#include "master/slack.h"
+#include "master/state_endpoints.h"
 #include "master/system_endpoints.h"
 
 /* ---- Small shared helpers -------------------------------------------------
  */
-
-double master_now(void)
-{
-    return clock_wall_secs();
-}
 
 void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
                      const ProtobufCMessage *msg)
@@ -44,66 +49,6 @@ void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
         abort();
     }
     return copy;
-}
-
-const char *master_single_role(const res_list *l)
-{
-    const char *role = NULL;
-    for (uint32_t i = 0; i < l->n; i++) {
-        const char *r = l->v[i].alloc_role;
-        if (r == NULL)
-            return NULL;
-        if (role == NULL)
-            role = r;
-        else if (strcmp(role, r) != 0)
-            return NULL;
-    }
-    return role;
-}
-
-void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
-                      Mesos__V1__Address *addr)
-{
-    mesos__v1__master_info__init(info);
-    mesos__v1__address__init(addr);
-    info->id = (char *)m->id;
-    /* Mesos's packed IPv4 (network byte order); the address supersedes it
-     * and carries IPv6 too. */
-    struct in_addr in;
-    info->ip = inet_pton(AF_INET, m->ip, &in) == 1 ? in.s_addr : 0;
-    info->port = m->port;
-    info->hostname = (char *)m->flags->hostname;
-    info->version = OFFERD_VERSION;
-    addr->hostname = (char *)m->flags->hostname;
-    addr->ip = m->ip;
-    addr->port = m->port;
-    info->address = addr;
-}
-
-int master_send_to_framework(struct master *m, struct framework *fw,
-                             const Mesos__V1__Scheduler__Event *ev)
-{
-    (void)m;
-    if (fw->stream == NULL)
-        return -1;
-    size_t len;
-    uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)fw->enc, &len);
-    int rc = http_stream_send_record(fw->stream, buf, len);
-    free(buf);
-    return rc;
-}
-
-int master_send_to_agent(struct master *m, struct agent *ag,
-                         const Offerd__Agent__Event *ev)
-{
-    (void)m;
-    if (ag->stream == NULL)
-        return -1;
-    size_t len;
-    uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)ag->enc, &len);
-    int rc = http_stream_send_record(ag->stream, buf, len);
-    free(buf);
-    return rc;
 }
 
 /* ---- Allocation cycles --------------------------------------------------- */
@@ -172,7 +117,7 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
         if (fw->stream != NULL)
-            master_send_to_framework(m, fw, &ev);
+            master_send_to_framework(fw, &ev);
     }
 }
 
@@ -231,7 +176,7 @@ struct master *master_new(struct event_base *base,
     m->base = base;
     m->flags = flags;
     id_uuid_v4(m->id);
-    m->start_time = master_now();
+    m->start_time = clock_wall_secs();
     m->start_mono = clock_monotonic_ns();
     m->frameworks = hmap_new();
     m->agents = hmap_new();

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <protobuf-c/protobuf-c.h>
+
 struct event_base;
 struct master;
 struct master_flags;
@@ -31,5 +33,14 @@ uint16_t master_port(const struct master *m);
 /* Close every stream, stop the timers, close the registry (waiting for
  * writes in flight) and free everything. NULL is ignored. */
 void master_free(struct master *m);
+
+/* ---- Inside src/master ----------------------------------------------------
+ * What master.c offers the master's other files. */
+
+/* Ask for an allocation cycle soon (after the current callback chain). */
+void master_allocate_soon(struct master *m);
+/* Deep copy of a protobuf-c message (pack and unpack); NULL stays NULL. */
+void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
+                     const ProtobufCMessage *msg);
 
 #endif

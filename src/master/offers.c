@@ -5,6 +5,8 @@
  * gone or deactivated, framework disconnected). Offers made in one cycle
  * reach each framework as one OFFERS event.
  */
+#include "master/offers.h"
+
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,8 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/master.h"
+#include "master/send.h"
 
 static void on_offer_timeout(evutil_socket_t fd, short what, void *arg);
 
@@ -144,7 +147,7 @@ void master_offers_flush(struct master *m)
         ev.has_type = true;
         ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__OFFERS;
         ev.offers = &ofs;
-        master_send_to_framework(m, fw, &ev);
+        master_send_to_framework(fw, &ev);
         for (uint32_t k = 0; k < n; k++)
             res_pb_array_free(msgs[k].offer.resources,
                               msgs[k].offer.n_resources);
@@ -169,7 +172,7 @@ static void send_rescind(struct master *m, struct offer *o)
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND;
     ev.rescind = &r;
-    master_send_to_framework(m, o->fw, &ev);
+    master_send_to_framework(o->fw, &ev);
 }
 
 void master_offer_remove(struct master *m, struct offer *o, bool rescind,

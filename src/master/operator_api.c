@@ -5,6 +5,8 @@
  * durable. Calls offerd does not serve yet are answered 501 with the call's
  * name, so tools can tell "not here" from "malformed" (400).
  */
+#include "master/operator_api.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,9 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/maintenance.h"
+#include "master/master.h"
+#include "master/reservations.h"
 #include "mesos/v1/master.pb-c.h"
 #include "offerd/registry.pb-c.h"
 

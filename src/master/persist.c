@@ -11,14 +11,18 @@
  * --registry=in_memory keeps nothing across restarts but completes
  * asynchronously all the same, so that the callers' paths are the same.
  */
+#include "master/persist.h"
+
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/frameworks.h"
+#include "master/maintenance.h"
 #include "master/registry.h"
 #include "master/registry_private.h"
 
@@ -214,8 +218,8 @@ void master_persist_agent_info(struct master *m,
 {
     char err[256];
     struct registry_batch *b =
-        agent_batch(info, master_now(), deactivated, drain, ckpt, ckpt_version,
-                    err, sizeof(err));
+        agent_batch(info, clock_wall_secs(), deactivated, drain, ckpt,
+                    ckpt_version, err, sizeof(err));
     if (b == NULL) {
         refuse(m, registry_batch_new(), done, arg, err);
         return;
@@ -285,7 +289,7 @@ void master_persist_agent_unreachable(struct master *m, const char *id,
 {
     Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
     aid.value = (char *)id;
-    Mesos__V1__TimeInfo t = time_of(master_now());
+    Mesos__V1__TimeInfo t = time_of(clock_wall_secs());
     Offerd__Registry__UnreachableAgent u =
         OFFERD__REGISTRY__UNREACHABLE_AGENT__INIT;
     u.id = &aid;

@@ -14,6 +14,8 @@
  * persists them and reports them when it re-registers. The versions of that
  * list tell whose view is newer after a restart of either side.
  */
+#include "master/reservations.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,12 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/persist.h"
+#include "master/send.h"
+#include "master/tasks.h"
 #include "master/registry.h"
 #include "mesos/v1/master.pb-c.h"
 #include "offerd/registry.pb-c.h"
@@ -357,7 +364,7 @@ void master_agent_send_ckpt(struct master *m, struct agent *ag)
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__CHECKPOINT_RESOURCES;
     ev.checkpoint_resources = &cr;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
     res_pb_array_free(pb, n);
 }
 
@@ -450,7 +457,7 @@ static void operation_error(struct master *m, struct framework *fw,
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE_OPERATION_STATUS;
     ev.update_operation_status = &u;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 void master_resv_accept_op(struct master *m, struct framework *fw,

@@ -8,6 +8,8 @@
  * well-formed call (a stale offer, a duplicate task id) are reported to the
  * framework as Mesos does: TASK_ERROR / TASK_DROPPED / TASK_LOST updates.
  */
+#include "master/scheduler_api.h"
+
 #include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +21,14 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/frameworks.h"
+#include "master/maintenance.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/reservations.h"
+#include "master/send.h"
+#include "master/tasks.h"
 
 #define DEFAULT_REFUSE_SECS 5.0
 #define MAX_REFUSE_SECS     (365.0 * 24 * 3600)
@@ -514,7 +523,7 @@ static void handle_message(struct master *m, struct http_request *req,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__FRAMEWORK_MESSAGE;
     ev.framework_message = &fm;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
 }
 
 static void handle_shutdown(struct master *m, struct http_request *req,
@@ -539,7 +548,7 @@ static void handle_shutdown(struct master *m, struct http_request *req,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_EXECUTOR;
     ev.shutdown_executor = &se;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
 }
 
 static void handle_reconcile_operations(struct http_request *req,

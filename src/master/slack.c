@@ -16,12 +16,17 @@
  * controller counts every revocable task against the estimate, agents that
  * report an estimate get no slack.
  */
+#include "master/slack.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/mem.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/master.h"
+#include "master/offers.h"
+#include "master/tasks.h"
 
 /* The scalar resources that make slack. */
 static const char *const SLACK_NAMES[] = {"cpus", "mem"};

@@ -6,6 +6,8 @@
  * /master/. Resources are summarized as Mesos does: scalars summed by name,
  * ranges and sets as their text ("[31000-32000]", "{a,b}").
  */
+#include "master/state_endpoints.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,7 +19,9 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/maintenance.h"
+#include "master/send.h"
+#include "master/tasks.h"
 
 /* ---- Resources ----------------------------------------------------------- */
 

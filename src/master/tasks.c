@@ -5,6 +5,8 @@
  * terminal, and is forgotten once terminal and its terminal update
  * acknowledged by the framework. Also kills and reconciliation.
  */
+#include "master/tasks.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,11 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
-#include "master/master_state.h"
+#include "master/agents.h"
+#include "master/frameworks.h"
+#include "master/maintenance.h"
+#include "master/master.h"
+#include "master/send.h"
 
 bool master_task_state_is_terminal(Mesos__V1__TaskState s)
 {
@@ -110,8 +116,8 @@ static struct task *task_add(struct master *m, struct framework *fw,
     res_list_copy(&t->resources, resources);
     t->role = xstrdup(role);
     t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
-    t->launched = master_now();
-    record_state(t, t->state, master_now());
+    t->launched = clock_wall_secs();
+    record_state(t, t->state, clock_wall_secs());
     hmap_put(fw->tasks, info->task_id->value, t);
     hmap_put(ag->tasks, t->key, t);
     master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
@@ -130,7 +136,7 @@ struct task *master_task_launch(struct master *m, struct framework *fw,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
     ev.run_task = &rt;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
     return t;
 }
 
@@ -161,7 +167,7 @@ void master_task_launch_group(struct master *m, struct framework *fw,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK_GROUP;
     ev.run_task_group = &rg;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
     protobuf_c_message_free_unpacked(&ex->base, NULL);
     free(tis);
 }
@@ -193,7 +199,7 @@ static void fill_status(Mesos__V1__TaskStatus *st, Mesos__V1__TaskID *tid,
         st->agent_id = aid;
     }
     st->has_timestamp = true;
-    st->timestamp = master_now();
+    st->timestamp = clock_wall_secs();
 }
 
 static void send_update(struct master *m, struct framework *fw,
@@ -206,7 +212,7 @@ static void send_update(struct master *m, struct framework *fw,
     ev.has_type = true;
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE;
     ev.update = &up;
-    master_send_to_framework(m, fw, &ev);
+    master_send_to_framework(fw, &ev);
 }
 
 void master_send_master_update(struct master *m, struct framework *fw,
@@ -275,7 +281,7 @@ static void ack_to_agent(struct master *m, struct agent *ag,
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__ACKNOWLEDGE;
     ev.acknowledge = &ack;
-    master_send_to_agent(m, ag, &ev);
+    master_send_to_agent(ag, &ev);
 }
 
 void master_task_status_update(struct master *m, struct agent *ag,
@@ -329,7 +335,7 @@ void master_task_status_update(struct master *m, struct agent *ag,
         }
         t->state = latest;
         record_state(t, st->state,
-                     st->has_timestamp ? st->timestamp : master_now());
+                     st->has_timestamp ? st->timestamp : clock_wall_secs());
         if (master_task_state_is_terminal(latest))
             master_task_recover(m, t);
         t->status_update_state = st->state;
@@ -504,7 +510,7 @@ static void send_kill(struct master *m, struct task *t,
     ev.kill_task = &kt;
     /* Delivered: the agent carries the kill through its own restarts; only
      * an undelivered one is sent again when the agent reconnects. */
-    t->kill_requested = master_send_to_agent(m, t->agent, &ev) != 0;
+    t->kill_requested = master_send_to_agent(t->agent, &ev) != 0;
 }
 
 void master_task_evict(struct master *m, struct task *t,

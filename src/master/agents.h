@@ -1,0 +1,38 @@
+/*
+ * Agents: the agent API (registration, pings, status updates), removal and
+ * re-registration. The owner of struct agent: agents.c creates and frees it.
+ */
+#ifndef OFFERD_MASTER_AGENTS_H
+#define OFFERD_MASTER_AGENTS_H
+
+#include "master/master_types.h"
+
+struct agent *master_agent_find(struct master *m, const char *id);
+/* POST /api/v1/agent. */
+void master_agent_api(struct http_request *req, void *arg);
+/* Why an agent is removed. */
+enum agent_removal {
+    AGENT_REMOVED_UNREACHABLE, /* missed pings: tasks UNREACHABLE or LOST,
+                                  recorded unreachable in the registry */
+    AGENT_REMOVED_SHUTDOWN,    /* it unregistered: tasks LOST */
+    AGENT_REMOVED_BY_OPERATOR, /* machine down, marked gone: tasks
+                                  GONE_BY_OPERATOR or LOST */
+};
+/* Remove an agent: its tasks are reported as `why` decides, its offers and
+ * inverse offers are rescinded, the allocator forgets it. */
+void master_agent_remove(struct master *m, struct agent *ag,
+                         enum agent_removal how, const char *why);
+/* After --agent_reregister_timeout: agents from the registry that did not
+ * come back are marked unreachable. */
+void master_agents_reregister_timeout(struct master *m);
+/* A snapshot of ag's tasks (callers may remove tasks while they walk it):
+ * a malloc'd array (caller frees) of *n tasks. */
+struct task **master_agent_tasks(const struct agent *ag, size_t *n);
+/* Send ag a SHUTDOWN event (it kills its tasks and exits). */
+void master_agent_shutdown(struct master *m, struct agent *ag);
+/* The periodic ping: count misses, remove agents past the limit, ping the
+ * rest. */
+void master_agents_ping(struct master *m);
+void master_agent_free(struct agent *ag);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * Frameworks: subscription, disconnection, failover, removal. The owner
+ * of struct framework: frameworks.c creates and frees it.
+ */
+#ifndef OFFERD_MASTER_FRAMEWORKS_H
+#define OFFERD_MASTER_FRAMEWORKS_H
+
+#include "master/master_types.h"
+
+struct framework *master_framework_find(struct master *m, const char *id);
+/* Handle a SUBSCRIBE call (validated decode in call); replies on req. */
+void master_framework_subscribe(struct master *m, struct http_request *req,
+                                const Mesos__V1__Scheduler__Call *call,
+                                enum http_encoding reply_enc);
+/* Handle UPDATE_FRAMEWORK with a new FrameworkInfo (same id); replies on
+ * req (200 when applied). */
+void master_framework_update(struct master *m, struct http_request *req,
+                             struct framework *fw,
+                             const Mesos__V1__FrameworkInfo *fi);
+/* The framework's stream closed: deactivate, rescind offers, start the
+ * failover timeout. */
+void master_framework_disconnected(struct master *m, struct framework *fw);
+/* Remove a framework for good (teardown, failover timeout): kill its tasks,
+ * rescind its offers, remove it from the allocator and the registry, keep
+ * it among the completed ones. */
+void master_framework_remove(struct master *m, struct framework *fw,
+                             const char *why);
+/* Create an inactive framework known only from an agent's report. */
+struct framework *
+master_framework_placeholder(struct master *m,
+                             const Mesos__V1__FrameworkInfo *info);
+void master_framework_free(struct framework *fw);
+
+#endif

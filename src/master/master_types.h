@@ -1,0 +1,314 @@
+/*
+ * The master's types: the entities it holds (frameworks, agents, tasks,
+ * offers, machines, inverse offers), its metrics and struct master itself.
+ * Types and limits only; each entity's functions are declared in the header
+ * of the file that owns it (frameworks.h, agents.h, tasks.h, offers.h,
+ * maintenance.h, ...), and docs/master-internals.md maps them.
+ *
+ * Everything here is touched only from the event loop's callbacks (STYLE.md,
+ * "One loop, one owner"). The master owns frameworks, agents, tasks and
+ * offers; the allocator (src/allocator) makes every allocation decision and
+ * hears back what is used and what is given back.
+ */
+#ifndef OFFERD_MASTER_MASTER_TYPES_H
+#define OFFERD_MASTER_MASTER_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "allocator/alloc.h"
+#include "common/hmap.h"
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/resources.h"
+#include "master/flags_master.h"
+#include "mesos/v1/maintenance.pb-c.h"
+#include "mesos/v1/mesos.pb-c.h"
+#include "mesos/v1/scheduler.pb-c.h"
+#include "offerd/agent.pb-c.h"
+
+struct event;
+struct event_base;
+struct master;
+
+/* Mesos's default heartbeat interval for scheduler streams. */
+#define MASTER_HEARTBEAT_SECS 15
+
+/* Most frameworks, agents, offers, tasks per framework the master keeps:
+ * bounds on what peers can make it hold. */
+#define MASTER_MAX_FRAMEWORKS   10000
+#define MASTER_MAX_AGENTS       100000
+#define MASTER_MAX_TASKS_PER_FW 1000000
+#define MASTER_MAX_COMPLETED    1000   /* completed frameworks remembered */
+#define MASTER_MAX_UNREACHABLE  100000 /* unreachable tasks per framework */
+
+/* ---- Frameworks ---------------------------------------------------------- */
+
+struct framework {
+    struct master *m;
+    char *id;
+    Mesos__V1__FrameworkInfo *info; /* owned; info->id set */
+    struct alloc_framework *alloc;
+    uint32_t alloc_caps;
+    bool partition_aware;
+    bool refinement; /* RESERVATION_REFINEMENT: post-refinement format */
+    char **roles;    /* the roles it subscribed with */
+    uint32_t nroles;
+
+    struct http_stream *stream; /* NULL while disconnected */
+    char stream_id[ID_UUID_SIZE];
+    enum http_encoding enc; /* the stream's encoding */
+    bool active;            /* connected and not removed */
+    bool subscribing;       /* a SUBSCRIBE waits for the registry */
+
+    struct hmap *tasks;  /* task id -> struct task */
+    struct hmap *offers; /* offer id -> struct offer */
+    /* Partition-aware frameworks: tasks last seen on agents now
+     * unreachable, task id -> agent id (malloc'd), for reconciliation
+     * (TASK_UNREACHABLE) until the agent comes back. */
+    struct hmap *unreachable_tasks;
+    struct event *failover_timer;
+
+    double registered_time;   /* wall seconds */
+    double reregistered_time; /* 0: never */
+    double unregistered_time; /* set when completed */
+
+    /* Offers made in the current allocation cycle, sent as one OFFERS
+     * event when the cycle ends. */
+    struct offer **pending_offers;
+    uint32_t npending, cappending;
+};
+
+/* ---- Agents ----------------------------------------------------------------
+ */
+
+struct agent {
+    struct master *m;
+    char *id;
+    Mesos__V1__AgentInfo *info; /* owned; info->id set */
+    char *ip;                   /* address the agent reported or came from */
+    uint16_t port;
+    char *version;
+    struct alloc_agent *alloc;
+    res_list static_res; /* resources it registered with */
+    /* Its total: static_res with the checkpointed resources applied (the
+     * allocator holds the live copy). */
+    res_list total;
+    /* Dynamic reservations and persistent volumes (no allocation roles),
+     * and the version of that list (CHECKPOINT_RESOURCES). */
+    res_list ckpt;
+    uint64_t ckpt_version;
+    /* Revocable resources: the agent's estimate (UPDATE_OVERSUBSCRIBED)
+     * and the allocation slack the master adds (--offer_allocation_slack);
+     * the allocator's revocable total is their sum. */
+    res_list estimate;
+    res_list slack;
+
+    struct http_stream *stream; /* NULL while disconnected */
+    char stream_id[ID_UUID_SIZE];
+    enum http_encoding enc;
+    bool connected;
+    bool subscribing;
+
+    struct hmap *tasks;  /* "<framework id>/<task id>" -> struct task */
+    struct hmap *offers; /* offer id -> struct offer */
+
+    uint64_t ping_seq; /* last PING sent */
+    bool pong_pending; /* no PONG since the last PING */
+    uint32_t missed_pings;
+
+    double registered_time;
+    double reregistered_time;
+
+    /* Operator state (persisted with the agent): DEACTIVATE_AGENT or
+     * DRAIN_AGENT stop its offers until REACTIVATE_AGENT. */
+    bool deactivated;
+    Mesos__V1__DrainInfo *drain; /* owned; NULL unless drained/draining */
+    bool drain_writing;          /* DRAINED is being recorded */
+
+    /* The frameworks' answers to this agent's inverse offers since its
+     * unavailability was set, for /maintenance/status. */
+    struct io_answer *io_answers;
+    uint32_t nio_answers, capio_answers;
+};
+
+/* A framework's latest answer to an agent's inverse offer. */
+struct io_answer {
+    char *framework_id;
+    enum alloc_io_status status; /* UNKNOWN until answered */
+    double timestamp;            /* wall seconds of the answer (or offer) */
+};
+
+/* ---- Maintenance ------------------------------------------------------------
+ */
+
+/* A machine in the maintenance schedule (machines not listed are UP). */
+struct machine {
+    char *key;      /* "<hostname>/<ip>", as master_machine_key makes it */
+    char *hostname; /* lower case; "" when not given */
+    char *ip;       /* "" when not given */
+    Mesos__V1__MachineInfo__Mode mode; /* DRAINING or DOWN */
+    struct alloc_unavailability unav;
+};
+
+/* An inverse offer sent to a framework and not yet answered. */
+struct inverse_offer {
+    char *id;
+    struct framework *fw;
+    struct agent *agent;
+    struct alloc_unavailability unav;
+    struct event *timer; /* --offer_timeout, NULL when none */
+};
+
+/* ---- Tasks
+ * ------------------------------------------------------------------- */
+
+struct task {
+    struct framework *fw; /* may be a placeholder for an unknown framework */
+    struct agent *agent;
+    Mesos__V1__TaskInfo *info; /* owned */
+    char *key;                 /* "<framework id>/<task id>" (agent's map) */
+    res_list resources;        /* with allocation role */
+    char *role;                /* allocation role */
+    Mesos__V1__TaskState state;
+    Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
+    /* The uuid of the last update forwarded for a terminal state: its
+     * acknowledgement lets the master forget the task. */
+    uint8_t terminal_uuid[16];
+    bool has_terminal_uuid;
+    /* The state of the latest update forwarded to the framework (or, for
+     * an adopted task, of the update its agent is delivering): what
+     * reconciliation answers, so it never runs ahead of the updates. */
+    Mesos__V1__TaskState status_update_state;
+    bool has_status_update_state;
+    bool recovered;      /* resources given back to the allocator */
+    bool kill_requested; /* resend KILL_TASK when the agent reconnects */
+    bool preempted;      /* evicted to free revocable resources */
+    double launched;     /* wall seconds it was launched (or adopted) */
+    /* The states the task went through, oldest first (the latest
+     * MASTER_TASK_HISTORY), for /state's "statuses". */
+    struct {
+        Mesos__V1__TaskState state;
+        double timestamp;
+    } hist[8];
+    uint32_t nhist;
+};
+#define MASTER_TASK_HISTORY 8
+
+/* ---- Offers
+ * ------------------------------------------------------------------- */
+
+struct offer {
+    char *id;
+    struct framework *fw;
+    struct agent *agent;
+    char *role;
+    res_list resources; /* with allocation role */
+    bool has_unav;
+    struct alloc_unavailability unav;
+    struct event *timer; /* --offer_timeout, NULL when none */
+};
+
+/* ---- Metrics
+ * ------------------------------------------------------------------ */
+
+struct master_metrics {
+    uint64_t tasks_by_state[16]; /* terminal transitions counted, by state */
+    uint64_t messages_register_framework;
+    uint64_t messages_reregister_framework;
+    uint64_t messages_unregister_framework;
+    uint64_t messages_launch_tasks;
+    uint64_t messages_decline_offers;
+    uint64_t messages_revive_offers;
+    uint64_t messages_suppress_offers;
+    uint64_t messages_kill_task;
+    uint64_t messages_status_update;
+    uint64_t messages_status_update_acknowledgement;
+    uint64_t messages_reconcile_tasks;
+    uint64_t messages_framework_to_executor;
+    uint64_t messages_register_slave;
+    uint64_t messages_reregister_slave;
+    uint64_t valid_status_updates;
+    uint64_t invalid_status_updates;
+    uint64_t valid_framework_to_executor_messages;
+    uint64_t invalid_framework_to_executor_messages;
+    uint64_t slave_registrations;
+    uint64_t slave_reregistrations;
+    uint64_t slave_removals;
+    uint64_t slave_unreachable_completed;
+    uint64_t recovery_slave_removals; /* not back after a master restart */
+    uint64_t tasks_adopted;           /* learnt from re-registering agents */
+    uint64_t agent_reconciliations;   /* tasks the master asked agents about */
+    uint64_t slack_evictions;         /* revocable tasks evicted for slack */
+    uint64_t tasks_preempted; /* ended REASON_CONTAINER_PREEMPTED (agent QoS
+                                 or slack) */
+    uint64_t offers_rescinded;
+    uint64_t offers_declined;
+    uint64_t offers_accepted;
+    uint64_t invalid_calls;
+    uint64_t allocation_runs;
+    double allocation_run_ms; /* last cycle */
+};
+
+/* ---- The master -------------------------------------------------------------
+ */
+
+struct master {
+    struct event_base *base;
+    struct http_server *http;
+    const struct master_flags *flags;
+    struct alloc *alloc;
+    struct registry *registry;
+
+    char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
+    char *ip;              /* advertised address */
+    uint16_t port;
+    double start_time;  /* wall seconds */
+    int64_t start_mono; /* monotonic ns */
+
+    struct hmap *frameworks; /* id -> struct framework */
+    struct hmap *agents;     /* id -> struct agent */
+    struct hmap *offers;     /* id -> struct offer */
+    /* Frameworks removed (torn down or failed over for good): they may not
+     * subscribe again. id -> struct framework (no tasks, no stream). */
+    struct hmap *completed;
+    char **completed_order; /* FIFO of completed ids, for the cap */
+    uint32_t ncompleted;
+    /* Agents the registry knows from before a restart that have not
+     * re-registered yet: id -> Offerd__Registry__Agent (owned). */
+    struct hmap *recovered_agents;
+    /* Agents marked gone (DRAIN_AGENT with mark_gone): refused for good.
+     * id -> (void *)1. */
+    struct hmap *gone_agents;
+    /* Agents marked unreachable (missed pings, or not back within
+     * --agent_reregister_timeout after a restart): id -> (void *)1. */
+    struct hmap *unreachable_agents;
+    struct event *reregister_timer; /* --agent_reregister_timeout */
+
+    /* Maintenance: the schedule as posted (hostnames in lower case; NULL:
+     * none) and the machines in it, key -> struct machine. */
+    Mesos__V1__Maintenance__Schedule *schedule;
+    struct hmap *machines;
+    struct hmap *inverse_offers; /* id -> struct inverse_offer */
+    /* Operator changes run one at a time, in arrival order. */
+    struct maint_op *maint_head, *maint_tail;
+    bool maint_busy;
+    bool maint_stopped;        /* shutting down: no more changes */
+    struct event *drain_check; /* looks for drained agents, soon */
+
+    uint64_t next_framework, next_agent, next_offer, next_inverse_offer;
+
+    struct event *alloc_timer; /* every --allocation_interval */
+    struct event *alloc_soon;  /* a cycle right after events */
+    bool alloc_soon_pending;
+    struct event *ping_timer;      /* every --agent_ping_timeout */
+    struct event *heartbeat_timer; /* every MASTER_HEARTBEAT_SECS */
+
+    bool in_cycle; /* inside alloc_run: offers batch per framework */
+    struct framework **cycle_fws; /* frameworks with pending offers */
+    uint32_t ncycle_fws, capcycle_fws;
+
+    struct master_metrics metrics;
+};
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * Offers: creation from the allocator's decisions, rescinds, timeouts. The
+ * owner of struct offer: offers.c creates and frees it.
+ */
+#ifndef OFFERD_MASTER_OFFERS_H
+#define OFFERD_MASTER_OFFERS_H
+
+#include "master/master_types.h"
+
+/* The allocator's offer callback (alloc_offer_fn). */
+void master_offer_from_alloc(void *arg, void *framework_udata,
+                             void *agent_udata, const char *role,
+                             const res_list *resources,
+                             const struct alloc_unavailability *unav);
+/* Send every framework its offers made in this cycle. */
+void master_offers_flush(struct master *m);
+/* Forget an offer and give its resources back (refuse_ns >= 0: with a
+ * filter). With rescind, tell the framework (RESCIND). */
+void master_offer_remove(struct master *m, struct offer *o, bool rescind,
+                         int64_t refuse_ns);
+/* Remove every offer of fw / on ag. */
+void master_offers_of_framework(struct master *m, struct framework *fw,
+                                bool rescind);
+void master_offers_on_agent(struct master *m, struct agent *ag, bool rescind);
+
+#endif
