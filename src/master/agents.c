@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "master/calls.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -60,6 +61,13 @@ void master_agent_free(struct agent *ag)
 
 /* ---- The stream ------------------------------------------------------------
  */
+
+static const struct master_api agent_api;
+
+static const Offerd__Agent__Call *agent_call(const struct master_call_ctx *c)
+{
+    return (const Offerd__Agent__Call *)c->call;
+}
 
 static void agent_disconnected(struct master *m, struct agent *ag)
 {
@@ -815,20 +823,17 @@ refuse:
     agent_subscribe_free(s);
 }
 
-static void handle_subscribe(struct master *m, struct http_request *req,
-                             const Offerd__Agent__Call *call,
-                             enum http_encoding enc)
+static void handle_subscribe(struct master_call_ctx *c)
 {
+    struct master *m = c->m;
+    struct http_request *req = c->req;
+    enum http_encoding enc = c->reply_enc;
     if (http_request_header(req, "Mesos-Stream-Id") != NULL) {
         http_reply_error(req, 400,
                          "SUBSCRIBE must not carry a Mesos-Stream-Id header");
         return;
     }
-    const Offerd__Agent__Call__Subscribe *sub = call->subscribe;
-    if (sub == NULL) {
-        http_reply_error(req, 400, "subscribe: required for SUBSCRIBE");
-        return;
-    }
+    const Offerd__Agent__Call__Subscribe *sub = agent_call(c)->subscribe;
     const Mesos__V1__AgentInfo *ai = sub->agent_info;
     if (ai->hostname[0] == '\0') {
         http_reply_error(req, 400, "subscribe.agent_info.hostname: empty");
@@ -943,34 +948,22 @@ static void handle_subscribe(struct master *m, struct http_request *req,
 /* ---- Other calls
  * ---------------------------------------------------------------- */
 
-static void handle_update(struct master *m, struct http_request *req,
-                          struct agent *ag, const Offerd__Agent__Call *call)
+static void handle_update(struct master_call_ctx *c)
 {
-    const Offerd__Agent__Call__Update *u = call->update;
-    if (u == NULL) {
-        http_reply_error(req, 400, "update: required for UPDATE");
-        return;
-    }
+    const Offerd__Agent__Call__Update *u = agent_call(c)->update;
     if (u->status->has_uuid && u->status->uuid.len != 16) {
-        http_reply_error(req, 400, "update.status.uuid: must be 16 bytes");
+        http_reply_error(c->req, 400, "update.status.uuid: must be 16 bytes");
         return;
     }
-    master_task_status_update(m, ag, u);
-    http_reply(req, 202, NULL, NULL, 0);
+    master_task_status_update(c->m, c->ag, u);
+    http_reply(c->req, 202, NULL, NULL, 0);
 }
 
-static void handle_oversubscribed(struct master *m, struct http_request *req,
-                                  struct agent *ag,
-                                  const Offerd__Agent__Call *call)
+static void handle_oversubscribed(struct master_call_ctx *c)
 {
+    struct http_request *req = c->req;
     const Offerd__Agent__Call__UpdateOversubscribed *u =
-        call->update_oversubscribed;
-    if (u == NULL) {
-        http_reply_error(req, 400,
-                         "update_oversubscribed: required for "
-                         "UPDATE_OVERSUBSCRIBED");
-        return;
-    }
+        agent_call(c)->update_oversubscribed;
     res_list rev = RES_LIST_INIT;
     char err[256];
     if (res_list_from_pb(u->oversubscribed_resources,
@@ -981,7 +974,7 @@ static void handle_oversubscribed(struct master *m, struct http_request *req,
                          err);
         return;
     }
-    if (master_agent_set_estimate(m, ag, &rev) != 0) {
+    if (master_agent_set_estimate(c->m, c->ag, &rev) != 0) {
         res_list_clear(&rev);
         http_reply_error(req, 400,
                          "update_oversubscribed.oversubscribed_resources: "
@@ -993,22 +986,16 @@ static void handle_oversubscribed(struct master *m, struct http_request *req,
 }
 
 /* Data from an executor for its framework: a MESSAGE event. */
-static void handle_executor_message(struct master *m, struct http_request *req,
-                                    struct agent *ag,
-                                    const Offerd__Agent__Call *call)
+static void handle_executor_message(struct master_call_ctx *c)
 {
-    const Offerd__Agent__Call__ExecutorMessage *em = call->executor_message;
-    if (em == NULL) {
-        http_reply_error(req, 400,
-                         "executor_message: required for EXECUTOR_MESSAGE");
-        return;
-    }
-    struct framework *fw = master_framework_find(m, em->framework_id->value);
-    http_reply(req, 202, NULL, NULL, 0);
+    const Offerd__Agent__Call__ExecutorMessage *em =
+        agent_call(c)->executor_message;
+    struct framework *fw = master_framework_find(c->m, em->framework_id->value);
+    http_reply(c->req, 202, NULL, NULL, 0);
     if (fw == NULL)
         return;
     Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
-    aid.value = ag->id;
+    aid.value = c->ag->id;
     Mesos__V1__Scheduler__Event__Message msg =
         MESOS__V1__SCHEDULER__EVENT__MESSAGE__INIT;
     msg.agent_id = &aid;
@@ -1021,113 +1008,111 @@ static void handle_executor_message(struct master *m, struct http_request *req,
     master_send_to_framework(fw, &ev);
 }
 
-void master_agent_api(struct http_request *req, void *arg)
+static void handle_pong(struct master_call_ctx *c)
 {
-    struct master *m = arg;
-    enum http_encoding body_enc, reply_enc;
-    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
-        return;
-    size_t len;
-    const uint8_t *body = http_request_body(req, &len);
-    char err[512];
-    Offerd__Agent__Call *call = (Offerd__Agent__Call *)jpb_decode(
-        &offerd__agent__call__descriptor, (enum jpb_format)body_enc, body, len,
-        err, sizeof(err));
-    if (call == NULL) {
-        m->metrics.invalid_calls++;
-        http_reply_error(req, 400, "%s", err);
-        return;
+    struct agent *ag = c->ag;
+    if (agent_call(c)->pong->sequence == ag->ping_seq) {
+        ag->pong_pending = false;
+        ag->missed_pings = 0;
     }
-    if (call->type == OFFERD__AGENT__CALL__TYPE__SUBSCRIBE) {
-        handle_subscribe(m, req, call, reply_enc);
-        jpb_free(&call->base);
-        return;
-    }
-    const char *stream_id = http_request_header(req, "Mesos-Stream-Id");
-    struct agent *ag = NULL;
-    if (call->type == OFFERD__AGENT__CALL__TYPE__UNKNOWN ||
-        protobuf_c_enum_descriptor_get_value(
-            &offerd__agent__call__type__descriptor, call->type) == NULL) {
-        http_reply_error(req, 400, "unknown call type %d", (int)call->type);
-        goto out;
-    }
+    http_reply(c->req, 202, NULL, NULL, 0);
+}
+
+static void handle_unregister(struct master_call_ctx *c)
+{
+    http_reply(c->req, 202, NULL, NULL, 0);
+    master_agent_remove(c->m, c->ag, AGENT_REMOVED_SHUTDOWN,
+                        "the agent unregistered");
+}
+
+static void handle_checkpointed_resources(struct master_call_ctx *c)
+{
+    const Offerd__Agent__Call__CheckpointedResources *cr =
+        agent_call(c)->checkpointed_resources;
+    if (cr->error != NULL)
+        log_error("agent %s could not apply its checkpointed resources "
+                  "(version %llu): %s",
+                  c->ag->id, (unsigned long long)cr->version, cr->error);
+    else
+        log_info("agent %s applied its checkpointed resources (version %llu)",
+                 c->ag->id, (unsigned long long)cr->version);
+    http_reply(c->req, 202, NULL, NULL, 0);
+}
+
+/* Calls that report what the agent did (EXECUTOR_EXITED and the like): the
+ * master's view does not depend on them (yet): they are logged. */
+static void handle_report(struct master_call_ctx *c)
+{
+    log_info("agent %s: %s", c->ag->id,
+             master_call_type_name(&agent_api, c->type));
+    http_reply(c->req, 202, NULL, NULL, 0);
+}
+
+/* Every call but SUBSCRIBE names a subscribed agent and carries the
+ * Mesos-Stream-Id of its current subscription. */
+static int bind_agent(struct master_call_ctx *c)
+{
+    const Offerd__Agent__Call *call = agent_call(c);
     if (call->agent_id == NULL) {
-        http_reply_error(req, 400, "agent_id: required");
-        goto out;
+        http_reply_error(c->req, 400, "agent_id: required");
+        return -1;
     }
+    const char *stream_id = http_request_header(c->req, "Mesos-Stream-Id");
     if (stream_id == NULL) {
-        http_reply_error(req, 400, "the Mesos-Stream-Id header is required");
-        goto out;
+        http_reply_error(c->req, 400, "the Mesos-Stream-Id header is required");
+        return -1;
     }
-    ag = master_agent_find(m, call->agent_id->value);
+    struct agent *ag = master_agent_find(c->m, call->agent_id->value);
     if (ag == NULL || ag->stream == NULL) {
-        http_reply_error(req, 403, "agent %s is not subscribed",
+        http_reply_error(c->req, 403, "agent %s is not subscribed",
                          call->agent_id->value);
-        goto out;
+        return -1;
     }
     if (strcmp(stream_id, ag->stream_id) != 0) {
-        http_reply_error(req, 400,
+        http_reply_error(c->req, 400,
                          "Mesos-Stream-Id %s is not the stream of agent %s",
                          stream_id, ag->id);
-        goto out;
+        return -1;
     }
-    switch (call->type) {
-    case OFFERD__AGENT__CALL__TYPE__UPDATE:
-        handle_update(m, req, ag, call);
-        break;
-    case OFFERD__AGENT__CALL__TYPE__PONG:
-        if (call->pong == NULL) {
-            http_reply_error(req, 400, "pong: required for PONG");
-            break;
-        }
-        if (call->pong->sequence == ag->ping_seq) {
-            ag->pong_pending = false;
-            ag->missed_pings = 0;
-        }
-        http_reply(req, 202, NULL, NULL, 0);
-        break;
-    case OFFERD__AGENT__CALL__TYPE__UPDATE_OVERSUBSCRIBED:
-        handle_oversubscribed(m, req, ag, call);
-        break;
-    case OFFERD__AGENT__CALL__TYPE__UNREGISTER:
-        http_reply(req, 202, NULL, NULL, 0);
-        master_agent_remove(m, ag, AGENT_REMOVED_SHUTDOWN,
-                            "the agent unregistered");
-        break;
-    case OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE:
-        handle_executor_message(m, req, ag, call);
-        break;
-    case OFFERD__AGENT__CALL__TYPE__CHECKPOINTED_RESOURCES:
-        if (call->checkpointed_resources == NULL) {
-            http_reply_error(req, 400,
-                             "checkpointed_resources: required for "
-                             "CHECKPOINTED_RESOURCES");
-            break;
-        }
-        if (call->checkpointed_resources->error != NULL)
-            log_error("agent %s could not apply its checkpointed resources "
-                      "(version %llu): %s",
-                      ag->id,
-                      (unsigned long long)call->checkpointed_resources->version,
-                      call->checkpointed_resources->error);
-        else
-            log_info("agent %s applied its checkpointed resources (version "
-                     "%llu)",
-                     ag->id,
-                     (unsigned long long)call->checkpointed_resources->version);
-        http_reply(req, 202, NULL, NULL, 0);
-        break;
-    default:
-        /* EXECUTOR_EXITED and the like report what the agent
-         * did; the master's view does not depend on them (yet): they are
-         * logged. */
-        log_info("agent %s: %s", ag->id,
-                 protobuf_c_enum_descriptor_get_value(
-                     &offerd__agent__call__type__descriptor, call->type)
-                     ->name);
-        http_reply(req, 202, NULL, NULL, 0);
-        break;
+    c->ag = ag;
+    return 0;
+}
+
+/* A type without a row: bound to its agent like any call, then logged. */
+static void other_call(struct master_call_ctx *c)
+{
+    if (bind_agent(c) == 0)
+        handle_report(c);
+}
+
+#define ROW(type, payload, fn, flags)                                          \
+    {                                                                          \
+        OFFERD__AGENT__CALL__TYPE__##type, payload, fn, MASTER_CALL_NO_COUNT,  \
+            flags                                                              \
     }
-out:
-    jpb_free(&call->base);
+
+static const struct master_call agent_rows[] = {
+    ROW(SUBSCRIBE, "subscribe", handle_subscribe, MASTER_CALL_OPEN),
+    ROW(UPDATE, "update", handle_update, 0),
+    ROW(PONG, "pong", handle_pong, 0),
+    ROW(UPDATE_OVERSUBSCRIBED, "update_oversubscribed", handle_oversubscribed,
+        0),
+    ROW(UNREGISTER, NULL, handle_unregister, 0),
+    ROW(EXECUTOR_MESSAGE, "executor_message", handle_executor_message, 0),
+    ROW(CHECKPOINTED_RESOURCES, "checkpointed_resources",
+        handle_checkpointed_resources, 0),
+};
+
+static const struct master_api agent_api = {
+    .name = "agent",
+    .call_desc = &offerd__agent__call__descriptor,
+    .rows = agent_rows,
+    .nrows = sizeof(agent_rows) / sizeof(agent_rows[0]),
+    .bind = bind_agent,
+    .fallback = other_call,
+};
+
+void master_agent_api(struct http_request *req, void *arg)
+{
+    master_call_dispatch(&agent_api, arg, req);
 }

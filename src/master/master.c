@@ -275,18 +275,7 @@ void master_free(struct master *m)
     master_persist_close(m);
     master_maintenance_free(m);
     /* Offers first: they point at frameworks and agents. */
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(m->offers, &pos, NULL, &val)) {
-        struct offer *o = val;
-        if (o->timer)
-            event_free(o->timer);
-        res_list_clear(&o->resources);
-        free(o->role);
-        free(o->id);
-        free(o);
-    }
-    hmap_free(m->offers, NULL);
+    master_offers_free_all(m);
     /* Tasks are owned by their framework's map; agents only index them. */
     hmap_free(m->frameworks, free_framework);
     hmap_free(m->completed, free_framework);

@@ -20,17 +20,16 @@
 
 static void on_offer_timeout(evutil_socket_t fd, short what, void *arg);
 
-void master_offer_from_alloc(void *arg, void *framework_udata,
-                             void *agent_udata, const char *role,
-                             const res_list *resources,
-                             const struct alloc_unavailability *unav)
-{
-    struct master *m = arg;
-    struct framework *fw = framework_udata;
-    struct agent *ag = agent_udata;
-    char id[ID_DERIVED_SIZE];
-    id_derive(ID_OFFER, m->id, m->next_offer++, id, sizeof(id));
+/* ---- An offer's life ------------------------------------------------------
+ * offers.c owns struct offer: offer_new makes one and indexes it in the
+ * master's, the framework's and the agent's maps; offer_unlink takes it out
+ * of them and stops its timer; offer_free_mem frees the memory. */
 
+static struct offer *offer_new(struct master *m, const char *id,
+                               struct framework *fw, struct agent *ag,
+                               const char *role, const res_list *resources,
+                               const struct alloc_unavailability *unav)
+{
     struct offer *o = xcalloc(1, sizeof(*o));
     o->id = xstrdup(id);
     o->fw = fw;
@@ -52,6 +51,61 @@ void master_offer_from_alloc(void *arg, void *framework_udata,
                              (suseconds_t)((ns % CLOCK_NS_PER_SEC) / 1000)};
         evtimer_add(o->timer, &tv);
     }
+    return o;
+}
+
+static void offer_unlink(struct master *m, struct offer *o)
+{
+    hmap_del(m->offers, o->id);
+    hmap_del(o->fw->offers, o->id);
+    hmap_del(o->agent->offers, o->id);
+    if (o->timer != NULL) {
+        event_free(o->timer);
+        o->timer = NULL;
+    }
+}
+
+static void offer_free_mem(struct offer *o)
+{
+    res_list_clear(&o->resources);
+    free(o->role);
+    free(o->id);
+    free(o);
+}
+
+void master_offer_take(struct master *m, struct offer *o, res_list *into)
+{
+    offer_unlink(m, o);
+    res_list_add_all(into, &o->resources);
+    offer_free_mem(o);
+}
+
+void master_offers_free_all(struct master *m)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->offers, &pos, NULL, &val)) {
+        struct offer *o = val;
+        if (o->timer != NULL)
+            event_free(o->timer);
+        offer_free_mem(o);
+    }
+    hmap_free(m->offers, NULL);
+    m->offers = NULL;
+}
+
+void master_offer_from_alloc(void *arg, void *framework_udata,
+                             void *agent_udata, const char *role,
+                             const res_list *resources,
+                             const struct alloc_unavailability *unav)
+{
+    struct master *m = arg;
+    struct framework *fw = framework_udata;
+    struct agent *ag = agent_udata;
+    char id[ID_DERIVED_SIZE];
+    id_derive(ID_OFFER, m->id, m->next_offer++, id, sizeof(id));
+
+    struct offer *o = offer_new(m, id, fw, ag, role, resources, unav);
     if (fw->npending == 0) {
         if (m->ncycle_fws == m->capcycle_fws) {
             m->capcycle_fws = m->capcycle_fws ? 2 * m->capcycle_fws : 16;
@@ -178,11 +232,7 @@ static void send_rescind(struct master *m, struct offer *o)
 void master_offer_remove(struct master *m, struct offer *o, bool rescind,
                          int64_t refuse_ns)
 {
-    hmap_del(m->offers, o->id);
-    hmap_del(o->fw->offers, o->id);
-    hmap_del(o->agent->offers, o->id);
-    if (o->timer != NULL)
-        event_free(o->timer);
+    offer_unlink(m, o);
     if (rescind) {
         send_rescind(m, o);
         m->metrics.offers_rescinded++;
@@ -192,10 +242,7 @@ void master_offer_remove(struct master *m, struct offer *o, bool rescind,
                       refuse_ns, clock_monotonic_ns()) != 0)
         log_error("allocator did not hold offer %s", o->id);
     master_allocate_soon(m);
-    res_list_clear(&o->resources);
-    free(o->role);
-    free(o->id);
-    free(o);
+    offer_free_mem(o);
 }
 
 static void on_offer_timeout(evutil_socket_t fd, short what, void *arg)

@@ -18,6 +18,12 @@ void master_offers_flush(struct master *m);
  * filter). With rescind, tell the framework (RESCIND). */
 void master_offer_remove(struct master *m, struct offer *o, bool rescind,
                          int64_t refuse_ns);
+/* Accept o: forget it and add its resources to *into, where they stay
+ * allocated to its framework (the caller uses them or recovers them). */
+void master_offer_take(struct master *m, struct offer *o, res_list *into);
+/* At shutdown: free every offer without telling anyone (the allocator and
+ * the frameworks are going away too). */
+void master_offers_free_all(struct master *m);
 /* Remove every offer of fw / on ag. */
 void master_offers_of_framework(struct master *m, struct framework *fw,
                                 bool rescind);

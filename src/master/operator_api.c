@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "master/calls.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/reservations.h"
@@ -101,177 +102,212 @@ static void resv_call(struct master *m, struct http_request *req,
     res_list_clear(&res);
 }
 
+/* ---- The calls -------------------------------------------------------------
+ */
+
+static const Mesos__V1__Master__Call *op_call(const struct master_call_ctx *c)
+{
+    return (const Mesos__V1__Master__Call *)c->call;
+}
+
+static Mesos__V1__Master__Response
+response_of(Mesos__V1__Master__Response__Type type)
+{
+    Mesos__V1__Master__Response resp = MESOS__V1__MASTER__RESPONSE__INIT;
+    resp.has_type = true;
+    resp.type = type;
+    return resp;
+}
+
+static void get_health(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetHealth h =
+        MESOS__V1__MASTER__RESPONSE__GET_HEALTH__INIT;
+    h.healthy = true;
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_HEALTH);
+    resp.get_health = &h;
+    reply_response(c->req, c->reply_enc, &resp);
+}
+
+static void get_version(struct master_call_ctx *c)
+{
+    Mesos__V1__VersionInfo vi = MESOS__V1__VERSION_INFO__INIT;
+    vi.version = OFFERD_VERSION;
+    Mesos__V1__Master__Response__GetVersion v =
+        MESOS__V1__MASTER__RESPONSE__GET_VERSION__INIT;
+    v.version_info = &vi;
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_VERSION);
+    resp.get_version = &v;
+    reply_response(c->req, c->reply_enc, &resp);
+}
+
+static void get_agents_call(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetAgents *ga = get_agents(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_AGENTS);
+    resp.get_agents = ga;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&ga->base, NULL);
+}
+
+static void get_maintenance_schedule(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetMaintenanceSchedule gs =
+        MESOS__V1__MASTER__RESPONSE__GET_MAINTENANCE_SCHEDULE__INIT;
+    gs.schedule =
+        (Mesos__V1__Maintenance__Schedule *)master_maint_schedule(c->m);
+    Mesos__V1__Master__Response resp = response_of(
+        MESOS__V1__MASTER__RESPONSE__TYPE__GET_MAINTENANCE_SCHEDULE);
+    resp.get_maintenance_schedule = &gs;
+    reply_response(c->req, c->reply_enc, &resp);
+}
+
+static void get_maintenance_status(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetMaintenanceStatus gs =
+        MESOS__V1__MASTER__RESPONSE__GET_MAINTENANCE_STATUS__INIT;
+    gs.status = master_maint_status(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_MAINTENANCE_STATUS);
+    resp.get_maintenance_status = &gs;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&gs.status->base, NULL);
+}
+
+static void update_maintenance_schedule(struct master_call_ctx *c)
+{
+    master_maint_update_schedule(
+        c->m, c->req, op_call(c)->update_maintenance_schedule->schedule);
+}
+
+static void start_maintenance(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__StartMaintenance *s =
+        op_call(c)->start_maintenance;
+    master_maint_machines(c->m, c->req, true, s->machines, s->n_machines);
+}
+
+static void stop_maintenance(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__StopMaintenance *s =
+        op_call(c)->stop_maintenance;
+    master_maint_machines(c->m, c->req, false, s->machines, s->n_machines);
+}
+
+static void drain_agent(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__DrainAgent *d = op_call(c)->drain_agent;
+    Mesos__V1__DurationInfo grace = MESOS__V1__DURATION_INFO__INIT;
+    if (d->max_grace_period != NULL) {
+        const Google__Protobuf__Duration *g = d->max_grace_period;
+        if (g->seconds < 0 || g->nanos < 0 ||
+            g->seconds > INT64_MAX / 1000000000 - 1) {
+            http_reply_error(c->req, 400,
+                             "drain_agent.max_grace_period: must be a "
+                             "non-negative duration");
+            return;
+        }
+        grace.nanoseconds = g->seconds * 1000000000 + g->nanos;
+    }
+    master_maint_drain_agent(c->m, c->req, d->agent_id->value,
+                             d->max_grace_period != NULL ? &grace : NULL,
+                             d->has_mark_gone && d->mark_gone);
+}
+
+static void deactivate_agent(struct master_call_ctx *c)
+{
+    master_maint_set_agent_active(
+        c->m, c->req, op_call(c)->deactivate_agent->agent_id->value, false);
+}
+
+static void reactivate_agent(struct master_call_ctx *c)
+{
+    master_maint_set_agent_active(
+        c->m, c->req, op_call(c)->reactivate_agent->agent_id->value, true);
+}
+
+static void reserve_resources(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__ReserveResources *r =
+        op_call(c)->reserve_resources;
+    resv_call(c->m, c->req, MASTER_RESV_RESERVE, r->agent_id->value,
+              r->resources, r->n_resources);
+}
+
+static void unreserve_resources(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__UnreserveResources *r =
+        op_call(c)->unreserve_resources;
+    resv_call(c->m, c->req, MASTER_RESV_UNRESERVE, r->agent_id->value,
+              r->resources, r->n_resources);
+}
+
+static void create_volumes(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__CreateVolumes *v =
+        op_call(c)->create_volumes;
+    resv_call(c->m, c->req, MASTER_RESV_CREATE, v->agent_id->value, v->volumes,
+              v->n_volumes);
+}
+
+static void destroy_volumes(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__DestroyVolumes *v =
+        op_call(c)->destroy_volumes;
+    resv_call(c->m, c->req, MASTER_RESV_DESTROY, v->agent_id->value, v->volumes,
+              v->n_volumes);
+}
+
 /* ---- The endpoint
  * ------------------------------------------------------------
  */
 
-static const char *call_name(Mesos__V1__Master__Call__Type t)
+static const struct master_api operator_api;
+
+static void not_supported(struct master_call_ctx *c)
 {
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__master__call__type__descriptor, (int)t);
-    return v != NULL ? v->name : "UNKNOWN";
+    http_reply_error(c->req, 501, "%s is not supported by offerd yet",
+                     master_call_type_name(&operator_api, c->type));
 }
 
-#define REQUIRE(field, name)                                                   \
-    do {                                                                       \
-        if (call->field == NULL) {                                             \
-            http_reply_error(req, 400, "%s: required for %s", name,            \
-                             call_name(call->type));                           \
-            goto out;                                                          \
-        }                                                                      \
-    } while (0)
+#define ROW(type, payload, fn)                                                 \
+    {                                                                          \
+        MESOS__V1__MASTER__CALL__TYPE__##type, payload, fn,                    \
+            MASTER_CALL_NO_COUNT, MASTER_CALL_OPEN                             \
+    }
+
+static const struct master_call operator_rows[] = {
+    ROW(GET_HEALTH, NULL, get_health),
+    ROW(GET_VERSION, NULL, get_version),
+    ROW(GET_AGENTS, NULL, get_agents_call),
+    ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule),
+    ROW(GET_MAINTENANCE_STATUS, NULL, get_maintenance_status),
+    ROW(UPDATE_MAINTENANCE_SCHEDULE, "update_maintenance_schedule",
+        update_maintenance_schedule),
+    ROW(START_MAINTENANCE, "start_maintenance", start_maintenance),
+    ROW(STOP_MAINTENANCE, "stop_maintenance", stop_maintenance),
+    ROW(DRAIN_AGENT, "drain_agent", drain_agent),
+    ROW(DEACTIVATE_AGENT, "deactivate_agent", deactivate_agent),
+    ROW(REACTIVATE_AGENT, "reactivate_agent", reactivate_agent),
+    ROW(RESERVE_RESOURCES, "reserve_resources", reserve_resources),
+    ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources),
+    ROW(CREATE_VOLUMES, "create_volumes", create_volumes),
+    ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
+};
+
+static const struct master_api operator_api = {
+    .name = "operator",
+    .call_desc = &mesos__v1__master__call__descriptor,
+    .rows = operator_rows,
+    .nrows = sizeof(operator_rows) / sizeof(operator_rows[0]),
+    .bind = NULL,
+    .fallback = not_supported,
+};
 
 void master_operator_api(struct http_request *req, void *arg)
 {
-    struct master *m = arg;
-    enum http_encoding body_enc, reply_enc;
-    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
-        return;
-    size_t len;
-    const uint8_t *body = http_request_body(req, &len);
-    char err[512];
-    Mesos__V1__Master__Call *call = (Mesos__V1__Master__Call *)jpb_decode(
-        &mesos__v1__master__call__descriptor, (enum jpb_format)body_enc, body,
-        len, err, sizeof(err));
-    if (call == NULL) {
-        http_reply_error(req, 400, "%s", err);
-        return;
-    }
-    if (!call->has_type ||
-        call->type == MESOS__V1__MASTER__CALL__TYPE__UNKNOWN ||
-        protobuf_c_enum_descriptor_get_value(
-            &mesos__v1__master__call__type__descriptor, call->type) == NULL) {
-        http_reply_error(req, 400, "unknown call type");
-        goto out;
-    }
-
-    Mesos__V1__Master__Response resp = MESOS__V1__MASTER__RESPONSE__INIT;
-    resp.has_type = true;
-    switch (call->type) {
-    case MESOS__V1__MASTER__CALL__TYPE__GET_HEALTH: {
-        Mesos__V1__Master__Response__GetHealth h =
-            MESOS__V1__MASTER__RESPONSE__GET_HEALTH__INIT;
-        h.healthy = true;
-        resp.type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_HEALTH;
-        resp.get_health = &h;
-        reply_response(req, reply_enc, &resp);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__GET_VERSION: {
-        Mesos__V1__VersionInfo vi = MESOS__V1__VERSION_INFO__INIT;
-        vi.version = OFFERD_VERSION;
-        Mesos__V1__Master__Response__GetVersion v =
-            MESOS__V1__MASTER__RESPONSE__GET_VERSION__INIT;
-        v.version_info = &vi;
-        resp.type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_VERSION;
-        resp.get_version = &v;
-        reply_response(req, reply_enc, &resp);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__GET_AGENTS: {
-        Mesos__V1__Master__Response__GetAgents *ga = get_agents(m);
-        resp.type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_AGENTS;
-        resp.get_agents = ga;
-        reply_response(req, reply_enc, &resp);
-        protobuf_c_message_free_unpacked(&ga->base, NULL);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__GET_MAINTENANCE_SCHEDULE: {
-        Mesos__V1__Master__Response__GetMaintenanceSchedule gs =
-            MESOS__V1__MASTER__RESPONSE__GET_MAINTENANCE_SCHEDULE__INIT;
-        gs.schedule =
-            (Mesos__V1__Maintenance__Schedule *)master_maint_schedule(m);
-        resp.type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_MAINTENANCE_SCHEDULE;
-        resp.get_maintenance_schedule = &gs;
-        reply_response(req, reply_enc, &resp);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__GET_MAINTENANCE_STATUS: {
-        Mesos__V1__Master__Response__GetMaintenanceStatus gs =
-            MESOS__V1__MASTER__RESPONSE__GET_MAINTENANCE_STATUS__INIT;
-        gs.status = master_maint_status(m);
-        resp.type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_MAINTENANCE_STATUS;
-        resp.get_maintenance_status = &gs;
-        reply_response(req, reply_enc, &resp);
-        protobuf_c_message_free_unpacked(&gs.status->base, NULL);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__UPDATE_MAINTENANCE_SCHEDULE:
-        REQUIRE(update_maintenance_schedule, "update_maintenance_schedule");
-        master_maint_update_schedule(
-            m, req, call->update_maintenance_schedule->schedule);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__START_MAINTENANCE:
-        REQUIRE(start_maintenance, "start_maintenance");
-        master_maint_machines(m, req, true, call->start_maintenance->machines,
-                              call->start_maintenance->n_machines);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__STOP_MAINTENANCE:
-        REQUIRE(stop_maintenance, "stop_maintenance");
-        master_maint_machines(m, req, false, call->stop_maintenance->machines,
-                              call->stop_maintenance->n_machines);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__DRAIN_AGENT: {
-        REQUIRE(drain_agent, "drain_agent");
-        const Mesos__V1__Master__Call__DrainAgent *d = call->drain_agent;
-        Mesos__V1__DurationInfo grace = MESOS__V1__DURATION_INFO__INIT;
-        if (d->max_grace_period != NULL) {
-            const Google__Protobuf__Duration *g = d->max_grace_period;
-            if (g->seconds < 0 || g->nanos < 0 ||
-                g->seconds > INT64_MAX / 1000000000 - 1) {
-                http_reply_error(req, 400,
-                                 "drain_agent.max_grace_period: must be a "
-                                 "non-negative duration");
-                goto out;
-            }
-            grace.nanoseconds = g->seconds * 1000000000 + g->nanos;
-        }
-        master_maint_drain_agent(m, req, d->agent_id->value,
-                                 d->max_grace_period != NULL ? &grace : NULL,
-                                 d->has_mark_gone && d->mark_gone);
-        break;
-    }
-    case MESOS__V1__MASTER__CALL__TYPE__DEACTIVATE_AGENT:
-        REQUIRE(deactivate_agent, "deactivate_agent");
-        master_maint_set_agent_active(
-            m, req, call->deactivate_agent->agent_id->value, false);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__REACTIVATE_AGENT:
-        REQUIRE(reactivate_agent, "reactivate_agent");
-        master_maint_set_agent_active(
-            m, req, call->reactivate_agent->agent_id->value, true);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__RESERVE_RESOURCES:
-        REQUIRE(reserve_resources, "reserve_resources");
-        resv_call(m, req, MASTER_RESV_RESERVE,
-                  call->reserve_resources->agent_id->value,
-                  call->reserve_resources->resources,
-                  call->reserve_resources->n_resources);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__UNRESERVE_RESOURCES:
-        REQUIRE(unreserve_resources, "unreserve_resources");
-        resv_call(m, req, MASTER_RESV_UNRESERVE,
-                  call->unreserve_resources->agent_id->value,
-                  call->unreserve_resources->resources,
-                  call->unreserve_resources->n_resources);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__CREATE_VOLUMES:
-        REQUIRE(create_volumes, "create_volumes");
-        resv_call(
-            m, req, MASTER_RESV_CREATE, call->create_volumes->agent_id->value,
-            call->create_volumes->volumes, call->create_volumes->n_volumes);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__DESTROY_VOLUMES:
-        REQUIRE(destroy_volumes, "destroy_volumes");
-        resv_call(
-            m, req, MASTER_RESV_DESTROY, call->destroy_volumes->agent_id->value,
-            call->destroy_volumes->volumes, call->destroy_volumes->n_volumes);
-        break;
-    default:
-        http_reply_error(req, 501, "%s is not supported by offerd yet",
-                         call_name(call->type));
-        break;
-    }
-out:
-    jpb_free(&call->base);
+    master_call_dispatch(&operator_api, arg, req);
 }

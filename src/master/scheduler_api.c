@@ -22,6 +22,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/agents.h"
+#include "master/calls.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -50,6 +51,12 @@ int64_t master_refuse_ns(const Mesos__V1__Filters *f)
 static void reply_accepted(struct http_request *req)
 {
     http_reply(req, 202, NULL, NULL, 0);
+}
+
+static const Mesos__V1__Scheduler__Call *
+sched_call(const struct master_call_ctx *c)
+{
+    return (const Mesos__V1__Scheduler__Call *)c->call;
 }
 
 /* ---- ACCEPT -----------------------------------------------------------------
@@ -275,23 +282,19 @@ static void drop_launches(struct master *m, struct framework *fw,
     }
 }
 
-static void handle_accept(struct master *m, struct http_request *req,
-                          struct framework *fw,
-                          const Mesos__V1__Scheduler__Call *call)
+/* The operations of an ACCEPT must be well-formed (their payload set)
+ * before anything happens: that is a malformed call (400), not a semantic
+ * error. Returns 0, or -1 after replying. */
+static int
+accept_check_operations(struct http_request *req,
+                        const Mesos__V1__Scheduler__Call__Accept *acc)
 {
-    const Mesos__V1__Scheduler__Call__Accept *acc = call->accept;
-    if (acc == NULL) {
-        http_reply_error(req, 400, "accept: required for ACCEPT");
-        return;
-    }
-    /* Operations must be well-formed (their payload set) before anything
-     * happens: that is a malformed call, not a semantic error. */
     for (size_t i = 0; i < acc->n_operations; i++) {
         const Mesos__V1__Offer__Operation *op = acc->operations[i];
         if (!op->has_type) {
             http_reply_error(req, 400, "accept.operations[%zu].type: required",
                              i);
-            return;
+            return -1;
         }
         if ((op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH &&
              op->launch == NULL) ||
@@ -301,19 +304,25 @@ static void handle_accept(struct master *m, struct http_request *req,
                              "accept.operations[%zu]: the operation's message "
                              "is missing",
                              i);
-            return;
+            return -1;
         }
     }
-    m->metrics.messages_launch_tasks++;
-    reply_accepted(req);
+    return 0;
+}
 
-    /* Offers: exist, belong to this framework, one agent, one role. */
-    char err[512] = "";
-    struct offer **offers =
-        xcalloc(acc->n_offer_ids ? acc->n_offer_ids : 1, sizeof(*offers));
+/* The offers an ACCEPT names: they exist, belong to fw, are on one agent
+ * and allocated to one role. Returns how many were found, in offers (OUT,
+ * room for acc->n_offer_ids); err is left empty when all are valid, else
+ * holds Mesos's reason for the first problem. */
+static size_t accept_find_offers(struct master *m, struct framework *fw,
+                                 const Mesos__V1__Scheduler__Call__Accept *acc,
+                                 struct offer **offers, char *err,
+                                 size_t errlen)
+{
     size_t noffers = 0;
+    err[0] = '\0';
     if (acc->n_offer_ids == 0)
-        snprintf(err, sizeof(err), "No offers specified");
+        snprintf(err, errlen, "No offers specified");
     for (size_t i = 0; i < acc->n_offer_ids; i++) {
         const char *id = acc->offer_ids[i]->value;
         struct offer *o = hmap_get(m->offers, id);
@@ -322,28 +331,68 @@ static void handle_accept(struct master *m, struct http_request *req,
             dup = dup || offers[j] == o;
         if (o == NULL) {
             if (err[0] == '\0')
-                snprintf(err, sizeof(err), "Offer %s is no longer valid", id);
+                snprintf(err, errlen, "Offer %s is no longer valid", id);
         } else if (o->fw != fw) {
             if (err[0] == '\0')
-                snprintf(err, sizeof(err),
+                snprintf(err, errlen,
                          "Offer %s is not an offer to framework %s", id,
                          fw->id);
         } else if (dup) {
             if (err[0] == '\0')
-                snprintf(err, sizeof(err), "Offer %s appears more than once",
-                         id);
+                snprintf(err, errlen, "Offer %s appears more than once", id);
         } else {
             if (noffers > 0 && offers[0]->agent != o->agent && err[0] == '\0')
-                snprintf(err, sizeof(err),
+                snprintf(err, errlen,
                          "Aggregated offers must belong to one single agent");
             if (noffers > 0 && strcmp(offers[0]->role, o->role) != 0 &&
                 err[0] == '\0')
-                snprintf(err, sizeof(err),
+                snprintf(err, errlen,
                          "Aggregated offers must be allocated to the same "
                          "role");
             offers[noffers++] = o;
         }
     }
+    return noffers;
+}
+
+/* Apply the operations of an ACCEPT, in order, to remaining (the offers'
+ * resources, allocated to role on ag); each uses what it needs. */
+static void accept_apply(struct master *m, struct framework *fw,
+                         struct agent *ag, const char *role,
+                         const Mesos__V1__Scheduler__Call__Accept *acc,
+                         res_list *remaining)
+{
+    for (size_t i = 0; i < acc->n_operations; i++) {
+        const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        switch (op->type) {
+        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH:
+            launch(m, fw, ag, role, op->launch->task_infos,
+                   op->launch->n_task_infos, remaining);
+            break;
+        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP:
+            launch_group(m, fw, ag, role, op->launch_group, remaining);
+            break;
+        default:
+            master_resv_accept_op(m, fw, ag, role, op, remaining);
+            break;
+        }
+    }
+}
+
+static void handle_accept(struct master_call_ctx *c)
+{
+    struct master *m = c->m;
+    struct framework *fw = c->fw;
+    const Mesos__V1__Scheduler__Call__Accept *acc = sched_call(c)->accept;
+    if (accept_check_operations(c->req, acc) != 0)
+        return;
+    m->metrics.messages_launch_tasks++;
+    reply_accepted(c->req);
+
+    char err[512];
+    struct offer **offers =
+        xcalloc(acc->n_offer_ids ? acc->n_offer_ids : 1, sizeof(*offers));
+    size_t noffers = accept_find_offers(m, fw, acc, offers, err, sizeof(err));
     if (err[0] != '\0') {
         log_info("framework %s: ACCEPT with invalid offers: %s", fw->id, err);
         for (size_t i = 0; i < noffers; i++)
@@ -355,40 +404,15 @@ static void handle_accept(struct master *m, struct http_request *req,
 
     struct agent *ag = offers[0]->agent;
     char *role = xstrdup(offers[0]->role);
+    /* Forget the offers, keep their resources with the framework: what is
+     * not used is given back below. */
     res_list remaining = RES_LIST_INIT;
-    for (size_t i = 0; i < noffers; i++) {
-        res_list_add_all(&remaining, &offers[i]->resources);
-        /* Forget the offers, keep their resources with the framework:
-         * what is not used is given back below. */
-        struct offer *o = offers[i];
-        hmap_del(m->offers, o->id);
-        hmap_del(fw->offers, o->id);
-        hmap_del(ag->offers, o->id);
-        if (o->timer != NULL)
-            event_free(o->timer);
-        res_list_clear(&o->resources);
-        free(o->role);
-        free(o->id);
-        free(o);
-    }
+    for (size_t i = 0; i < noffers; i++)
+        master_offer_take(m, offers[i], &remaining);
     free(offers);
     m->metrics.offers_accepted += noffers;
 
-    for (size_t i = 0; i < acc->n_operations; i++) {
-        const Mesos__V1__Offer__Operation *op = acc->operations[i];
-        switch (op->type) {
-        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH:
-            launch(m, fw, ag, role, op->launch->task_infos,
-                   op->launch->n_task_infos, &remaining);
-            break;
-        case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP:
-            launch_group(m, fw, ag, role, op->launch_group, &remaining);
-            break;
-        default:
-            master_resv_accept_op(m, fw, ag, role, op, &remaining);
-            break;
-        }
-    }
+    accept_apply(m, fw, ag, role, acc, &remaining);
     if (remaining.n > 0 &&
         alloc_recover(m->alloc, ag->alloc, fw->alloc, &remaining,
                       master_refuse_ns(acc->filters),
@@ -401,28 +425,22 @@ static void handle_accept(struct master *m, struct http_request *req,
 
 /* ---- Other calls -------------------------------------------------------- */
 
-static void handle_decline(struct master *m, struct http_request *req,
-                           struct framework *fw,
-                           const Mesos__V1__Scheduler__Call *call)
+static void handle_decline(struct master_call_ctx *c)
 {
-    const Mesos__V1__Scheduler__Call__Decline *d = call->decline;
-    if (d == NULL) {
-        http_reply_error(req, 400, "decline: required for DECLINE");
-        return;
-    }
-    m->metrics.messages_decline_offers++;
+    struct master *m = c->m;
+    const Mesos__V1__Scheduler__Call__Decline *d = sched_call(c)->decline;
     int64_t refuse = master_refuse_ns(d->filters);
     for (size_t i = 0; i < d->n_offer_ids; i++) {
         struct offer *o = hmap_get(m->offers, d->offer_ids[i]->value);
-        if (o == NULL || o->fw != fw) {
-            log_info("framework %s declined unknown offer %s", fw->id,
+        if (o == NULL || o->fw != c->fw) {
+            log_info("framework %s declined unknown offer %s", c->fw->id,
                      d->offer_ids[i]->value);
             continue;
         }
         m->metrics.offers_declined++;
         master_offer_remove(m, o, false, refuse);
     }
-    reply_accepted(req);
+    reply_accepted(c->req);
 }
 
 /* Check that roles are roles of fw; 400 otherwise. */
@@ -443,78 +461,65 @@ static bool roles_subscribed(struct http_request *req, struct framework *fw,
     return true;
 }
 
-static void handle_revive(struct master *m, struct http_request *req,
-                          struct framework *fw,
-                          const Mesos__V1__Scheduler__Call *call)
+static void handle_revive(struct master_call_ctx *c)
 {
+    const Mesos__V1__Scheduler__Call *call = sched_call(c);
     char *const *roles = call->revive != NULL ? call->revive->roles : NULL;
     size_t n = call->revive != NULL ? call->revive->n_roles : 0;
-    if (!roles_subscribed(req, fw, "revive", roles, n))
+    if (!roles_subscribed(c->req, c->fw, "revive", roles, n))
         return;
-    m->metrics.messages_revive_offers++;
-    alloc_framework_revive(m->alloc, fw->alloc, (const char *const *)roles,
-                           (uint32_t)n);
-    master_allocate_soon(m);
-    reply_accepted(req);
+    c->m->metrics.messages_revive_offers++;
+    alloc_framework_revive(c->m->alloc, c->fw->alloc,
+                           (const char *const *)roles, (uint32_t)n);
+    master_allocate_soon(c->m);
+    reply_accepted(c->req);
 }
 
-static void handle_suppress(struct master *m, struct http_request *req,
-                            struct framework *fw,
-                            const Mesos__V1__Scheduler__Call *call)
+static void handle_suppress(struct master_call_ctx *c)
 {
+    const Mesos__V1__Scheduler__Call *call = sched_call(c);
     char *const *roles = call->suppress != NULL ? call->suppress->roles : NULL;
     size_t n = call->suppress != NULL ? call->suppress->n_roles : 0;
-    if (!roles_subscribed(req, fw, "suppress", roles, n))
+    if (!roles_subscribed(c->req, c->fw, "suppress", roles, n))
         return;
-    m->metrics.messages_suppress_offers++;
-    alloc_framework_suppress(m->alloc, fw->alloc, (const char *const *)roles,
-                             (uint32_t)n);
-    reply_accepted(req);
+    c->m->metrics.messages_suppress_offers++;
+    alloc_framework_suppress(c->m->alloc, c->fw->alloc,
+                             (const char *const *)roles, (uint32_t)n);
+    reply_accepted(c->req);
 }
 
-static void handle_acknowledge(struct master *m, struct http_request *req,
-                               struct framework *fw,
-                               const Mesos__V1__Scheduler__Call *call)
+static void handle_acknowledge(struct master_call_ctx *c)
 {
-    const Mesos__V1__Scheduler__Call__Acknowledge *a = call->acknowledge;
-    if (a == NULL) {
-        http_reply_error(req, 400, "acknowledge: required for ACKNOWLEDGE");
-        return;
-    }
+    const Mesos__V1__Scheduler__Call__Acknowledge *a =
+        sched_call(c)->acknowledge;
     if (a->uuid.len != 16) {
-        http_reply_error(req, 400,
+        http_reply_error(c->req, 400,
                          "acknowledge.uuid: must be a 16-byte UUID, got %zu "
                          "bytes",
                          a->uuid.len);
         return;
     }
-    master_task_acknowledge(m, fw, a->agent_id->value, a->task_id->value,
+    master_task_acknowledge(c->m, c->fw, a->agent_id->value, a->task_id->value,
                             a->uuid.data, a->uuid.len);
-    reply_accepted(req);
+    reply_accepted(c->req);
 }
 
-static void handle_message(struct master *m, struct http_request *req,
-                           struct framework *fw,
-                           const Mesos__V1__Scheduler__Call *call)
+static void handle_message(struct master_call_ctx *c)
 {
-    const Mesos__V1__Scheduler__Call__Message *msg = call->message;
-    if (msg == NULL) {
-        http_reply_error(req, 400, "message: required for MESSAGE");
-        return;
-    }
-    reply_accepted(req);
-    m->metrics.messages_framework_to_executor++;
+    struct master *m = c->m;
+    const Mesos__V1__Scheduler__Call__Message *msg = sched_call(c)->message;
+    reply_accepted(c->req);
     struct agent *ag = master_agent_find(m, msg->agent_id->value);
     if (ag == NULL || ag->stream == NULL) {
         m->metrics.invalid_framework_to_executor_messages++;
         log_info("framework %s: message for agent %s dropped: agent not "
                  "connected",
-                 fw->id, msg->agent_id->value);
+                 c->fw->id, msg->agent_id->value);
         return;
     }
     m->metrics.valid_framework_to_executor_messages++;
     Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
-    fid.value = fw->id;
+    fid.value = c->fw->id;
     Offerd__Agent__Event__FrameworkMessage fm =
         OFFERD__AGENT__EVENT__FRAMEWORK_MESSAGE__INIT;
     fm.framework_id = &fid;
@@ -526,21 +531,15 @@ static void handle_message(struct master *m, struct http_request *req,
     master_send_to_agent(ag, &ev);
 }
 
-static void handle_shutdown(struct master *m, struct http_request *req,
-                            struct framework *fw,
-                            const Mesos__V1__Scheduler__Call *call)
+static void handle_shutdown(struct master_call_ctx *c)
 {
-    const Mesos__V1__Scheduler__Call__Shutdown *sd = call->shutdown;
-    if (sd == NULL) {
-        http_reply_error(req, 400, "shutdown: required for SHUTDOWN");
-        return;
-    }
-    reply_accepted(req);
-    struct agent *ag = master_agent_find(m, sd->agent_id->value);
+    const Mesos__V1__Scheduler__Call__Shutdown *sd = sched_call(c)->shutdown;
+    reply_accepted(c->req);
+    struct agent *ag = master_agent_find(c->m, sd->agent_id->value);
     if (ag == NULL)
         return;
     Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
-    fid.value = fw->id;
+    fid.value = c->fw->id;
     Offerd__Agent__Event__ShutdownExecutor se =
         OFFERD__AGENT__EVENT__SHUTDOWN_EXECUTOR__INIT;
     se.framework_id = &fid;
@@ -551,14 +550,12 @@ static void handle_shutdown(struct master *m, struct http_request *req,
     master_send_to_agent(ag, &ev);
 }
 
-static void handle_reconcile_operations(struct http_request *req,
-                                        const Mesos__V1__Scheduler__Call *call,
-                                        enum http_encoding enc)
+static void handle_reconcile_operations(struct master_call_ctx *c)
 {
     /* offerd runs no operations with feedback (no resource providers): each
      * operation asked about is unknown; an empty request lists none. */
     const Mesos__V1__Scheduler__Call__ReconcileOperations *ro =
-        call->reconcile_operations;
+        sched_call(c)->reconcile_operations;
     size_t n = ro != NULL ? ro->n_operations : 0;
     Mesos__V1__OperationStatus *st = xcalloc(n ? n : 1, sizeof(*st));
     Mesos__V1__OperationStatus **ptrs = xcalloc(n ? n : 1, sizeof(*ptrs));
@@ -578,196 +575,178 @@ static void handle_reconcile_operations(struct http_request *req,
     resp.type = MESOS__V1__SCHEDULER__RESPONSE__TYPE__RECONCILE_OPERATIONS;
     resp.reconcile_operations = &rr;
     size_t len;
-    uint8_t *body = jpb_encode(&resp.base, (enum jpb_format)enc, &len);
-    http_reply(req, 200,
-               enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
+    uint8_t *body = jpb_encode(&resp.base, (enum jpb_format)c->reply_enc, &len);
+    http_reply(c->req, 200,
+               c->reply_enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON
+                                             : HTTP_CONTENT_PROTOBUF,
                body, len);
     free(body);
     free(ptrs);
     free(st);
 }
 
-static void handle_update_framework(struct master *m, struct http_request *req,
-                                    struct framework *fw,
-                                    const Mesos__V1__Scheduler__Call *call,
-                                    enum http_encoding enc)
+static void handle_update_framework(struct master_call_ctx *c)
 {
-    (void)enc;
-    const Mesos__V1__Scheduler__Call__UpdateFramework *uf =
-        call->update_framework;
-    if (uf == NULL) {
-        http_reply_error(req, 400,
-                         "update_framework: required for UPDATE_FRAMEWORK");
-        return;
-    }
-    const Mesos__V1__FrameworkInfo *fi = uf->framework_info;
-    if (fi->id == NULL || strcmp(fi->id->value, fw->id) != 0) {
-        http_reply_error(req, 400,
+    const Mesos__V1__FrameworkInfo *fi =
+        sched_call(c)->update_framework->framework_info;
+    if (fi->id == NULL || strcmp(fi->id->value, c->fw->id) != 0) {
+        http_reply_error(c->req, 400,
                          "update_framework.framework_info.id: must be the "
                          "framework's id");
         return;
     }
     /* The same rules as SUBSCRIBE; frameworks.c applies it. */
-    master_framework_update(m, req, fw, fi);
+    master_framework_update(c->m, c->req, c->fw, fi);
+}
+
+static void handle_subscribe(struct master_call_ctx *c)
+{
+    master_framework_subscribe(c->m, c->req, sched_call(c), c->reply_enc);
+}
+
+static void handle_teardown(struct master_call_ctx *c)
+{
+    reply_accepted(c->req);
+    master_framework_remove(c->m, c->fw, "the framework tore itself down");
+}
+
+static void handle_accept_inverse_offers(struct master_call_ctx *c)
+{
+    const Mesos__V1__Scheduler__Call__AcceptInverseOffers *a =
+        sched_call(c)->accept_inverse_offers;
+    master_inverse_offers_answer(c->m, c->fw, a->inverse_offer_ids,
+                                 a->n_inverse_offer_ids, ALLOC_IO_ACCEPT,
+                                 a->filters);
+    reply_accepted(c->req);
+}
+
+static void handle_decline_inverse_offers(struct master_call_ctx *c)
+{
+    const Mesos__V1__Scheduler__Call__DeclineInverseOffers *d =
+        sched_call(c)->decline_inverse_offers;
+    master_inverse_offers_answer(c->m, c->fw, d->inverse_offer_ids,
+                                 d->n_inverse_offer_ids, ALLOC_IO_DECLINE,
+                                 d->filters);
+    reply_accepted(c->req);
+}
+
+static void handle_kill(struct master_call_ctx *c)
+{
+    const Mesos__V1__Scheduler__Call__Kill *k = sched_call(c)->kill;
+    reply_accepted(c->req);
+    master_task_kill(c->m, c->fw, k->task_id->value,
+                     k->agent_id != NULL ? k->agent_id->value : NULL,
+                     k->kill_policy);
+}
+
+static void handle_acknowledge_operation_status(struct master_call_ctx *c)
+{
+    http_reply_error(c->req, 400,
+                     "acknowledge_operation_status: unknown operation "
+                     "(offerd sends no operation status updates)");
+}
+
+static void handle_reconcile(struct master_call_ctx *c)
+{
+    const Mesos__V1__Scheduler__Call__Reconcile *r = sched_call(c)->reconcile;
+    reply_accepted(c->req);
+    master_task_reconcile(c->m, c->fw, r->tasks, r->n_tasks);
+}
+
+static void handle_request(struct master_call_ctx *c)
+{
+    /* Mesos passes requests to an allocator that ignores them. */
+    reply_accepted(c->req);
 }
 
 /* ---- The endpoint ----------------------------------------------------------
  */
 
-void master_scheduler_api(struct http_request *req, void *arg)
+/* Every non-SUBSCRIBE call names a subscribed framework and carries the
+ * Mesos-Stream-Id of its current subscription. */
+static int bind_framework(struct master_call_ctx *c)
 {
-    struct master *m = arg;
-    enum http_encoding body_enc, reply_enc;
-    if (http_negotiate(req, &body_enc, &reply_enc) != 0)
-        return;
-    size_t len;
-    const uint8_t *body = http_request_body(req, &len);
-    char err[512];
-    Mesos__V1__Scheduler__Call *call = (Mesos__V1__Scheduler__Call *)jpb_decode(
-        &mesos__v1__scheduler__call__descriptor, (enum jpb_format)body_enc,
-        body, len, err, sizeof(err));
-    if (call == NULL) {
-        m->metrics.invalid_calls++;
-        http_reply_error(req, 400, "%s", err);
-        return;
-    }
-    if (!call->has_type ||
-        call->type == MESOS__V1__SCHEDULER__CALL__TYPE__UNKNOWN ||
-        protobuf_c_enum_descriptor_get_value(
-            &mesos__v1__scheduler__call__type__descriptor, call->type) ==
-            NULL) {
-        m->metrics.invalid_calls++;
-        http_reply_error(req, 400, "unknown call type");
-        goto out;
-    }
-    if (call->type == MESOS__V1__SCHEDULER__CALL__TYPE__SUBSCRIBE) {
-        if (call->subscribe == NULL) {
-            http_reply_error(req, 400, "subscribe: required for SUBSCRIBE");
-            goto out;
-        }
-        master_framework_subscribe(m, req, call, reply_enc);
-        goto out;
-    }
+    const Mesos__V1__Scheduler__Call *call = sched_call(c);
     if (call->framework_id == NULL) {
-        http_reply_error(req, 400, "framework_id: required");
-        goto out;
+        http_reply_error(c->req, 400, "framework_id: required");
+        return -1;
     }
-    struct framework *fw = master_framework_find(m, call->framework_id->value);
+    struct framework *fw =
+        master_framework_find(c->m, call->framework_id->value);
     if (fw == NULL) {
-        http_reply_error(req, 400, "framework %s cannot be found",
+        http_reply_error(c->req, 400, "framework %s cannot be found",
                          call->framework_id->value);
-        goto out;
+        return -1;
     }
-    const char *sid = http_request_header(req, "Mesos-Stream-Id");
     if (fw->stream == NULL) {
-        http_reply_error(req, 403, "framework %s is not subscribed", fw->id);
-        goto out;
+        http_reply_error(c->req, 403, "framework %s is not subscribed", fw->id);
+        return -1;
     }
+    const char *sid = http_request_header(c->req, "Mesos-Stream-Id");
     if (sid == NULL) {
-        http_reply_error(req, 400,
+        http_reply_error(c->req, 400,
                          "all non-subscribe calls must include the "
                          "Mesos-Stream-Id header");
-        goto out;
+        return -1;
     }
     if (strcmp(sid, fw->stream_id) != 0) {
-        http_reply_error(req, 400,
+        http_reply_error(c->req, 400,
                          "Mesos-Stream-Id %s is not the current stream of "
                          "framework %s",
                          sid, fw->id);
-        goto out;
+        return -1;
     }
+    c->fw = fw;
+    return 0;
+}
 
-    switch (call->type) {
-    case MESOS__V1__SCHEDULER__CALL__TYPE__TEARDOWN:
-        reply_accepted(req);
-        master_framework_remove(m, fw, "the framework tore itself down");
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT:
-        handle_accept(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE:
-        handle_decline(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT_INVERSE_OFFERS:
-        if (call->accept_inverse_offers == NULL)
-            http_reply_error(req, 400,
-                             "accept_inverse_offers: required for "
-                             "ACCEPT_INVERSE_OFFERS");
-        else {
-            master_inverse_offers_answer(
-                m, fw, call->accept_inverse_offers->inverse_offer_ids,
-                call->accept_inverse_offers->n_inverse_offer_ids,
-                ALLOC_IO_ACCEPT, call->accept_inverse_offers->filters);
-            reply_accepted(req);
-        }
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE_INVERSE_OFFERS:
-        if (call->decline_inverse_offers == NULL)
-            http_reply_error(req, 400,
-                             "decline_inverse_offers: required for "
-                             "DECLINE_INVERSE_OFFERS");
-        else {
-            master_inverse_offers_answer(
-                m, fw, call->decline_inverse_offers->inverse_offer_ids,
-                call->decline_inverse_offers->n_inverse_offer_ids,
-                ALLOC_IO_DECLINE, call->decline_inverse_offers->filters);
-            reply_accepted(req);
-        }
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE:
-        handle_revive(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__SUPPRESS:
-        handle_suppress(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__KILL:
-        if (call->kill == NULL) {
-            http_reply_error(req, 400, "kill: required for KILL");
-            break;
-        }
-        reply_accepted(req);
-        master_task_kill(
-            m, fw, call->kill->task_id->value,
-            call->kill->agent_id != NULL ? call->kill->agent_id->value : NULL,
-            call->kill->kill_policy);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__SHUTDOWN:
-        handle_shutdown(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__ACKNOWLEDGE:
-        handle_acknowledge(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__ACKNOWLEDGE_OPERATION_STATUS:
-        http_reply_error(req, 400,
-                         "acknowledge_operation_status: unknown operation "
-                         "(offerd sends no operation status updates)");
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__RECONCILE:
-        if (call->reconcile == NULL) {
-            http_reply_error(req, 400, "reconcile: required for RECONCILE");
-            break;
-        }
-        reply_accepted(req);
-        master_task_reconcile(m, fw, call->reconcile->tasks,
-                              call->reconcile->n_tasks);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__RECONCILE_OPERATIONS:
-        handle_reconcile_operations(req, call, reply_enc);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__MESSAGE:
-        handle_message(m, req, fw, call);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__REQUEST:
-        /* Mesos passes requests to an allocator that ignores them. */
-        reply_accepted(req);
-        break;
-    case MESOS__V1__SCHEDULER__CALL__TYPE__UPDATE_FRAMEWORK:
-        handle_update_framework(m, req, fw, call, reply_enc);
-        break;
-    default:
-        http_reply_error(req, 400, "unknown call type");
-        break;
+static void unknown_call(struct master_call_ctx *c)
+{
+    http_reply_error(c->req, 400, "unknown call type");
+}
+
+#define ROW(type, payload, fn, counter, flags)                                 \
+    {                                                                          \
+        MESOS__V1__SCHEDULER__CALL__TYPE__##type, payload, fn, counter, flags  \
     }
-out:
-    jpb_free(&call->base);
+#define NO_COUNT MASTER_CALL_NO_COUNT
+#define COUNT    MASTER_CALL_COUNT
+
+static const struct master_call sched_rows[] = {
+    ROW(SUBSCRIBE, "subscribe", handle_subscribe, NO_COUNT, MASTER_CALL_OPEN),
+    ROW(TEARDOWN, NULL, handle_teardown, NO_COUNT, 0),
+    ROW(ACCEPT, "accept", handle_accept, NO_COUNT, 0),
+    ROW(DECLINE, "decline", handle_decline, COUNT(messages_decline_offers), 0),
+    ROW(ACCEPT_INVERSE_OFFERS, "accept_inverse_offers",
+        handle_accept_inverse_offers, NO_COUNT, 0),
+    ROW(DECLINE_INVERSE_OFFERS, "decline_inverse_offers",
+        handle_decline_inverse_offers, NO_COUNT, 0),
+    ROW(REVIVE, NULL, handle_revive, NO_COUNT, 0),
+    ROW(SUPPRESS, NULL, handle_suppress, NO_COUNT, 0),
+    ROW(KILL, "kill", handle_kill, NO_COUNT, 0),
+    ROW(SHUTDOWN, "shutdown", handle_shutdown, NO_COUNT, 0),
+    ROW(ACKNOWLEDGE, "acknowledge", handle_acknowledge, NO_COUNT, 0),
+    ROW(ACKNOWLEDGE_OPERATION_STATUS, NULL, handle_acknowledge_operation_status,
+        NO_COUNT, 0),
+    ROW(RECONCILE, "reconcile", handle_reconcile, NO_COUNT, 0),
+    ROW(RECONCILE_OPERATIONS, NULL, handle_reconcile_operations, NO_COUNT, 0),
+    ROW(MESSAGE, "message", handle_message,
+        COUNT(messages_framework_to_executor), 0),
+    ROW(REQUEST, NULL, handle_request, NO_COUNT, 0),
+    ROW(UPDATE_FRAMEWORK, "update_framework", handle_update_framework, NO_COUNT,
+        0),
+};
+
+static const struct master_api sched_api = {
+    .name = "scheduler",
+    .call_desc = &mesos__v1__scheduler__call__descriptor,
+    .rows = sched_rows,
+    .nrows = sizeof(sched_rows) / sizeof(sched_rows[0]),
+    .bind = bind_framework,
+    .fallback = unknown_call,
+};
+
+void master_scheduler_api(struct http_request *req, void *arg)
+{
+    master_call_dispatch(&sched_api, arg, req);
 }
