@@ -382,6 +382,47 @@ static const char *single_role(const res_list *l)
     return role;
 }
 
+/* The agent reports tasks of framework fid, which was removed: tell it to
+ * shut the framework down there. */
+static void shutdown_removed_framework(struct agent *ag, const char *fid)
+{
+    Mesos__V1__FrameworkID f = MESOS__V1__FRAMEWORK_ID__INIT;
+    f.value = (char *)fid;
+    Offerd__Agent__Event__ShutdownFramework sf =
+        OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+    sf.framework_id = &f;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+    ev.shutdown_framework = &sf;
+    master_send_to_agent(ag, &ev);
+    log_info("agent %s reports tasks of removed framework %s: shutting it "
+             "down there",
+             ag->id, fid);
+}
+
+/* The agent of task t reports it as rt: the agent's word on its state
+ * wins. */
+static void update_known_task(struct master *m, struct task *t,
+                              const Mesos__V1__Task *rt)
+{
+    bool terminal = master_task_state_is_terminal(rt->state);
+    if (t->state != rt->state) {
+        log_info("task %s of framework %s: %s on agent %s, the master had "
+                 "it %s",
+                 rt->task_id->value, t->fw->id, state_name(rt->state),
+                 t->agent->id, state_name(t->state));
+        if (terminal && !master_task_state_is_terminal(t->state))
+            master_task_count(m, rt->state);
+        t->state = rt->state;
+        if (terminal)
+            master_task_recover(m, t);
+    }
+    if (rt->has_status_update_state) {
+        t->status_update_state = rt->status_update_state;
+        t->has_status_update_state = true;
+    }
+}
+
 /* Take in the tasks a (re-)registering agent reports, the agent's state
  * being the truth (docs/reconciliation.md):
  *  - case 2, a task the master holds in another state: it takes the
@@ -420,18 +461,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         if (fw == NULL && hmap_get(m->completed, fid) != NULL) {
             if (hmap_get(shut, fid) == NULL) {
                 hmap_put(shut, fid, (void *)1);
-                Mesos__V1__FrameworkID f = MESOS__V1__FRAMEWORK_ID__INIT;
-                f.value = (char *)fid;
-                Offerd__Agent__Event__ShutdownFramework sf =
-                    OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
-                sf.framework_id = &f;
-                Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
-                ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
-                ev.shutdown_framework = &sf;
-                master_send_to_agent(ag, &ev);
-                log_info("agent %s reports tasks of removed framework %s: "
-                         "shutting it down there",
-                         ag->id, fid);
+                shutdown_removed_framework(ag, fid);
             }
             continue;
         }
@@ -449,21 +479,8 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         bool terminal = master_task_state_is_terminal(rt->state);
         struct task *known = hmap_get(fw->tasks, rt->task_id->value);
         if (known != NULL) {
-            if (known->agent == ag && known->state != rt->state) {
-                log_info("task %s of framework %s: %s on agent %s, the "
-                         "master had it %s",
-                         rt->task_id->value, fid, state_name(rt->state), ag->id,
-                         state_name(known->state));
-                if (terminal && !master_task_state_is_terminal(known->state))
-                    master_task_count(m, rt->state);
-                known->state = rt->state;
-                if (terminal)
-                    master_task_recover(m, known);
-            }
-            if (known->agent == ag && rt->has_status_update_state) {
-                known->status_update_state = rt->status_update_state;
-                known->has_status_update_state = true;
-            }
+            if (known->agent == ag)
+                update_known_task(m, known, rt);
             continue;
         }
         res_list res = RES_LIST_INIT;
@@ -479,36 +496,8 @@ static void adopt_tasks(struct master *m, struct agent *ag,
             role = fw->nroles > 0 ? fw->roles[0] : "*";
             res_list_allocate(&res, role);
         }
-        struct task *t = xcalloc(1, sizeof(*t));
-        t->fw = fw;
-        t->agent = ag;
-        Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
-        mesos__v1__task_info__init(ti);
-        ti->name = xstrdup(rt->name);
-        ti->task_id =
-            master_pb_copy(&mesos__v1__task_id__descriptor, &rt->task_id->base);
-        ti->agent_id = xmalloc(sizeof(*ti->agent_id));
-        mesos__v1__agent_id__init(ti->agent_id);
-        ti->agent_id->value = xstrdup(ag->id);
-        ti->resources = res_list_to_pb(&res, true, &ti->n_resources);
-        t->info = ti;
-        t->key = xasprintf("%s/%s", fw->id, rt->task_id->value);
-        t->resources = res;
-        t->role = xstrdup(role);
-        t->state = rt->state;
-        t->launched = clock_wall_secs();
-        if (rt->has_status_update_state) {
-            t->status_update_state = rt->status_update_state;
-            t->has_status_update_state = true;
-        }
-        t->recovered = terminal; /* its resources are free already */
-        if (rt->n_statuses > 0)
-            t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
-                                       &rt->statuses[rt->n_statuses - 1]->base);
-        hmap_put(fw->tasks, rt->task_id->value, t);
-        hmap_put(ag->tasks, t->key, t);
-        free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
-        m->metrics.tasks_adopted++;
+        struct task *t = master_task_adopt(m, fw, ag, rt, &res, role);
+        res_list_clear(&res);
         log_info("adopted task %s (%s) of framework %s from agent %s",
                  rt->task_id->value, state_name(rt->state), fw->id, ag->id);
         if (terminal)
@@ -588,48 +577,40 @@ static void forget_unreported_unreachable(struct master *m, struct agent *ag)
     }
 }
 
-static void agent_subscribe_done(struct master *m, bool ok, const char *err,
-                                 void *arg)
+/* A new agent with id, indexed in m->agents; its operator state comes
+ * from its registry record when the master recovered one (a master
+ * restart). agents.c owns struct agent: master_agent_free frees it. */
+static struct agent *agent_new(struct master *m, const char *id)
 {
-    struct agent_subscribe *s = arg;
-    struct agent *ag = master_agent_find(m, s->id);
-    if (!ok) {
-        log_warn("agent %s: registration not recorded: %s", s->id, err);
-        http_reply_error(s->req, 503, "registry write failed: %s", err);
-        if (ag != NULL)
-            ag->subscribing = false;
-        agent_subscribe_free(s);
-        return;
-    }
-    const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
-    bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
-    if (ag == NULL) {
-        ag = xcalloc(1, sizeof(*ag));
-        ag->m = m;
-        ag->id = xstrdup(s->id);
-        ag->tasks = hmap_new();
-        ag->offers = hmap_new();
-        ag->registered_time = clock_wall_secs();
-        hmap_put(m->agents, ag->id, ag);
-        Offerd__Registry__Agent *rec = hmap_get(m->recovered_agents, s->id);
-        if (rec != NULL) {
-            ag->deactivated = rec->deactivated;
-            if (rec->drain_info != NULL)
-                ag->drain = master_pb_copy(&mesos__v1__drain_info__descriptor,
-                                           &rec->drain_info->base);
-            master_persist_free_recovered(hmap_del(m->recovered_agents, s->id));
-            m->metrics.slave_reregistrations++;
-            m->metrics.messages_reregister_slave++;
-        } else {
-            m->metrics.slave_registrations++;
-            m->metrics.messages_register_slave++;
-        }
-    } else {
-        ag->reregistered_time = clock_wall_secs();
+    struct agent *ag = xcalloc(1, sizeof(*ag));
+    ag->m = m;
+    ag->id = xstrdup(id);
+    ag->tasks = hmap_new();
+    ag->offers = hmap_new();
+    ag->registered_time = clock_wall_secs();
+    hmap_put(m->agents, ag->id, ag);
+    Offerd__Registry__Agent *rec = hmap_get(m->recovered_agents, id);
+    if (rec != NULL) {
+        ag->deactivated = rec->deactivated;
+        if (rec->drain_info != NULL)
+            ag->drain = master_pb_copy(&mesos__v1__drain_info__descriptor,
+                                       &rec->drain_info->base);
+        master_persist_free_recovered(hmap_del(m->recovered_agents, id));
         m->metrics.slave_reregistrations++;
         m->metrics.messages_reregister_slave++;
+    } else {
+        m->metrics.slave_registrations++;
+        m->metrics.messages_register_slave++;
     }
-    ag->subscribing = false;
+    return ag;
+}
+
+/* Take what the agent registered with (its info, address, version, static
+ * and checkpointed resources) from s. */
+static void agent_set_registration(struct agent *ag,
+                                   const struct agent_subscribe *s)
+{
+    const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
     ag->info = master_pb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
@@ -645,67 +626,82 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         ag->port = (uint16_t)s->sub->address->port;
     free(ag->version);
     ag->version = xstrdup(s->sub->version != NULL ? s->sub->version : "");
-
     res_list_clear(&ag->static_res);
     res_list_copy(&ag->static_res, &s->total);
     res_list_clear(&ag->ckpt);
     res_list_copy(&ag->ckpt, &s->ckpt);
     ag->ckpt_version = s->ckpt_version;
-    if (ag->alloc == NULL) {
-        char terr[256];
-        res_list_clear(&ag->total);
-        if (master_agent_total_of(&ag->static_res, &ag->ckpt, &ag->total, terr,
-                                  sizeof(terr)) != 0) {
-            /* Checked before the registry write; cannot happen. */
-            log_error("agent %s: %s", ag->id, terr);
-            res_list_copy(&ag->total, &ag->static_res);
-        }
-        struct alloc_used *used;
-        uint32_t nused;
-        res_list *lists;
-        adopt_tasks(m, ag, s->sub, back_from_unreachable, &used, &nused,
-                    &lists);
-        const struct machine *mach =
-            master_machine_of(m, ag->info->hostname, ag->ip);
-        if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
-                            mach != NULL ? &mach->unav : NULL, used, nused,
-                            &ag->alloc) != 0)
-            log_warn("agent %s: some reported tasks do not fit its "
-                     "resources",
-                     ag->id);
-        for (uint32_t i = 0; i < nused; i++)
-            res_list_clear(&lists[i]);
-        free(lists);
-        free(used);
-        if (ag->deactivated)
-            alloc_agent_set_active(m->alloc, ag->alloc, false);
-    } else {
-        /* Reconnected to this master: it knows the agent's tasks; tasks it
-         * does not know are taken in, but the allocator learns only live
-         * ones from new agents. */
-        struct alloc_used *used;
-        uint32_t nused;
-        res_list *lists;
-        adopt_tasks(m, ag, s->sub, false, &used, &nused, &lists);
-        if (nused > 0)
-            log_warn("agent %s reported live tasks this master never "
-                     "launched; their resources are not accounted for",
-                     ag->id);
-        /* Its estimate comes again after REGISTERED if it still has an
-         * estimator; until then it has none. */
-        if (ag->estimate.n > 0) {
-            res_list none = RES_LIST_INIT;
-            master_agent_set_estimate(m, ag, &none);
-        }
-        for (uint32_t i = 0; i < nused; i++)
-            res_list_clear(&lists[i]);
-        free(lists);
-        free(used);
-        alloc_agent_set_active(m->alloc, ag->alloc, !ag->deactivated);
-    }
+}
 
+static void free_used(struct alloc_used *used, uint32_t nused, res_list *lists)
+{
+    for (uint32_t i = 0; i < nused; i++)
+        res_list_clear(&lists[i]);
+    free(lists);
+    free(used);
+}
+
+/* An agent the allocator does not know (new, recovered, or back from
+ * unreachable): compute its total, adopt the tasks it reports and add it
+ * with what they use. */
+static void agent_join_allocator(struct master *m, struct agent *ag,
+                                 const struct agent_subscribe *s,
+                                 bool back_from_unreachable)
+{
+    char terr[256];
+    res_list_clear(&ag->total);
+    if (master_agent_total_of(&ag->static_res, &ag->ckpt, &ag->total, terr,
+                              sizeof(terr)) != 0) {
+        /* Checked before the registry write; cannot happen. */
+        log_error("agent %s: %s", ag->id, terr);
+        res_list_copy(&ag->total, &ag->static_res);
+    }
+    struct alloc_used *used;
+    uint32_t nused;
+    res_list *lists;
+    adopt_tasks(m, ag, s->sub, back_from_unreachable, &used, &nused, &lists);
+    const struct machine *mach =
+        master_machine_of(m, ag->info->hostname, ag->ip);
+    if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
+                        mach != NULL ? &mach->unav : NULL, used, nused,
+                        &ag->alloc) != 0)
+        log_warn("agent %s: some reported tasks do not fit its resources",
+                 ag->id);
+    free_used(used, nused, lists);
+    if (ag->deactivated)
+        alloc_agent_set_active(m->alloc, ag->alloc, false);
+}
+
+/* An agent that reconnected to this master, which knows its tasks: tasks
+ * it does not know are taken in, but the allocator learns only live ones
+ * from new agents. */
+static void agent_rejoin_allocator(struct master *m, struct agent *ag,
+                                   const struct agent_subscribe *s)
+{
+    struct alloc_used *used;
+    uint32_t nused;
+    res_list *lists;
+    adopt_tasks(m, ag, s->sub, false, &used, &nused, &lists);
+    if (nused > 0)
+        log_warn("agent %s reported live tasks this master never launched; "
+                 "their resources are not accounted for",
+                 ag->id);
+    /* Its estimate comes again after REGISTERED if it still has an
+     * estimator; until then it has none. */
+    if (ag->estimate.n > 0) {
+        res_list none = RES_LIST_INIT;
+        master_agent_set_estimate(m, ag, &none);
+    }
+    free_used(used, nused, lists);
+    alloc_agent_set_active(m->alloc, ag->alloc, !ag->deactivated);
+}
+
+/* Answer the SUBSCRIBE with the agent's new stream (replacing an old
+ * connection) and send REGISTERED. */
+static void agent_open_stream(struct master *m, struct agent *ag,
+                              struct agent_subscribe *s)
+{
     if (ag->stream != NULL) {
-        /* A new subscription replaces the old connection. */
         http_stream_close(ag->stream);
         ag->stream = NULL;
     }
@@ -716,6 +712,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         s->req,
         s->enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF, 0,
         on_stream_close, ag);
+    s->req = NULL;
     ag->connected = true;
     ag->pong_pending = false;
     ag->missed_pings = 0;
@@ -724,17 +721,11 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         unreported_tasks(m, ag, s->sub, &nrec);
     send_registered(m, ag, rec, nrec);
     free_reconcile(rec, nrec);
-    if (s->resend_ckpt)
-        master_agent_send_ckpt(m, ag);
-    log_info("agent %s (%s at %s:%u) %s%s", ag->id, ag->info->hostname, ag->ip,
-             (unsigned)ag->port, s->is_new ? "registered" : "re-registered",
-             back_from_unreachable ? " (back from unreachable)" : "");
-    if (back_from_unreachable) {
-        after_unreachable(m, ag);
-        forget_unreported_unreachable(m, ag);
-    }
+}
 
-    /* Kills asked for while the agent was away. */
+/* Send the kills asked for while the agent was away. */
+static void agent_resend_kills(struct master *m, struct agent *ag)
+{
     size_t pos = 0;
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
@@ -744,6 +735,47 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
             master_task_kill(m, t->fw, t->info->task_id->value, ag->id, NULL);
         }
     }
+}
+
+/* The registry recorded the registration (or failed to): admit the agent. */
+static void agent_subscribe_done(struct master *m, bool ok, const char *err,
+                                 void *arg)
+{
+    struct agent_subscribe *s = arg;
+    struct agent *ag = master_agent_find(m, s->id);
+    if (!ok) {
+        log_warn("agent %s: registration not recorded: %s", s->id, err);
+        http_reply_error(s->req, 503, "registry write failed: %s", err);
+        if (ag != NULL)
+            ag->subscribing = false;
+        agent_subscribe_free(s);
+        return;
+    }
+    bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
+    if (ag == NULL) {
+        ag = agent_new(m, s->id);
+    } else {
+        ag->reregistered_time = clock_wall_secs();
+        m->metrics.slave_reregistrations++;
+        m->metrics.messages_reregister_slave++;
+    }
+    ag->subscribing = false;
+    agent_set_registration(ag, s);
+    if (ag->alloc == NULL)
+        agent_join_allocator(m, ag, s, back_from_unreachable);
+    else
+        agent_rejoin_allocator(m, ag, s);
+    agent_open_stream(m, ag, s);
+    if (s->resend_ckpt)
+        master_agent_send_ckpt(m, ag);
+    log_info("agent %s (%s at %s:%u) %s%s", ag->id, ag->info->hostname, ag->ip,
+             (unsigned)ag->port, s->is_new ? "registered" : "re-registered",
+             back_from_unreachable ? " (back from unreachable)" : "");
+    if (back_from_unreachable) {
+        after_unreachable(m, ag);
+        forget_unreported_unreachable(m, ag);
+    }
+    agent_resend_kills(m, ag);
     agent_subscribe_free(s);
     master_agent_drain_check_soon(m, ag);
     master_allocate_soon(m);

@@ -172,9 +172,19 @@ struct master *master_new(struct event_base *base,
                           const struct master_flags *flags, char *err,
                           size_t errlen)
 {
+    return master_new_with(base, flags, NULL, err, errlen);
+}
+
+struct master *master_new_with(struct event_base *base,
+                               const struct master_flags *flags,
+                               const struct master_options *opts, char *err,
+                               size_t errlen)
+{
     struct master *m = xcalloc(1, sizeof(*m));
     m->base = base;
     m->flags = flags;
+    if (opts != NULL)
+        m->opts = *opts;
     id_uuid_v4(m->id);
     m->start_time = clock_wall_secs();
     m->start_mono = clock_monotonic_ns();
@@ -213,9 +223,9 @@ struct master *master_new(struct event_base *base,
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;
     }
-    uint16_t bound = 0;
-    if (http_server_bind(m->http, flags->ip, flags->port, &bound, err,
-                         errlen) != 0)
+    uint16_t bound = flags->port;
+    if (!m->opts.no_listen && http_server_bind(m->http, flags->ip, flags->port,
+                                               &bound, err, errlen) != 0)
         goto fail;
     m->port = bound;
     /* Advertise a concrete address: the bound one, or loopback when bound

@@ -7,6 +7,7 @@
 #ifndef OFFERD_MASTER_MASTER_H
 #define OFFERD_MASTER_MASTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,26 @@ struct master_flags;
 struct master *master_new(struct event_base *base,
                           const struct master_flags *flags, char *err,
                           size_t errlen);
+
+/* What a caller other than main() may change; the zero value is what
+ * master_new does. */
+struct registry_backend;
+struct master_options {
+    /* The registry's store: NULL takes flags->registry (SQLite in
+     * flags->work_dir, or none for "in_memory"); else this backend, opened
+     * at registry_where (NULL: flags->work_dir). Tests pass the memory
+     * backend (master/registry_mem.h). */
+    const struct registry_backend *registry_backend;
+    const char *registry_where;
+    /* Bind no socket: the handlers are driven directly (unit tests). */
+    bool no_listen;
+};
+
+/* master_new with options (borrowed; NULL: the defaults). */
+struct master *master_new_with(struct event_base *base,
+                               const struct master_flags *flags,
+                               const struct master_options *opts, char *err,
+                               size_t errlen);
 
 /* The port the master listens on (useful with --port=0). */
 uint16_t master_port(const struct master *m);

@@ -22,6 +22,7 @@
 #include "common/ids.h"
 #include "common/resources.h"
 #include "master/flags_master.h"
+#include "master/master.h"
 #include "mesos/v1/maintenance.pb-c.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -257,6 +258,7 @@ struct master {
     struct event_base *base;
     struct http_server *http;
     const struct master_flags *flags;
+    struct master_options opts;
     struct alloc *alloc;
     struct registry *registry;
 

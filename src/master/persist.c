@@ -136,13 +136,17 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
 
 int master_persist_open(struct master *m, char *err, size_t errlen)
 {
-    if (strcmp(m->flags->registry, "in_memory") == 0) {
+    struct registry_options ro;
+    registry_options_init(&ro);
+    ro.backend = m->opts.registry_backend;
+    if (ro.backend == NULL && strcmp(m->flags->registry, "in_memory") == 0) {
         log_warn("registry: in memory; nothing survives a restart");
         return 0;
     }
+    const char *where = m->opts.registry_where != NULL ? m->opts.registry_where
+                                                       : m->flags->work_dir;
     Offerd__Registry__Registry *state = NULL;
-    m->registry =
-        registry_open(m->base, m->flags->work_dir, NULL, &state, err, errlen);
+    m->registry = registry_open(m->base, where, &ro, &state, err, errlen);
     if (m->registry == NULL)
         return -1;
     recover(m, state);

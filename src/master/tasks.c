@@ -99,28 +99,71 @@ void master_task_remove(struct master *m, struct task *t)
     master_task_free(t);
 }
 
+/* A new task of fw on ag in state, holding info (taken) and resources
+ * (copied, with allocation role), indexed in fw's and ag's maps. tasks.c
+ * owns struct task: master_task_remove forgets and frees it. */
+static struct task *task_new(struct framework *fw, struct agent *ag,
+                             Mesos__V1__TaskInfo *info,
+                             const res_list *resources, const char *role,
+                             Mesos__V1__TaskState state)
+{
+    struct task *t = xcalloc(1, sizeof(*t));
+    t->fw = fw;
+    t->agent = ag;
+    t->info = info;
+    t->key = xasprintf("%s/%s", fw->id, info->task_id->value);
+    res_list_copy(&t->resources, resources);
+    t->role = xstrdup(role);
+    t->state = state;
+    t->launched = clock_wall_secs();
+    hmap_put(fw->tasks, info->task_id->value, t);
+    hmap_put(ag->tasks, t->key, t);
+    return t;
+}
+
 /* Create the task in TASK_STAGING, without telling the agent. */
 static struct task *task_add(struct master *m, struct framework *fw,
                              struct agent *ag, const Mesos__V1__TaskInfo *info,
                              const res_list *resources, const char *role)
 {
-    struct task *t = xcalloc(1, sizeof(*t));
-    t->fw = fw;
-    t->agent = ag;
-    t->info = master_pb_copy(&mesos__v1__task_info__descriptor, &info->base);
+    Mesos__V1__TaskInfo *copy =
+        master_pb_copy(&mesos__v1__task_info__descriptor, &info->base);
     /* The task's resources as the master accounted them: with their
      * allocation role, in the post-refinement format. */
-    res_pb_array_free(t->info->resources, t->info->n_resources);
-    t->info->resources = res_list_to_pb(resources, true, &t->info->n_resources);
-    t->key = xasprintf("%s/%s", fw->id, info->task_id->value);
-    res_list_copy(&t->resources, resources);
-    t->role = xstrdup(role);
-    t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
-    t->launched = clock_wall_secs();
+    res_pb_array_free(copy->resources, copy->n_resources);
+    copy->resources = res_list_to_pb(resources, true, &copy->n_resources);
+    struct task *t = task_new(fw, ag, copy, resources, role,
+                              MESOS__V1__TASK_STATE__TASK_STAGING);
     record_state(t, t->state, clock_wall_secs());
-    hmap_put(fw->tasks, info->task_id->value, t);
-    hmap_put(ag->tasks, t->key, t);
     master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
+    return t;
+}
+
+struct task *master_task_adopt(struct master *m, struct framework *fw,
+                               struct agent *ag, const Mesos__V1__Task *rt,
+                               const res_list *resources, const char *role)
+{
+    Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
+    mesos__v1__task_info__init(ti);
+    ti->name = xstrdup(rt->name);
+    ti->task_id =
+        master_pb_copy(&mesos__v1__task_id__descriptor, &rt->task_id->base);
+    ti->agent_id = xmalloc(sizeof(*ti->agent_id));
+    mesos__v1__agent_id__init(ti->agent_id);
+    ti->agent_id->value = xstrdup(ag->id);
+    ti->resources = res_list_to_pb(resources, true, &ti->n_resources);
+    struct task *t = task_new(fw, ag, ti, resources, role, rt->state);
+    if (rt->has_status_update_state) {
+        t->status_update_state = rt->status_update_state;
+        t->has_status_update_state = true;
+    }
+    /* A terminal task's resources are free already. */
+    t->recovered = master_task_state_is_terminal(rt->state);
+    if (rt->n_statuses > 0)
+        t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
+                                   &rt->statuses[rt->n_statuses - 1]->base);
+    free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
+    m->metrics.tasks_adopted++;
     return t;
 }
 

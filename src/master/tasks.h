@@ -23,6 +23,12 @@ void master_task_launch_group(struct master *m, struct framework *fw,
                               const Mesos__V1__ExecutorInfo *executor,
                               Mesos__V1__TaskInfo *const *infos, size_t n,
                               const res_list *resources, const char *role);
+/* Take in a task an agent reports and the master does not know (after a
+ * master restart or an agent back from unreachable): rt as reported,
+ * resources (copied) with allocation role. No event is sent. */
+struct task *master_task_adopt(struct master *m, struct framework *fw,
+                               struct agent *ag, const Mesos__V1__Task *rt,
+                               const res_list *resources, const char *role);
 /* A status update from an agent. */
 void master_task_status_update(struct master *m, struct agent *ag,
                                const Offerd__Agent__Call__Update *u);
