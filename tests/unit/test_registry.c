@@ -799,6 +799,47 @@ START_TEST(test_apply_from_done_callback)
 }
 END_TEST
 
+/* registry_test_flush: every completion, in order, on this thread, without
+ * running the loop; chained applies included; the loop then finds none. */
+START_TEST(test_flush_delivers_without_loop)
+{
+    enum { N = 20 };
+    reset_log();
+    Offerd__Registry__Registry *st = NULL;
+    chain_reg = open_ok(NULL, &st);
+    registry_state_free(st);
+    registry_test_flush(chain_reg); /* nothing queued: returns */
+    ck_assert_int_eq(dl.count, 0);
+    for (int i = 0; i < N; i++) {
+        if (i == 7)
+            registry_test_fail_next(chain_reg, 1);
+        struct registry_batch *b = registry_batch_new();
+        char id[16];
+        snprintf(id, sizeof(id), "a%d", i);
+        ck_assert_int_eq(put_agent(b, id, "h"), 0);
+        registry_apply(chain_reg, b, on_done, tag_arg(i));
+    }
+    registry_test_flush(chain_reg);
+    ck_assert_int_eq(dl.count, N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(dl.order[i], i);
+        ck_assert(dl.ok[i] == (i != 7));
+        ck_assert(dl.on_main[i]);
+    }
+    chain_left = 3;
+    registry_apply(chain_reg, registry_batch_new(), on_chain_done, tag_arg(N));
+    registry_test_flush(chain_reg);
+    ck_assert_int_eq(dl.count, N + 4);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(dl.count, N + 4);
+    registry_close(chain_reg);
+    st = reload();
+    ck_assert_uint_eq(st->n_agents, N); /* a7 failed; "chained" is there */
+    ck_assert_ptr_null(agent_host(st, "a7"));
+    registry_state_free(st);
+}
+END_TEST
+
 /* ---- Failures ---- */
 
 START_TEST(test_injected_failure_changes_nothing)
@@ -1620,6 +1661,7 @@ static void add_generic_tests(TCase *tc)
     tcase_add_test(tc, test_many_batches_group_commit);
     tcase_add_test(tc, test_group_commit_off_commits_each_batch);
     tcase_add_test(tc, test_apply_from_done_callback);
+    tcase_add_test(tc, test_flush_delivers_without_loop);
     tcase_add_test(tc, test_injected_failure_changes_nothing);
     tcase_add_test(tc, test_injected_failure_among_queued_batches);
     tcase_add_test(tc, test_bad_rows_refused);
