@@ -19,9 +19,16 @@
  *  - Stream callbacks and frees happen in a "reap" event the server
  *    activates: marking is immediate, freeing waits until the loop is back
  *    at a safe point.
+ *  - A request or stream may instead be fake (http_fake.h): it has no
+ *    evhttp request or connection (its link stays empty), belongs to no
+ *    server, and records what a real one would send in its struct
+ *    http_fake. Each function that talks to evhttp checks `fake` first.
+ *    Once its http_fake is freed, a fake object looks like one whose server
+ *    was freed: closed, no server, no callbacks.
  */
 #include "common/http.h"
 
+#include "common/http_fake.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/recordio.h"
@@ -86,6 +93,10 @@ struct http_request {
     size_t body_len;
     bool in_handler;                  /* its handler is running */
     bool done;                        /* replied to, or turned into a stream */
+    bool bad_target;                  /* fake: the target did not parse */
+    bool bad_query;                   /* the query string did not parse */
+    struct http_fake *fake;           /* fake request: its exchange, or NULL
+                                         (real, or the fake was freed) */
     struct http_request *prev, *next; /* server->deferred */
 };
 
@@ -103,9 +114,64 @@ struct http_stream {
     bool released;                   /* owner called http_stream_close */
     bool in_reap;                    /* on server->reap_head */
     bool in_callback;                /* its close callback is running */
+    struct http_fake *fake;          /* fake stream: its exchange, or NULL */
     struct http_stream *prev, *next; /* server->streams */
     struct http_stream *reap_next;
 };
+
+/* One stored piece of bytes, NUL-terminated past len. */
+struct fake_bytes {
+    uint8_t *data;
+    size_t len;
+};
+
+/* A fake exchange (http_fake.h): the request to build, then what was
+ * answered. req and stream point back at the live objects, which point at
+ * the exchange through their `fake` field; each side clears its pointer
+ * when it goes. */
+struct http_fake {
+    struct event_base *base; /* borrowed, may be NULL */
+    struct event *ev;        /* runs pending work on base; NULL without */
+    /* The request. */
+    enum http_method method;
+    char *target; /* path with optional query */
+    char *peer;
+    struct evkeyvalq headers;
+    uint8_t *body;
+    size_t body_len;
+    bool built;                 /* the request was made (once only) */
+    struct http_request *req;   /* the live request, until it is freed */
+    struct http_stream *stream; /* the live stream, until it is freed */
+    /* The peer. */
+    bool disconnected; /* http_fake_disconnect was called */
+    bool stalled;      /* the peer does not read: bytes stay pending */
+    size_t pending;    /* bytes sent and not read while stalled */
+    /* The reply. */
+    bool replied;
+    bool is_stream;
+    bool ended; /* the owner closed the open stream gracefully */
+    int status;
+    struct evkeyvalq reply_headers; /* with Content-Type */
+    struct fake_bytes reply_body;
+    /* The stream's output. */
+    struct fake_bytes *chunks;
+    size_t nchunks, chunks_cap;
+    struct fake_bytes *records;
+    size_t nrecords, records_cap;
+    struct rio_decoder *rio;
+    bool rio_bad; /* not RecordIO; records stop there */
+    int close_count;
+    enum http_close_reason close_reason;
+};
+
+static void fake_record_reply(struct http_request *req, int status,
+                              const char *content_type, const void *body,
+                              size_t len);
+static void fake_record_stream(struct http_request *req, struct http_stream *st,
+                               const char *content_type);
+static int fake_send(struct http_stream *st, const uint8_t *head, size_t hlen,
+                     const void *data, size_t len);
+static void fake_schedule(struct http_fake *x);
 
 /* ---- Small helpers ---- */
 
@@ -374,6 +440,8 @@ static void request_unlist(struct http_request *req)
 
 static void request_free(struct http_request *req)
 {
+    if (req->fake != NULL && req->fake->req == req)
+        req->fake->req = NULL;
     request_unlist(req);
     link_free(&req->link);
     clear_kv(&req->query);
@@ -420,45 +488,14 @@ static void send_raw_text(struct evhttp_request *evreq, int status,
     evbuffer_free(b);
 }
 
-static void on_request(struct evhttp_request *evreq, void *arg)
+/* Answer req's errors or call its route's handler, as the server does for
+ * every request that parsed (the caller sets in_handler around it). */
+static void route_request(struct http_server *s, struct http_request *req)
 {
-    struct http_server *s = arg;
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(evreq);
-    enum http_method m = method_from_ev(evhttp_request_get_command(evreq));
-    if (uri == NULL || m == 0) {
-        send_raw_text(evreq, 400, "malformed request");
-        return;
-    }
-
-    struct http_request *req = xcalloc(1, sizeof(*req));
-    req->server = s;
-    req->method = m;
-    TAILQ_INIT(&req->query);
-    TAILQ_INIT(&req->headers);
-    TAILQ_INIT(&req->reply_headers);
-    const char *path = evhttp_uri_get_path(uri);
-    req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
-    req->peer = peer_string(evhttp_request_get_connection(evreq));
-    link_bind(&req->link, evreq);
-
-    struct evkeyval *kv;
-    for (kv = TAILQ_FIRST(evhttp_request_get_input_headers(evreq)); kv != NULL;
-         kv = TAILQ_NEXT(kv, next)) {
-        evhttp_add_header(&req->headers, kv->key, kv->value);
-    }
-    struct evbuffer *in = evhttp_request_get_input_buffer(evreq);
-    size_t len = evbuffer_get_length(in);
-    req->body = xmalloc(len + 1);
-    if (len > 0)
-        evbuffer_remove(in, req->body, len);
-    req->body[len] = '\0';
-    req->body_len = len;
-
-    req->in_handler = true;
-    const char *query = evhttp_uri_get_query(uri);
-    if (query != NULL && evhttp_parse_query_str(query, &req->query) != 0) {
+    enum http_method m = req->method;
+    if (req->bad_query) {
         http_reply_error(req, 400, "malformed query string");
-    } else if (len > s->opts.max_body) {
+    } else if (req->body_len > s->opts.max_body) {
         /* evhttp enforces the limit already; this guards the contract. */
         http_reply_error(req, 413, "request body exceeds %zu bytes",
                          s->opts.max_body);
@@ -498,6 +535,47 @@ static void on_request(struct evhttp_request *evreq, void *arg)
             r->fn(req, r->arg);
         }
     }
+}
+
+static void on_request(struct evhttp_request *evreq, void *arg)
+{
+    struct http_server *s = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(evreq);
+    enum http_method m = method_from_ev(evhttp_request_get_command(evreq));
+    if (uri == NULL || m == 0) {
+        send_raw_text(evreq, 400, "malformed request");
+        return;
+    }
+
+    struct http_request *req = xcalloc(1, sizeof(*req));
+    req->server = s;
+    req->method = m;
+    TAILQ_INIT(&req->query);
+    TAILQ_INIT(&req->headers);
+    TAILQ_INIT(&req->reply_headers);
+    const char *path = evhttp_uri_get_path(uri);
+    req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
+    req->peer = peer_string(evhttp_request_get_connection(evreq));
+    link_bind(&req->link, evreq);
+
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(evhttp_request_get_input_headers(evreq)); kv != NULL;
+         kv = TAILQ_NEXT(kv, next)) {
+        evhttp_add_header(&req->headers, kv->key, kv->value);
+    }
+    struct evbuffer *in = evhttp_request_get_input_buffer(evreq);
+    size_t len = evbuffer_get_length(in);
+    req->body = xmalloc(len + 1);
+    if (len > 0)
+        evbuffer_remove(in, req->body, len);
+    req->body[len] = '\0';
+    req->body_len = len;
+
+    const char *query = evhttp_uri_get_query(uri);
+    if (query != NULL && evhttp_parse_query_str(query, &req->query) != 0)
+        req->bad_query = true;
+    req->in_handler = true;
+    route_request(s, req);
     req->in_handler = false;
     if (req->done) {
         request_free(req);
@@ -699,7 +777,9 @@ void http_reply(struct http_request *req, int status, const char *content_type,
                   http_method_name(req->method), req->path);
         return;
     }
-    if (!req->link.closed && req->link.evreq != NULL) {
+    if (req->fake != NULL) {
+        fake_record_reply(req, status, content_type, body, len);
+    } else if (!req->link.closed && req->link.evreq != NULL) {
         struct evhttp_request *evreq = req->link.evreq;
         link_unwatch(&req->link);
         apply_reply_headers(req, evreq, content_type);
@@ -795,6 +875,8 @@ static void stream_free(struct http_stream *st)
         if (st->next != NULL)
             st->next->prev = st->prev;
     }
+    if (st->fake != NULL && st->fake->stream == st)
+        st->fake->stream = NULL;
     link_free(&st->link);
     evbuffer_free(st->chunk);
     free(st->peer);
@@ -863,7 +945,10 @@ struct http_stream *http_stream_start(struct http_request *req,
         st->server->streams = st;
     }
 
-    if (!st->link.closed && st->link.evreq != NULL && st->link.evcon != NULL) {
+    if (req->fake != NULL) {
+        fake_record_stream(req, st, content_type);
+    } else if (!st->link.closed && st->link.evreq != NULL &&
+               st->link.evcon != NULL) {
         struct evhttp_request *evreq = st->link.evreq;
         evhttp_connection_set_closecb(st->link.evcon, on_conn_close, &st->link);
         apply_reply_headers(req, evreq, content_type);
@@ -915,7 +1000,11 @@ static int stream_flush_chunk(struct http_stream *st)
 
 int http_stream_send(struct http_stream *st, const void *data, size_t len)
 {
-    if (st->released || st->link.closed || st->link.evreq == NULL)
+    if (st->released || st->link.closed)
+        return -1;
+    if (st->fake != NULL)
+        return fake_send(st, NULL, 0, data, len);
+    if (st->link.evreq == NULL)
         return -1;
     if (len == 0)
         return 0;
@@ -926,10 +1015,14 @@ int http_stream_send(struct http_stream *st, const void *data, size_t len)
 int http_stream_send_record(struct http_stream *st, const void *data,
                             size_t len)
 {
-    if (st->released || st->link.closed || st->link.evreq == NULL)
+    if (st->released || st->link.closed)
         return -1;
     uint8_t header[RIO_HEADER_MAX];
     size_t h = rio_encode_header(len, header, sizeof(header));
+    if (st->fake != NULL)
+        return fake_send(st, header, h, data, len);
+    if (st->link.evreq == NULL)
+        return -1;
     evbuffer_add(st->chunk, header, h);
     if (len > 0)
         evbuffer_add(st->chunk, data, len);
@@ -938,6 +1031,8 @@ int http_stream_send_record(struct http_stream *st, const void *data,
 
 size_t http_stream_pending(const struct http_stream *st)
 {
+    if (st->fake != NULL)
+        return st->link.closed ? 0 : st->fake->pending;
     return output_pending(st);
 }
 
@@ -961,6 +1056,15 @@ void http_stream_close(struct http_stream *st)
     }
     st->released = true;
     st->notify_pending = false;
+    if (st->fake != NULL) {
+        /* No connection to drain: free now (unless the callback runs). */
+        if (!st->link.closed)
+            st->fake->ended = true;
+        st->link.closed = true;
+        if (!st->in_callback)
+            stream_free(st);
+        return;
+    }
     if (!st->link.closed && st->link.evreq != NULL && st->link.evcon != NULL) {
         struct evhttp_connection *evcon = st->link.evcon;
         struct evhttp_request *evreq = st->link.evreq;
@@ -983,4 +1087,416 @@ void http_stream_close(struct http_stream *st)
         schedule_reap(st);
     else
         stream_free(st);
+}
+
+/* ---- Fake requests and streams (http_fake.h) ---- */
+
+/* Records bigger than this are taken for a broken stream. */
+#define FAKE_MAX_RECORD ((size_t)1 << 30)
+
+static void bytes_set(struct fake_bytes *b, const void *data, size_t len)
+{
+    free(b->data);
+    b->data = xmalloc(len + 1);
+    if (len > 0)
+        memcpy(b->data, data, len);
+    b->data[len] = '\0';
+    b->len = len;
+}
+
+static void bytes_push(struct fake_bytes **items, size_t *n, size_t *cap,
+                       const void *data, size_t len)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        *items = xreallocarray(*items, *cap, sizeof(**items));
+    }
+    (*items)[*n] = (struct fake_bytes){NULL, 0};
+    bytes_set(&(*items)[*n], data, len);
+    (*n)++;
+}
+
+static void on_fake_pending(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    http_fake_run_pending(arg);
+}
+
+struct http_fake *http_fake_new(struct event_base *base,
+                                enum http_method method, const char *target)
+{
+    struct http_fake *x = xcalloc(1, sizeof(*x));
+    x->base = base;
+    if (base != NULL)
+        x->ev = event_new(base, -1, 0, on_fake_pending, x);
+    x->method = method;
+    x->target = xstrdup(target);
+    x->peer = xstrdup(HTTP_FAKE_DEFAULT_PEER);
+    TAILQ_INIT(&x->headers);
+    TAILQ_INIT(&x->reply_headers);
+    bytes_set(&x->reply_body, NULL, 0);
+    x->body = xmalloc(1);
+    x->body[0] = '\0';
+    return x;
+}
+
+void http_fake_add_header(struct http_fake *x, const char *name,
+                          const char *value)
+{
+    evhttp_add_header(&x->headers, name, value);
+}
+
+void http_fake_set_body(struct http_fake *x, const void *body, size_t len)
+{
+    free(x->body);
+    x->body = xmalloc(len + 1);
+    if (len > 0)
+        memcpy(x->body, body, len);
+    x->body[len] = '\0';
+    x->body_len = len;
+}
+
+void http_fake_set_peer(struct http_fake *x, const char *peer)
+{
+    free(x->peer);
+    x->peer = xstrdup(peer);
+}
+
+/* Make the request from what x holds, parsing the target as evhttp parses
+ * a request line's URI; a bad target or query is flagged for the caller.
+ * NULL when built already. */
+static struct http_request *fake_build(struct http_fake *x)
+{
+    if (x->built)
+        return NULL;
+    x->built = true;
+    struct http_request *req = xcalloc(1, sizeof(*req));
+    req->fake = x;
+    req->method = x->method;
+    TAILQ_INIT(&req->query);
+    TAILQ_INIT(&req->headers);
+    TAILQ_INIT(&req->reply_headers);
+    struct evhttp_uri *uri =
+        evhttp_uri_parse_with_flags(x->target, EVHTTP_URI_NONCONFORMANT);
+    if (uri == NULL) {
+        req->bad_target = true;
+        req->path = xstrndup(x->target, strcspn(x->target, "?"));
+    } else {
+        const char *path = evhttp_uri_get_path(uri);
+        req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
+        const char *query = evhttp_uri_get_query(uri);
+        if (query != NULL && evhttp_parse_query_str(query, &req->query) != 0)
+            req->bad_query = true;
+        evhttp_uri_free(uri);
+    }
+    req->peer = xstrdup(x->peer);
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(&x->headers); kv != NULL; kv = TAILQ_NEXT(kv, next))
+        evhttp_add_header(&req->headers, kv->key, kv->value);
+    req->body = xmemdup(x->body, x->body_len + 1);
+    req->body_len = x->body_len;
+    req->link.closed = x->disconnected;
+    x->req = req;
+    return req;
+}
+
+struct http_request *http_fake_request(struct http_fake *x)
+{
+    struct http_request *req = fake_build(x);
+    if (req != NULL && (req->bad_target || req->bad_query)) {
+        request_free(req);
+        return NULL;
+    }
+    return req;
+}
+
+/* Dispatch as on_request does: through s's routes, or to fn. */
+static void fake_dispatch(struct http_fake *x, struct http_server *s,
+                          http_handler_fn fn, void *arg)
+{
+    struct http_request *req = fake_build(x);
+    if (req == NULL)
+        return;
+    req->in_handler = true;
+    if (req->bad_target)
+        http_reply_error(req, 400, "malformed request");
+    else if (s != NULL)
+        route_request(s, req);
+    else if (req->bad_query)
+        http_reply_error(req, 400, "malformed query string");
+    else
+        fn(req, arg);
+    req->in_handler = false;
+    if (req->done)
+        request_free(req);
+}
+
+void http_fake_dispatch(struct http_fake *x, http_handler_fn fn, void *arg)
+{
+    fake_dispatch(x, NULL, fn, arg);
+}
+
+void http_fake_dispatch_server(struct http_fake *x, struct http_server *s)
+{
+    fake_dispatch(x, s, NULL, NULL);
+}
+
+/* Copy the queued reply headers and Content-Type into the exchange, as
+ * apply_reply_headers does onto an evhttp request. */
+static void fake_take_headers(struct http_fake *x,
+                              const struct http_request *req,
+                              const char *content_type)
+{
+    struct evkeyval *kv;
+    for (kv = TAILQ_FIRST(&req->reply_headers); kv != NULL;
+         kv = TAILQ_NEXT(kv, next)) {
+        evhttp_add_header(&x->reply_headers, kv->key, kv->value);
+    }
+    if (content_type != NULL) {
+        evhttp_remove_header(&x->reply_headers, "Content-Type");
+        evhttp_add_header(&x->reply_headers, "Content-Type", content_type);
+    }
+}
+
+static void fake_record_reply(struct http_request *req, int status,
+                              const char *content_type, const void *body,
+                              size_t len)
+{
+    struct http_fake *x = req->fake;
+    x->replied = true;
+    x->status = status;
+    fake_take_headers(x, req, content_type);
+    bytes_set(&x->reply_body, body, len);
+    req->link.closed = true;
+}
+
+static void fake_record_stream(struct http_request *req, struct http_stream *st,
+                               const char *content_type)
+{
+    struct http_fake *x = req->fake;
+    st->fake = x;
+    x->stream = st;
+    x->replied = true;
+    x->is_stream = true;
+    x->status = 200;
+    fake_take_headers(x, req, content_type);
+    if (x->rio == NULL)
+        x->rio = rio_decoder_new(FAKE_MAX_RECORD);
+    if (st->link.closed) {
+        /* The client went before the start. */
+        st->reason = HTTP_CLOSE_PEER;
+        st->notify_pending = true;
+        fake_schedule(x);
+    }
+}
+
+/* Decode the records in a new chunk. */
+static void fake_decode(struct http_fake *x, const uint8_t *p, size_t n)
+{
+    while (!x->rio_bad) {
+        size_t used = 0;
+        const uint8_t *rec = NULL;
+        size_t rlen = 0;
+        enum rio_result r = rio_decoder_feed(x->rio, p, n, &used, &rec, &rlen);
+        if (r == RIO_ERROR) {
+            x->rio_bad = true;
+            break;
+        }
+        if (r == RIO_NEED_MORE)
+            break;
+        bytes_push(&x->records, &x->nrecords, &x->records_cap, rec, rlen);
+        p += used;
+        n -= used;
+    }
+}
+
+static int fake_send(struct http_stream *st, const uint8_t *head, size_t hlen,
+                     const void *data, size_t len)
+{
+    struct http_fake *x = st->fake;
+    size_t n = hlen + len;
+    if (n == 0)
+        return 0;
+    if (x->stalled) {
+        x->pending += n;
+        if (x->pending > st->max_pending) {
+            log_warn("stream to %s cut off: %zu bytes pending exceed the cap "
+                     "of %zu",
+                     st->peer, x->pending, st->max_pending);
+            st->link.closed = true;
+            st->reason = HTTP_CLOSE_SLOW;
+            st->notify_pending = true;
+            fake_schedule(x);
+            return -1;
+        }
+    }
+    uint8_t *chunk = xmalloc(n);
+    if (hlen > 0)
+        memcpy(chunk, head, hlen);
+    if (len > 0)
+        memcpy(chunk + hlen, data, len);
+    bytes_push(&x->chunks, &x->nchunks, &x->chunks_cap, chunk, n);
+    fake_decode(x, chunk, n);
+    free(chunk);
+    return 0;
+}
+
+static void fake_schedule(struct http_fake *x)
+{
+    if (x->ev != NULL)
+        event_active(x->ev, 0, 0);
+}
+
+void http_fake_disconnect(struct http_fake *x)
+{
+    x->disconnected = true;
+    if (x->req != NULL)
+        x->req->link.closed = true;
+    struct http_stream *st = x->stream;
+    if (st != NULL && !st->released && !st->link.closed) {
+        st->link.closed = true;
+        st->reason = HTTP_CLOSE_PEER;
+        st->notify_pending = true;
+        fake_schedule(x);
+    }
+}
+
+void http_fake_stall(struct http_fake *x, bool stalled)
+{
+    x->stalled = stalled;
+}
+
+void http_fake_drain(struct http_fake *x)
+{
+    x->pending = 0;
+}
+
+int http_fake_run_pending(struct http_fake *x)
+{
+    struct http_stream *st = x->stream;
+    if (st == NULL || !st->notify_pending || st->released)
+        return 0;
+    st->notify_pending = false;
+    x->close_count++;
+    x->close_reason = st->reason;
+    if (st->cb != NULL) {
+        st->in_callback = true;
+        st->cb(st, st->reason, st->arg);
+        st->in_callback = false;
+    }
+    if (st->released)
+        stream_free(st);
+    return 1;
+}
+
+bool http_fake_replied(const struct http_fake *x)
+{
+    return x->replied;
+}
+
+int http_fake_status(const struct http_fake *x)
+{
+    return x->status;
+}
+
+const char *http_fake_content_type(const struct http_fake *x)
+{
+    return http_fake_reply_header(x, "Content-Type");
+}
+
+const uint8_t *http_fake_body(const struct http_fake *x, size_t *len)
+{
+    *len = x->reply_body.len;
+    return x->reply_body.data;
+}
+
+const char *http_fake_reply_header(const struct http_fake *x, const char *name)
+{
+    /* evhttp_find_header takes a non-const list but only reads it. */
+    return evhttp_find_header(&((struct http_fake *)x)->reply_headers, name);
+}
+
+bool http_fake_is_stream(const struct http_fake *x)
+{
+    return x->is_stream;
+}
+
+size_t http_fake_chunk_count(const struct http_fake *x)
+{
+    return x->nchunks;
+}
+
+const uint8_t *http_fake_chunk(const struct http_fake *x, size_t i, size_t *len)
+{
+    if (i >= x->nchunks)
+        return NULL;
+    *len = x->chunks[i].len;
+    return x->chunks[i].data;
+}
+
+size_t http_fake_record_count(const struct http_fake *x)
+{
+    return x->nrecords;
+}
+
+const uint8_t *http_fake_record(const struct http_fake *x, size_t i,
+                                size_t *len)
+{
+    if (i >= x->nrecords)
+        return NULL;
+    *len = x->records[i].len;
+    return x->records[i].data;
+}
+
+bool http_fake_records_malformed(const struct http_fake *x)
+{
+    return x->rio_bad;
+}
+
+bool http_fake_stream_ended(const struct http_fake *x)
+{
+    return x->ended;
+}
+
+int http_fake_close_count(const struct http_fake *x)
+{
+    return x->close_count;
+}
+
+enum http_close_reason http_fake_close_reason(const struct http_fake *x)
+{
+    return x->close_reason;
+}
+
+void http_fake_free(struct http_fake *x)
+{
+    if (x == NULL)
+        return;
+    /* What is still alive becomes as after http_server_free. */
+    if (x->req != NULL) {
+        x->req->fake = NULL;
+        x->req->link.closed = true;
+    }
+    if (x->stream != NULL) {
+        x->stream->fake = NULL;
+        x->stream->link.closed = true;
+        x->stream->notify_pending = false;
+    }
+    if (x->ev != NULL)
+        event_free(x->ev);
+    free(x->target);
+    free(x->peer);
+    clear_kv(&x->headers);
+    clear_kv(&x->reply_headers);
+    free(x->body);
+    free(x->reply_body.data);
+    for (size_t i = 0; i < x->nchunks; i++)
+        free(x->chunks[i].data);
+    free(x->chunks);
+    for (size_t i = 0; i < x->nrecords; i++)
+        free(x->records[i].data);
+    free(x->records);
+    rio_decoder_free(x->rio);
+    free(x);
 }

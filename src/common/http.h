@@ -13,6 +13,8 @@
  * encodings. Every field is copied out of libevent when the request arrives,
  * so all accessors stay valid for the request's whole life, even after the
  * client went away.
+ * Tests drive handlers with fake requests and streams instead, which keep
+ * this whole contract without a socket (common/http_fake.h).
  *
  * Lifetime of a request (the contract the master relies on):
  *  - A handler replies before returning (http_reply*, or http_stream_start),

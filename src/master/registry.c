@@ -73,9 +73,11 @@ struct registry {
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t idle_cv; /* the worker finished a round (test hook) */
     /* Under mu. */
     struct registry_batch *pending, **pending_tail; /* for the worker */
     struct registry_batch *done, **done_tail;       /* for the loop */
+    bool committing;     /* the worker holds batches taken off pending */
     bool stopping;       /* registry_close() has begun */
     int64_t deadline_ns; /* monotonic; after it, queued batches fail */
     struct registry_stats stats;
@@ -503,6 +505,7 @@ static void *worker_main(void *arg)
                          "registry closed before the batch was written");
             }
             finish_locked(reg, head);
+            pthread_cond_broadcast(&reg->idle_cv);
             pthread_mutex_unlock(&reg->mu);
             notify_loop(reg);
             pthread_mutex_lock(&reg->mu);
@@ -526,6 +529,7 @@ static void *worker_main(void *arg)
         }
         if (reg->pending == NULL)
             reg->pending_tail = &reg->pending;
+        reg->committing = true;
         pthread_mutex_unlock(&reg->mu);
 
         uint64_t commits = commit_group(reg, group, n);
@@ -536,6 +540,8 @@ static void *worker_main(void *arg)
             batch_free_ops(group[i]); /* not needed any more */
             finish_locked(reg, group[i]);
         }
+        reg->committing = false;
+        pthread_cond_broadcast(&reg->idle_cv);
         pthread_mutex_unlock(&reg->mu);
         notify_loop(reg);
         pthread_mutex_lock(&reg->mu);
@@ -615,6 +621,7 @@ struct registry *registry_open(struct event_base *base, const char *where,
     reg->done_tail = &reg->done;
     pthread_mutex_init(&reg->mu, NULL);
     pthread_cond_init(&reg->cv, NULL);
+    pthread_cond_init(&reg->idle_cv, NULL);
 
     struct load_ctx ctx = {.state = xmalloc(sizeof(*ctx.state))};
     offerd__registry__registry__init(ctx.state);
@@ -665,6 +672,7 @@ fail:
     if (reg->store)
         reg->backend->close(reg->store);
     pthread_cond_destroy(&reg->cv);
+    pthread_cond_destroy(&reg->idle_cv);
     pthread_mutex_destroy(&reg->mu);
     free(reg);
     return NULL;
@@ -739,6 +747,7 @@ void registry_close(struct registry *reg)
     reg->backend->close(reg->store);
     free(reg->scratch);
     pthread_cond_destroy(&reg->cv);
+    pthread_cond_destroy(&reg->idle_cv);
     pthread_mutex_destroy(&reg->mu);
     free(reg);
 }
@@ -760,4 +769,17 @@ void registry_test_fail_next(struct registry *reg, unsigned n)
 void registry_test_exit_next(struct registry *reg)
 {
     reg->exit_next = true;
+}
+
+void registry_test_flush(struct registry *reg)
+{
+    size_t ran;
+    do {
+        pthread_mutex_lock(&reg->mu);
+        while (reg->pending != NULL || reg->committing)
+            pthread_cond_wait(&reg->idle_cv, &reg->mu);
+        pthread_mutex_unlock(&reg->mu);
+        /* The eventfd stays readable; on_wake then finds nothing. */
+        ran = deliver(reg);
+    } while (ran > 0);
 }

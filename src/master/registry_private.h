@@ -20,4 +20,12 @@ void registry_test_fail_next(struct registry *reg, unsigned n);
  * _exit(REGISTRY_FAULT_EXIT_CODE) before committing. For a forked child. */
 void registry_test_exit_next(struct registry *reg);
 
+/* Make the registry's writes look synchronous to a test: block until every
+ * batch applied so far is finished (committed or failed), then run their
+ * done callbacks on the calling thread, in order, and repeat for batches
+ * those callbacks apply, until none is left. Call it on the loop thread,
+ * outside any done callback, instead of running the loop until the
+ * callbacks arrive; the loop's wake-up event later finds nothing to do. */
+void registry_test_flush(struct registry *reg);
+
 #endif

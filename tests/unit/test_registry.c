@@ -4,6 +4,12 @@
  * backend where the front's own behaviour needs exact control (a gate that
  * holds the worker inside a commit, a poisoned key, a slow commit).
  *
+ * The tests that hold for any store run twice, over SQLite (test case
+ * "sqlite") and over the in-memory backend (test case "memory", the store
+ * named by the same temporary directory's path): the fixture sets
+ * `backend`, and every open goes through it. Tests of SQLite's file (its
+ * lock, corruption, crashes of a child process) run over SQLite only.
+ *
  * Crash tests fork a child that owns the registry and dies mid-batch (by
  * the _exit hook, or by SIGKILL from the parent at a random moment while it
  * commits big batches); the parent reopens the store and checks that every
@@ -11,6 +17,7 @@
  * is there. The parent has no registry (so no thread) when it forks.
  */
 #include "master/registry.h"
+#include "master/registry_mem.h"
 #include "master/registry_private.h"
 #include "master/registry_sqlite.h"
 #include "mesos/v1/maintenance.pb-c.h"
@@ -40,6 +47,8 @@
 static struct event_base *base;
 static char dir[64];
 static char dbpath[128];
+/* The store under test (set by the fixture); `dir` is its `where`. */
+static const struct registry_backend *backend;
 
 /* ---- Fixture and loop helpers ---- */
 
@@ -59,12 +68,30 @@ static void setup(void)
     snprintf(dbpath, sizeof(dbpath), "%s/%s", dir, REGISTRY_SQLITE_FILE);
     base = event_base_new();
     ck_assert_ptr_nonnull(base);
+    backend = &registry_sqlite_backend;
 }
 
 static void teardown(void)
 {
     event_base_free(base);
     nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup_mem(void)
+{
+    setup();
+    backend = &registry_mem_backend;
+}
+
+static void teardown_mem(void)
+{
+    registry_mem_drop_all();
+    teardown();
+}
+
+static bool on_sqlite(void)
+{
+    return backend == &registry_sqlite_backend;
 }
 
 static int loop_timed_out;
@@ -201,11 +228,25 @@ static const char *agent_host(const Offerd__Registry__Registry *st,
 
 /* ---- Registry helpers ---- */
 
+/* registry_open on the store under test, with opts (NULL: defaults) whose
+ * backend, when unset, is the fixture's. */
+static struct registry *open_store(const struct registry_options *opts,
+                                   Offerd__Registry__Registry **st)
+{
+    struct registry_options o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        registry_options_init(&o);
+    if (o.backend == NULL)
+        o.backend = backend;
+    return registry_open(base, dir, &o, st, errbuf, sizeof(errbuf));
+}
+
 static struct registry *open_ok(const struct registry_options *opts,
                                 Offerd__Registry__Registry **st)
 {
-    struct registry *reg =
-        registry_open(base, dir, opts, st, errbuf, sizeof(errbuf));
+    struct registry *reg = open_store(opts, st);
     ck_assert_msg(reg != NULL, "registry_open: %s", errbuf);
     return reg;
 }
@@ -232,8 +273,7 @@ static bool apply_wait(struct registry *reg, struct registry_batch *b)
 static void expect_open_fails(const char *n1, const char *n2)
 {
     Offerd__Registry__Registry *st = NULL;
-    struct registry *reg =
-        registry_open(base, dir, NULL, &st, errbuf, sizeof(errbuf));
+    struct registry *reg = open_store(NULL, &st);
     ck_assert_msg(reg == NULL, "open should fail (%s)", n1);
     ck_assert_ptr_null(st);
     ck_assert_msg(strstr(errbuf, n1) != NULL, "'%s' not in: %s", n1, errbuf);
@@ -300,7 +340,8 @@ START_TEST(test_empty_work_dir_starts_empty)
     ck_assert_ptr_null(st->schedule);
     ck_assert_uint_eq(st->format_version, 1);
     struct stat sb;
-    ck_assert_int_eq(stat(dbpath, &sb), 0);
+    if (on_sqlite())
+        ck_assert_int_eq(stat(dbpath, &sb), 0);
     registry_close(reg);
     registry_state_free(st);
 }
@@ -322,9 +363,9 @@ START_TEST(test_second_open_refused_while_in_use)
 {
     Offerd__Registry__Registry *st = NULL, *st2 = NULL;
     struct registry *reg = open_ok(NULL, &st);
-    struct registry *reg2 =
-        registry_open(base, dir, NULL, &st2, errbuf, sizeof(errbuf));
+    struct registry *reg2 = open_store(NULL, &st2);
     ck_assert_ptr_null(reg2);
+    ck_assert_ptr_null(st2);
     ck_assert_msg(strstr(errbuf, "in use") != NULL, "%s", errbuf);
     registry_close(reg);
     registry_state_free(st);
@@ -758,6 +799,47 @@ START_TEST(test_apply_from_done_callback)
 }
 END_TEST
 
+/* registry_test_flush: every completion, in order, on this thread, without
+ * running the loop; chained applies included; the loop then finds none. */
+START_TEST(test_flush_delivers_without_loop)
+{
+    enum { N = 20 };
+    reset_log();
+    Offerd__Registry__Registry *st = NULL;
+    chain_reg = open_ok(NULL, &st);
+    registry_state_free(st);
+    registry_test_flush(chain_reg); /* nothing queued: returns */
+    ck_assert_int_eq(dl.count, 0);
+    for (int i = 0; i < N; i++) {
+        if (i == 7)
+            registry_test_fail_next(chain_reg, 1);
+        struct registry_batch *b = registry_batch_new();
+        char id[16];
+        snprintf(id, sizeof(id), "a%d", i);
+        ck_assert_int_eq(put_agent(b, id, "h"), 0);
+        registry_apply(chain_reg, b, on_done, tag_arg(i));
+    }
+    registry_test_flush(chain_reg);
+    ck_assert_int_eq(dl.count, N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(dl.order[i], i);
+        ck_assert(dl.ok[i] == (i != 7));
+        ck_assert(dl.on_main[i]);
+    }
+    chain_left = 3;
+    registry_apply(chain_reg, registry_batch_new(), on_chain_done, tag_arg(N));
+    registry_test_flush(chain_reg);
+    ck_assert_int_eq(dl.count, N + 4);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    ck_assert_int_eq(dl.count, N + 4);
+    registry_close(chain_reg);
+    st = reload();
+    ck_assert_uint_eq(st->n_agents, N); /* a7 failed; "chained" is there */
+    ck_assert_ptr_null(agent_host(st, "a7"));
+    registry_state_free(st);
+}
+END_TEST
+
 /* ---- Failures ---- */
 
 START_TEST(test_injected_failure_changes_nothing)
@@ -962,8 +1044,8 @@ START_TEST(test_newer_format_refused)
 END_TEST
 
 /* Rows the front cannot take: unknown kind, undecodable value, a value
- * stored under another entity's key. Each gets a valid checksum so that
- * the front, not the backend, is what refuses. */
+ * stored under another entity's key. Each gets a valid checksum (SQLite) so
+ * that the front, not the backend, is what refuses. */
 START_TEST(test_bad_rows_refused)
 {
     static const struct {
@@ -982,14 +1064,21 @@ START_TEST(test_bad_rows_refused)
         size_t len = strlen(cases[i].value_hex) / 2;
         for (size_t j = 0; j < len; j++)
             sscanf(cases[i].value_hex + 2 * j, "%2hhx", &val[j]);
-        char sql[512];
-        snprintf(sql, sizeof(sql),
-                 "INSERT INTO entities VALUES ('%s', '%s', x'%s', %u)",
-                 cases[i].kind, cases[i].key, cases[i].value_hex,
-                 crc32_test(val, len));
-        sql_on_file(sql);
+        if (on_sqlite()) {
+            char sql[512];
+            snprintf(sql, sizeof(sql),
+                     "INSERT INTO entities VALUES ('%s', '%s', x'%s', %u)",
+                     cases[i].kind, cases[i].key, cases[i].value_hex,
+                     crc32_test(val, len));
+            sql_on_file(sql);
+        } else {
+            registry_mem_set(dir, cases[i].kind, cases[i].key, val, len);
+        }
         expect_open_fails(cases[i].expect, "refusing to start");
-        unlink(dbpath);
+        if (on_sqlite())
+            unlink(dbpath);
+        else
+            ck_assert_int_eq(registry_mem_drop(dir), 0);
     }
 }
 END_TEST
@@ -1186,6 +1275,157 @@ START_TEST(test_close_finishes_queued_batches)
     registry_close(NULL);
     registry_state_free(NULL);
     registry_batch_free(NULL);
+}
+END_TEST
+
+/* ---- The in-memory backend's own behaviour ---- */
+
+/* A store outlives its registry: a second open (a master "restart") finds
+ * what the first committed; other names are other stores. */
+START_TEST(test_mem_store_survives_restart)
+{
+    store_agents(3, "first");
+    ck_assert_int_eq(registry_mem_count(dir, NULL), 3);
+    ck_assert_int_eq(registry_mem_count(dir, "agent"), 3);
+    ck_assert_int_eq(registry_mem_count(dir, "framework"), 0);
+
+    reset_log();
+    Offerd__Registry__Registry *st = NULL;
+    struct registry *reg = open_ok(NULL, &st);
+    ck_assert_uint_eq(st->n_agents, 3);
+    /* Loaded in (kind, key) order, as from SQLite. */
+    ck_assert_str_eq(st->agents[0]->info->id->value, "a0");
+    ck_assert_str_eq(st->agents[2]->info->id->value, "a2");
+    registry_state_free(st);
+    /* Open: cannot be dropped. */
+    ck_assert_int_eq(registry_mem_drop(dir), -1);
+    struct registry_batch *b = registry_batch_new();
+    put_framework(b, "f1", 60.0);
+    ck_assert(apply_wait(reg, b));
+    /* Visible to the hooks as soon as the batch is done. */
+    size_t len = 0;
+    uint8_t *v = registry_mem_get(dir, "framework", "f1", &len);
+    ck_assert_ptr_nonnull(v);
+    Offerd__Registry__Framework *f =
+        offerd__registry__framework__unpack(NULL, len, v);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->info->id->value, "f1");
+    offerd__registry__framework__free_unpacked(f, NULL);
+    free(v);
+    ck_assert_ptr_null(registry_mem_get(dir, "framework", "f2", &len));
+    ck_assert_ptr_null(registry_mem_get("no such store", "agent", "a0", &len));
+    registry_close(reg);
+
+    st = reload();
+    ck_assert_uint_eq(st->n_agents, 3);
+    ck_assert_uint_eq(st->n_frameworks, 1);
+    registry_state_free(st);
+
+    /* Another name is another, empty, store. */
+    struct registry_options o;
+    registry_options_init(&o);
+    o.backend = &registry_mem_backend;
+    reg = registry_open(base, "another", &o, &st, errbuf, sizeof(errbuf));
+    ck_assert_ptr_nonnull(reg);
+    ck_assert_uint_eq(st->n_agents, 0);
+    registry_state_free(st);
+    registry_close(reg);
+
+    /* Dropped: gone; the name starts empty again. */
+    ck_assert_int_eq(registry_mem_drop(dir), 0);
+    ck_assert_int_eq(registry_mem_drop(dir), -1);
+    ck_assert_int_eq(registry_mem_count(dir, NULL), -1);
+    st = reload();
+    ck_assert_uint_eq(st->n_agents, 0);
+    registry_state_free(st);
+}
+END_TEST
+
+/* A store set to fail refuses every commit, in order, changing nothing;
+ * once it works again so do the writes. */
+START_TEST(test_mem_failing_store_changes_nothing)
+{
+    store_agents(2, "keep");
+    reset_log();
+    Offerd__Registry__Registry *st = NULL;
+    struct registry *reg = open_ok(NULL, &st);
+    registry_state_free(st);
+    registry_mem_set_failing(dir, true);
+    for (int i = 0; i < 4; i++) {
+        struct registry_batch *b = registry_batch_new();
+        char id[16];
+        snprintf(id, sizeof(id), "a%d", i);
+        ck_assert_int_eq(put_agent(b, id, "changed"), 0);
+        registry_apply(reg, b, on_done, tag_arg(i));
+    }
+    ck_assert_int_eq(run_until_count(&dl.count, 4, 20000), 4);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(dl.order[i], i);
+        ck_assert(!dl.ok[i]);
+        ck_assert_msg(strstr(dl.err[i], "memory store unavailable") != NULL,
+                      "%s", dl.err[i]);
+    }
+    ck_assert_int_eq(registry_mem_count(dir, "agent"), 2);
+    registry_mem_set_failing(dir, false);
+    struct registry_batch *b = registry_batch_new();
+    ck_assert_int_eq(put_agent(b, "a0", "changed"), 0);
+    ck_assert(apply_wait(reg, b));
+    registry_close(reg);
+    st = reload();
+    ck_assert_str_eq(agent_host(st, "a0"), "changed");
+    ck_assert_str_eq(agent_host(st, "a1"), "keep-1");
+    registry_state_free(st);
+}
+END_TEST
+
+START_TEST(test_mem_hooks)
+{
+    /* A store needs a name. */
+    struct registry_options o;
+    registry_options_init(&o);
+    o.backend = &registry_mem_backend;
+    Offerd__Registry__Registry *st = NULL;
+    ck_assert_ptr_null(registry_open(base, "", &o, &st, errbuf, 1024));
+    ck_assert_ptr_nonnull(strstr(errbuf, "name"));
+    ck_assert_ptr_null(st);
+    ck_assert_int_eq(registry_mem_count(dir, NULL), -1);
+
+    /* Seeded before any registry opens it. */
+    Mesos__V1__WeightInfo wi = MESOS__V1__WEIGHT_INFO__INIT;
+    wi.weight = 3.0;
+    wi.role = "ops";
+    uint8_t buf[64];
+    size_t n = mesos__v1__weight_info__pack(&wi, buf);
+    registry_mem_set(dir, "weight", "ops", buf, n);
+    ck_assert_int_eq(registry_mem_count(dir, NULL), 1);
+    st = reload();
+    ck_assert_uint_eq(st->n_weights, 1);
+    ck_assert(st->weights[0]->weight == 3.0);
+    registry_state_free(st);
+}
+END_TEST
+
+/* REGISTRY_FAULT_EXIT ends the process before the commit, as with SQLite. */
+START_TEST(test_mem_crash_mid_batch_exits)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        Offerd__Registry__Registry *st = NULL;
+        struct registry *reg = open_store(NULL, &st);
+        if (reg == NULL)
+            _exit(2);
+        reset_log();
+        struct registry_batch *b = registry_batch_new();
+        put_agent(b, "base", "h");
+        registry_test_exit_next(reg);
+        apply_wait(reg, b);
+        _exit(4); /* not reached */
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), REGISTRY_FAULT_EXIT_CODE);
 }
 END_TEST
 
@@ -1406,14 +1646,10 @@ START_TEST(test_apply_during_close_fails)
 }
 END_TEST
 
-static Suite *registry_suite(void)
+/* The tests that hold for every store. */
+static void add_generic_tests(TCase *tc)
 {
-    Suite *s = suite_create("registry");
-    TCase *tc = tcase_create("sqlite");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_empty_work_dir_starts_empty);
-    tcase_add_test(tc, test_missing_work_dir_refused);
     tcase_add_test(tc, test_second_open_refused_while_in_use);
     tcase_add_test(tc, test_round_trip_every_kind);
     tcase_add_test(tc, test_put_replaces_same_key);
@@ -1425,19 +1661,40 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, test_many_batches_group_commit);
     tcase_add_test(tc, test_group_commit_off_commits_each_batch);
     tcase_add_test(tc, test_apply_from_done_callback);
+    tcase_add_test(tc, test_flush_delivers_without_loop);
     tcase_add_test(tc, test_injected_failure_changes_nothing);
     tcase_add_test(tc, test_injected_failure_among_queued_batches);
+    tcase_add_test(tc, test_bad_rows_refused);
+    tcase_add_test(tc, test_close_finishes_queued_batches);
+}
+
+static Suite *registry_suite(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("sqlite");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    add_generic_tests(tc);
+    tcase_add_test(tc, test_missing_work_dir_refused);
     tcase_add_test(tc, test_write_error_rolls_back_and_recovers);
     tcase_add_test(tc, test_corrupt_header_refused);
     tcase_add_test(tc, test_corrupt_page_refused);
     tcase_add_test(tc, test_flipped_value_byte_refused);
     tcase_add_test(tc, test_foreign_sqlite_file_refused);
     tcase_add_test(tc, test_newer_format_refused);
-    tcase_add_test(tc, test_bad_rows_refused);
     tcase_add_test(tc, test_crash_mid_transaction_leaves_nothing);
     tcase_add_test(tc, test_sigkill_during_commits_is_atomic);
-    tcase_add_test(tc, test_close_finishes_queued_batches);
     suite_add_tcase(s, tc);
+
+    TCase *mc = tcase_create("memory");
+    tcase_add_checked_fixture(mc, setup_mem, teardown_mem);
+    tcase_set_timeout(mc, 60);
+    add_generic_tests(mc);
+    tcase_add_test(mc, test_mem_store_survives_restart);
+    tcase_add_test(mc, test_mem_failing_store_changes_nothing);
+    tcase_add_test(mc, test_mem_hooks);
+    tcase_add_test(mc, test_mem_crash_mid_batch_exits);
+    suite_add_tcase(s, mc);
 
     TCase *fk = tcase_create("front");
     tcase_add_checked_fixture(fk, setup, teardown);
