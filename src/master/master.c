@@ -248,8 +248,11 @@ struct master *master_new_with(struct event_base *base,
         tv = tv_of_ns(flags->agent_reregister_timeout);
         evtimer_add(m->reregister_timer, &tv);
     }
-    log_info("master %s listening on %s:%u", m->id, flags->ip,
-             (unsigned)m->port);
+    if (m->opts.no_listen)
+        log_info("master %s started (listening nowhere)", m->id);
+    else
+        log_info("master %s listening on %s:%u", m->id, flags->ip,
+                 (unsigned)m->port);
     return m;
 
 fail:
