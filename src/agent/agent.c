@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "common/task_state.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -141,8 +142,8 @@ static void send_update(const char *framework_id,
         id_uuid_format(status->uuid.data, uuid);
     if (agent_conn_send(a->conn, &call) == 0)
         log_info("sent %s (%s) of task %s of framework %s to the master",
-                 agent_task_state_name(status->state), uuid,
-                 status->task_id->value, framework_id);
+                 task_state_name(status->state), uuid, status->task_id->value,
+                 framework_id);
 }
 
 struct collect {
@@ -297,7 +298,7 @@ static void report(struct agent *a, const char *fw, const char *task_id,
         t->last_status = (Mesos__V1__TaskStatus *)agent_pb_copy(&st->base);
     }
     log_info("task %s of framework %s is %s%s%s", task_id, fw,
-             agent_task_state_name(state), message ? ": " : "",
+             task_state_name(state), message ? ": " : "",
              message ? message : "");
     agent_um_add(a->um, fw, st, now_ns());
     checkpoint_task(a, fw, task_id, t);
@@ -381,7 +382,7 @@ static void kill_group_of(struct agent *a, const struct agent_task *t,
     struct agent_task *o;
     while ((o = agent_tasks_next(a->tasks, &pos)) != NULL) {
         if (o == t || o->group == NULL || o->kill_requested ||
-            agent_task_state_is_terminal(o->state) ||
+            task_state_is_terminal(o->state) ||
             strcmp(o->group, t->group) != 0 ||
             strcmp(o->framework_id, t->framework_id) != 0)
             continue;
@@ -507,7 +508,7 @@ static void run_task_group(struct agent *a,
     for (size_t i = 0; i < g->task_group->n_tasks; i++) {
         struct agent_task *t = agent_tasks_get(
             a->tasks, fw, g->task_group->tasks[i]->task_id->value);
-        if (t != NULL && agent_task_state_is_terminal(t->state))
+        if (t != NULL && task_state_is_terminal(t->state))
             kill_group_of(a, t, t->state);
     }
 }
@@ -594,10 +595,10 @@ static int64_t grace_of(const Mesos__V1__KillPolicy *kp, int64_t fallback)
 static void kill_task(struct agent *a, struct agent_task *t,
                       const Mesos__V1__KillPolicy *override)
 {
-    if (agent_task_state_is_terminal(t->state) ||
-        t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) {
+    if (task_state_is_terminal(t->state) || t->phase == AGENT_TASK_ENDED ||
+        t->phase == AGENT_TASK_NEW) {
         log_info("task %s of framework %s is already %s: nothing to kill",
-                 t->task_id, t->framework_id, agent_task_state_name(t->state));
+                 t->task_id, t->framework_id, task_state_name(t->state));
         return;
     }
     int64_t grace =
@@ -639,8 +640,8 @@ static void kill_task_for(struct agent *a, struct agent_task *t,
                           const Mesos__V1__KillPolicy *override,
                           Mesos__V1__TaskStatus__Reason reason)
 {
-    if (!agent_task_state_is_terminal(t->state) &&
-        t->phase != AGENT_TASK_ENDED && t->phase != AGENT_TASK_NEW) {
+    if (!task_state_is_terminal(t->state) && t->phase != AGENT_TASK_ENDED &&
+        t->phase != AGENT_TASK_NEW) {
         t->has_kill_reason = true;
         t->kill_reason = reason;
     }
@@ -691,9 +692,9 @@ static void handle_ack(struct agent *a,
         return;
     }
     log_info("%s (%s) of task %s of framework %s acknowledged",
-             agent_task_state_name(acked), uuid, task_id, fw);
+             task_state_name(acked), uuid, task_id, fw);
     struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
-    if (t != NULL && agent_task_state_is_terminal(t->state) &&
+    if (t != NULL && task_state_is_terminal(t->state) &&
         (t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) &&
         agent_um_count(a->um, fw, task_id) == 0)
         forget_task(a, t);
@@ -1106,7 +1107,7 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
     log_info("recovery: task %s of framework %s (%s, %zu pending "
              "update(s)): %s",
              task_id, fw,
-             ct->has_state ? agent_task_state_name(ct->state) : "state unknown",
+             ct->has_state ? task_state_name(ct->state) : "state unknown",
              ct->nupdates, agent_rec_action_name(p.action));
     if (p.action == AGENT_REC_FORGET) {
         agent_ckpt_remove_task(a->ckpt, fw, task_id);
