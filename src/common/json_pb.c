@@ -21,6 +21,7 @@
  */
 #include "common/json_pb.h"
 
+#include "common/log.h"
 #include "common/mem.h"
 
 #include <float.h>
@@ -1903,6 +1904,29 @@ uint8_t *jpb_encode(const ProtobufCMessage *msg, enum jpb_format format,
         return jpb_to_pb(msg, len);
     }
     return NULL;
+}
+
+void *jpb_copy(const ProtobufCMessageDescriptor *desc,
+               const ProtobufCMessage *msg)
+{
+    if (msg == NULL)
+        return NULL;
+    if (msg->descriptor != desc) {
+        log_error("jpb_copy: a message of type %s given as %s",
+                  msg->descriptor->name, desc->name);
+        abort();
+    }
+    size_t len;
+    uint8_t *buf = jpb_to_pb(msg, &len);
+    char err[256];
+    ProtobufCMessage *copy = jpb_from_pb(desc, buf, len, err, sizeof(err));
+    free(buf);
+    if (copy == NULL) {
+        log_error("jpb_copy: cannot copy a message of type %s: %s", desc->name,
+                  err);
+        abort();
+    }
+    return copy;
 }
 
 void jpb_free(ProtobufCMessage *msg)
