@@ -21,6 +21,7 @@
  */
 #include "common/json_pb.h"
 
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -99,16 +100,10 @@ static void set_error(char *err, size_t errlen, const char *path,
         return;
     size_t used = 0;
     if (path != NULL && path[0] != '\0') {
-        int n = snprintf(err, errlen, "%s: ", path);
-        if (n < 0)
-            n = 0;
-        used = (size_t)n < errlen ? (size_t)n : errlen - 1;
+        errbuf_set(err, errlen, "%s: ", path);
+        used = strlen(err);
     }
-    if (used < errlen - 1) {
-        int n = vsnprintf(err + used, errlen - used, fmt, ap);
-        if (n < 0)
-            err[used] = '\0';
-    }
+    errbuf_vset(err + used, errlen - used, fmt, ap);
 }
 
 static void set_error_f(char *err, size_t errlen, const char *path,
@@ -1423,7 +1418,7 @@ static int pfail(struct pbctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+    errbuf_vset(c->reason, sizeof(c->reason), fmt, ap);
     va_end(ap);
     c->path[0] = '\0';
     return -1;
