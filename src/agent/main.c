@@ -11,8 +11,9 @@
 #include "agent/endpoints.h"
 #include "agent/files.h"
 #include "agent/flags_agent.h"
-#include "common/fs.h"
 #include "agent/resources_detect.h"
+#include "common/flags.h"
+#include "common/fs.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -82,19 +83,12 @@ int main(int argc, char **argv)
 
     ensure_std_fds();
     agent_flags_init(&af);
-    switch (agent_flags_parse(&af, argc, argv, environ, err, sizeof(err))) {
-    case FLAGS_HELP:
-        agent_flags_usage(&af, stdout);
+    enum flags_result fr =
+        agent_flags_parse(&af, argc, argv, environ, err, sizeof(err));
+    if (fr != FLAGS_OK) {
+        rc = flags_report(agent_flags_object(&af), fr, err);
         agent_flags_fini(&af);
-        return 0;
-    case FLAGS_ERROR:
-        fprintf(stderr,
-                "offerd-agent: %s\nRun 'offerd-agent --help' for usage.\n",
-                err);
-        agent_flags_fini(&af);
-        return 1;
-    case FLAGS_OK:
-        break;
+        return rc;
     }
     log_set_level(af.log_level);
 

@@ -775,18 +775,12 @@ int main(int argc, char **argv)
                   defs, sizeof(defs) / sizeof(defs[0]));
     char err[512];
     enum offerd_encoding enc = OFFERD_ENCODING_PROTOBUF;
-    switch (flags_parse(fl, argc, argv, environ, err, sizeof(err))) {
-    case FLAGS_HELP:
-        flags_usage(fl, stdout);
+    enum flags_result fr =
+        flags_parse(fl, argc, argv, environ, err, sizeof(err));
+    if (fr != FLAGS_OK) {
+        int status = flags_report(fl, fr, err);
         flags_free(fl);
-        return 0;
-    case FLAGS_ERROR:
-        fprintf(stderr, PROGRAM ": %s\nRun '" PROGRAM " --help' for usage.\n",
-                err);
-        flags_free(fl);
-        return 1;
-    case FLAGS_OK:
-        break;
+        return status;
     }
     char ip[64];
     uint16_t port = 0;

@@ -561,6 +561,22 @@ static void write_wrapped(FILE *out, const char *text, int indent, int width)
     }
 }
 
+int flags_report(const struct flags *f, enum flags_result r, const char *err)
+{
+    switch (r) {
+    case FLAGS_HELP:
+        flags_usage(f, stdout);
+        return 0;
+    case FLAGS_ERROR:
+        fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", f->program, err,
+                f->program);
+        return 1;
+    case FLAGS_OK:
+        break;
+    }
+    return -1;
+}
+
 void flags_usage(const struct flags *f, FILE *out)
 {
     fprintf(out, "Usage: %s [options]\n\n", f->program);
