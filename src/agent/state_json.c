@@ -3,7 +3,6 @@
  */
 #include "agent/state_json.h"
 
-#include "agent/volumes.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/flags.h"
@@ -173,9 +172,9 @@ static void set_resources(json_t *j, const struct agent_state_view *v)
     res_list total = RES_LIST_INIT;
     static const res_list none = RES_LIST_INIT;
     char err[256];
-    if (agent_vols_total_of(v->resources,
-                            v->checkpointed != NULL ? v->checkpointed : &none,
-                            &total, err, sizeof(err)) != 0)
+    if (res_agent_total(v->resources,
+                        v->checkpointed != NULL ? v->checkpointed : &none,
+                        &total, err, sizeof(err)) != 0)
         log_warn("/state: %s: showing the static resources", err);
     json_object_set_new(j, "resources", agent_resources_json(&total));
     json_t *by_role = json_object(), *full = json_object();

@@ -959,6 +959,70 @@ void res_list_allocate(res_list *l, const char *role)
     l->n = kept;
 }
 
+/* ---- Reservations, volumes and an agent's total ----------------------- */
+
+void res_drop_volume(struct resource *r)
+{
+    struct res_disk *d = r->disk;
+    if (d != NULL && d->source == RES_DISK_SOURCE_NONE) {
+        disk_free(d);
+        r->disk = NULL;
+    } else if (d != NULL) {
+        free(d->persistence_id);
+        free(d->persistence_principal);
+        free(d->container_path);
+        free(d->host_path);
+        d->persistence_id = d->persistence_principal = NULL;
+        d->container_path = d->host_path = NULL;
+        d->has_volume = false;
+    }
+    r->shared = false;
+    r->shared_count = 0;
+}
+
+void res_pop_reservation(struct resource *r)
+{
+    if (r->nresv == 0)
+        return;
+    struct res_reservation *top = &r->resv[r->nresv - 1];
+    free(top->role);
+    free(top->principal);
+    labels_free(top->labels, top->nlabels);
+    memset(top, 0, sizeof(*top));
+    r->nresv--;
+}
+
+int res_agent_total(const res_list *static_res, const res_list *ckpt,
+                    res_list *out, char *err, size_t errlen)
+{
+    /* The bases: what each checkpointed resource was made from. */
+    res_list base = RES_LIST_INIT;
+    for (uint32_t i = 0; i < ckpt->n; i++) {
+        struct resource r;
+        res_copy(&r, &ckpt->v[i]);
+        res_drop_volume(&r);
+        while (res_is_dynamically_reserved(&r))
+            res_pop_reservation(&r);
+        free(r.alloc_role);
+        r.alloc_role = NULL;
+        res_list_add(&base, &r);
+        res_clear(&r);
+    }
+    res_list_copy(out, static_res);
+    int rc = 0;
+    if (!res_list_contains(static_res, &base)) {
+        errbuf_set(err, errlen,
+                   "the checkpointed resources do not fit the agent's "
+                   "resources");
+        rc = -1;
+    } else {
+        res_list_sub_all(out, &base);
+        res_list_add_all(out, ckpt);
+    }
+    res_list_clear(&base);
+    return rc;
+}
+
 /* ---- Roles ------------------------------------------------------------ */
 
 static bool role_bad_char(unsigned char c)
