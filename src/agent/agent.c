@@ -20,7 +20,6 @@
 #include "agent/command.h"
 #include "agent/master_conn.h"
 #include "agent/oversub.h"
-#include "agent/pb_copy.h"
 #include "agent/recovery.h"
 #include "agent/sandbox.h"
 #include "agent/state_json.h"
@@ -35,6 +34,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "common/task_state.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -141,8 +141,8 @@ static void send_update(const char *framework_id,
         id_uuid_format(status->uuid.data, uuid);
     if (agent_conn_send(a->conn, &call) == 0)
         log_info("sent %s (%s) of task %s of framework %s to the master",
-                 agent_task_state_name(status->state), uuid,
-                 status->task_id->value, framework_id);
+                 task_state_name(status->state), uuid, status->task_id->value,
+                 framework_id);
 }
 
 struct collect {
@@ -202,14 +202,14 @@ static Mesos__V1__Task *task_pb(const struct agent *a,
         m->n_resources = t->info->n_resources;
         m->resources = xcalloc(m->n_resources, sizeof(*m->resources));
         for (size_t i = 0; i < m->n_resources; i++)
-            m->resources[i] = (Mesos__V1__Resource *)agent_pb_copy(
-                &t->info->resources[i]->base);
+            m->resources[i] = jpb_copy(&mesos__v1__resource__descriptor,
+                                       &t->info->resources[i]->base);
     }
     if (t->last_status != NULL) {
         m->n_statuses = 1;
         m->statuses = xcalloc(1, sizeof(*m->statuses));
-        m->statuses[0] =
-            (Mesos__V1__TaskStatus *)agent_pb_copy(&t->last_status->base);
+        m->statuses[0] = jpb_copy(&mesos__v1__task_status__descriptor,
+                                  &t->last_status->base);
     }
     /* The update in flight: the oldest pending one, else the latest. */
     struct collect c = {0};
@@ -227,10 +227,11 @@ static Mesos__V1__Task *task_pb(const struct agent *a,
     free(c.v);
     free(c.fids);
     if (t->info->labels != NULL)
-        m->labels = (Mesos__V1__Labels *)agent_pb_copy(&t->info->labels->base);
+        m->labels =
+            jpb_copy(&mesos__v1__labels__descriptor, &t->info->labels->base);
     if (t->info->kill_policy != NULL)
-        m->kill_policy =
-            (Mesos__V1__KillPolicy *)agent_pb_copy(&t->info->kill_policy->base);
+        m->kill_policy = jpb_copy(&mesos__v1__kill_policy__descriptor,
+                                  &t->info->kill_policy->base);
     return m;
 }
 
@@ -294,10 +295,11 @@ static void report(struct agent *a, const char *fw, const char *task_id,
         agent_task_note_state(t, state, spec.timestamp);
         if (t->last_status != NULL)
             jpb_free(&t->last_status->base);
-        t->last_status = (Mesos__V1__TaskStatus *)agent_pb_copy(&st->base);
+        t->last_status =
+            jpb_copy(&mesos__v1__task_status__descriptor, &st->base);
     }
     log_info("task %s of framework %s is %s%s%s", task_id, fw,
-             agent_task_state_name(state), message ? ": " : "",
+             task_state_name(state), message ? ": " : "",
              message ? message : "");
     agent_um_add(a->um, fw, st, now_ns());
     checkpoint_task(a, fw, task_id, t);
@@ -315,7 +317,7 @@ static void remember_framework(struct agent *a, const char *fw,
                                const Mesos__V1__FrameworkInfo *fi)
 {
     Mesos__V1__FrameworkInfo *copy =
-        (Mesos__V1__FrameworkInfo *)agent_pb_copy(&fi->base);
+        jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
     void *old = hmap_put(a->frameworks, fw, copy);
     if (old != NULL)
         framework_free(old);
@@ -381,7 +383,7 @@ static void kill_group_of(struct agent *a, const struct agent_task *t,
     struct agent_task *o;
     while ((o = agent_tasks_next(a->tasks, &pos)) != NULL) {
         if (o == t || o->group == NULL || o->kill_requested ||
-            agent_task_state_is_terminal(o->state) ||
+            task_state_is_terminal(o->state) ||
             strcmp(o->group, t->group) != 0 ||
             strcmp(o->framework_id, t->framework_id) != 0)
             continue;
@@ -507,7 +509,7 @@ static void run_task_group(struct agent *a,
     for (size_t i = 0; i < g->task_group->n_tasks; i++) {
         struct agent_task *t = agent_tasks_get(
             a->tasks, fw, g->task_group->tasks[i]->task_id->value);
-        if (t != NULL && agent_task_state_is_terminal(t->state))
+        if (t != NULL && task_state_is_terminal(t->state))
             kill_group_of(a, t, t->state);
     }
 }
@@ -594,10 +596,10 @@ static int64_t grace_of(const Mesos__V1__KillPolicy *kp, int64_t fallback)
 static void kill_task(struct agent *a, struct agent_task *t,
                       const Mesos__V1__KillPolicy *override)
 {
-    if (agent_task_state_is_terminal(t->state) ||
-        t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) {
+    if (task_state_is_terminal(t->state) || t->phase == AGENT_TASK_ENDED ||
+        t->phase == AGENT_TASK_NEW) {
         log_info("task %s of framework %s is already %s: nothing to kill",
-                 t->task_id, t->framework_id, agent_task_state_name(t->state));
+                 t->task_id, t->framework_id, task_state_name(t->state));
         return;
     }
     int64_t grace =
@@ -639,8 +641,8 @@ static void kill_task_for(struct agent *a, struct agent_task *t,
                           const Mesos__V1__KillPolicy *override,
                           Mesos__V1__TaskStatus__Reason reason)
 {
-    if (!agent_task_state_is_terminal(t->state) &&
-        t->phase != AGENT_TASK_ENDED && t->phase != AGENT_TASK_NEW) {
+    if (!task_state_is_terminal(t->state) && t->phase != AGENT_TASK_ENDED &&
+        t->phase != AGENT_TASK_NEW) {
         t->has_kill_reason = true;
         t->kill_reason = reason;
     }
@@ -691,9 +693,9 @@ static void handle_ack(struct agent *a,
         return;
     }
     log_info("%s (%s) of task %s of framework %s acknowledged",
-             agent_task_state_name(acked), uuid, task_id, fw);
+             task_state_name(acked), uuid, task_id, fw);
     struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
-    if (t != NULL && agent_task_state_is_terminal(t->state) &&
+    if (t != NULL && task_state_is_terminal(t->state) &&
         (t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) &&
         agent_um_count(a->um, fw, task_id) == 0)
         forget_task(a, t);
@@ -955,7 +957,8 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     s->frameworks = xcalloc(nf ? nf : 1, sizeof(*s->frameworks));
     void *val;
     while (hmap_next(a->frameworks, &pos, NULL, &val))
-        s->frameworks[k++] = (Mesos__V1__FrameworkInfo *)agent_pb_copy(val);
+        s->frameworks[k++] =
+            jpb_copy(&mesos__v1__framework_info__descriptor, val);
     s->n_frameworks = k;
 
     size_t nt = agent_tasks_count(a->tasks);
@@ -990,9 +993,10 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
             m = xmalloc(sizeof(*m));
             mesos__v1__task__init(m);
             m->name = xstrdup(st->task_id->value);
-            m->task_id = (Mesos__V1__TaskID *)agent_pb_copy(&st->task_id->base);
-            m->framework_id = (Mesos__V1__FrameworkID *)agent_pb_copy(
-                &c.v[i].framework_id->base);
+            m->task_id =
+                jpb_copy(&mesos__v1__task_id__descriptor, &st->task_id->base);
+            m->framework_id = jpb_copy(&mesos__v1__framework_id__descriptor,
+                                       &c.v[i].framework_id->base);
             m->agent_id = xmalloc(sizeof(*m->agent_id));
             mesos__v1__agent_id__init(m->agent_id);
             m->agent_id->value = xstrdup(a->agent_id ? a->agent_id : "");
@@ -1012,10 +1016,10 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     for (size_t i = 0; i < c.n; i++) {
         Offerd__Agent__Call__Update *u = xmalloc(sizeof(*u));
         offerd__agent__call__update__init(u);
-        u->framework_id =
-            (Mesos__V1__FrameworkID *)agent_pb_copy(&c.v[i].framework_id->base);
+        u->framework_id = jpb_copy(&mesos__v1__framework_id__descriptor,
+                                   &c.v[i].framework_id->base);
         u->status =
-            (Mesos__V1__TaskStatus *)agent_pb_copy(&c.v[i].status->base);
+            jpb_copy(&mesos__v1__task_status__descriptor, &c.v[i].status->base);
         s->unacknowledged_updates[i] = u;
     }
     s->n_unacknowledged_updates = c.n;
@@ -1059,7 +1063,7 @@ static Mesos__V1__TaskInfo *recovered_info(const struct agent *a,
                                            const struct agent_ckpt_task *ct)
 {
     if (ct->info != NULL)
-        return (Mesos__V1__TaskInfo *)agent_pb_copy(&ct->info->base);
+        return jpb_copy(&mesos__v1__task_info__descriptor, &ct->info->base);
     const Mesos__V1__Task *tk = ct->task;
     Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
     mesos__v1__task_info__init(ti);
@@ -1076,14 +1080,15 @@ static Mesos__V1__TaskInfo *recovered_info(const struct agent *a,
         ti->n_resources = tk->n_resources;
         ti->resources = xcalloc(tk->n_resources, sizeof(*ti->resources));
         for (size_t i = 0; i < tk->n_resources; i++)
-            ti->resources[i] =
-                (Mesos__V1__Resource *)agent_pb_copy(&tk->resources[i]->base);
+            ti->resources[i] = jpb_copy(&mesos__v1__resource__descriptor,
+                                        &tk->resources[i]->base);
     }
     if (tk != NULL && tk->labels != NULL)
-        ti->labels = (Mesos__V1__Labels *)agent_pb_copy(&tk->labels->base);
+        ti->labels =
+            jpb_copy(&mesos__v1__labels__descriptor, &tk->labels->base);
     if (tk != NULL && tk->kill_policy != NULL)
-        ti->kill_policy =
-            (Mesos__V1__KillPolicy *)agent_pb_copy(&tk->kill_policy->base);
+        ti->kill_policy = jpb_copy(&mesos__v1__kill_policy__descriptor,
+                                   &tk->kill_policy->base);
     return ti;
 }
 
@@ -1096,8 +1101,8 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
     /* Its pending updates first, oldest first: any new update follows. */
     for (size_t i = 0; i < ct->nupdates; i++)
         agent_um_add(a->um, fw,
-                     (Mesos__V1__TaskStatus *)agent_pb_copy(
-                         &ct->updates[i]->status->base),
+                     jpb_copy(&mesos__v1__task_status__descriptor,
+                              &ct->updates[i]->status->base),
                      now_ns());
     n->updates += ct->nupdates;
 
@@ -1106,7 +1111,7 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
     log_info("recovery: task %s of framework %s (%s, %zu pending "
              "update(s)): %s",
              task_id, fw,
-             ct->has_state ? agent_task_state_name(ct->state) : "state unknown",
+             ct->has_state ? task_state_name(ct->state) : "state unknown",
              ct->nupdates, agent_rec_action_name(p.action));
     if (p.action == AGENT_REC_FORGET) {
         agent_ckpt_remove_task(a->ckpt, fw, task_id);
@@ -1166,7 +1171,8 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
             ? ct->task->statuses[ct->task->n_statuses - 1]
             : NULL;
     if (last != NULL)
-        t->last_status = (Mesos__V1__TaskStatus *)agent_pb_copy(&last->base);
+        t->last_status =
+            jpb_copy(&mesos__v1__task_status__descriptor, &last->base);
     agent_task_note_state(t, t->state,
                           last != NULL && last->has_timestamp
                               ? last->timestamp
@@ -1231,7 +1237,8 @@ static void recover(struct agent *a)
     for (size_t i = 0; i < st.nframeworks; i++)
         if (st.frameworks[i].info != NULL)
             hmap_put(a->frameworks, st.frameworks[i].id,
-                     agent_pb_copy(&st.frameworks[i].info->base));
+                     jpb_copy(&mesos__v1__framework_info__descriptor,
+                              &st.frameworks[i].info->base));
 
     struct rec_order *order =
         xcalloc(st.ntasks ? st.ntasks : 1, sizeof(*order));

@@ -331,11 +331,6 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
     return FLAGS_OK;
 }
 
-void agent_flags_usage(const struct agent_flags *af, FILE *out)
-{
-    flags_usage(af->flags, out);
-}
-
 const struct flags *agent_flags_object(const struct agent_flags *af)
 {
     return af->flags;

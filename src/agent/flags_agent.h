@@ -12,7 +12,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* Rows in the agent's flag table. */
 #define AGENT_FLAGS_ROWS 21
@@ -87,9 +86,9 @@ void agent_flags_init(struct agent_flags *af);
  * takes; its text, unless file://PATH, must parse as agent_est_parse_fixed
  * reads it); --oversubscription_interval above 0; --oversubscription_margin
  * in [0, 1); --qos_controller none or load; --qos_load_threshold above 0.
- * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP (print
- * agent_flags_usage and exit 0) or FLAGS_ERROR with a one-line reason in
- * err. */
+ * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP or
+ * FLAGS_ERROR with a one-line reason in err (flags_report on
+ * agent_flags_object says what main() does with the last two). */
 enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
                                     char *const *argv, char *const *env,
                                     char *err, size_t errlen);
@@ -100,10 +99,7 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
 int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
                        char *err, size_t errlen);
 
-/* Write --help text. */
-void agent_flags_usage(const struct agent_flags *af, FILE *out);
-
-/* The flags object, for the /flags endpoint (borrowed). */
+/* The flags object, for the /flags endpoint and flags_report (borrowed). */
 const struct flags *agent_flags_object(const struct agent_flags *af);
 
 /* Free what agent_flags_init and agent_flags_parse allocated. */

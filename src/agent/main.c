@@ -11,10 +11,12 @@
 #include "agent/endpoints.h"
 #include "agent/files.h"
 #include "agent/flags_agent.h"
-#include "common/fs.h"
 #include "agent/resources_detect.h"
+#include "common/flags.h"
+#include "common/fs.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/mainloop.h"
 #include "common/mem.h"
 #include "common/resources.h"
 
@@ -34,14 +36,6 @@ struct sig_ctx {
     struct event_base *base;
     struct agent *agent;
 };
-
-static void on_stop(evutil_socket_t sig, short what, void *arg)
-{
-    struct sig_ctx *c = arg;
-    (void)what;
-    log_info("received %s: stopping (tasks keep running)", strsignal((int)sig));
-    event_base_loopexit(c->base, NULL);
-}
 
 static void on_usr1(evutil_socket_t sig, short what, void *arg)
 {
@@ -82,28 +76,22 @@ int main(int argc, char **argv)
 
     ensure_std_fds();
     agent_flags_init(&af);
-    switch (agent_flags_parse(&af, argc, argv, environ, err, sizeof(err))) {
-    case FLAGS_HELP:
-        agent_flags_usage(&af, stdout);
+    enum flags_result fr =
+        agent_flags_parse(&af, argc, argv, environ, err, sizeof(err));
+    if (fr != FLAGS_OK) {
+        rc = flags_report(agent_flags_object(&af), fr, err);
         agent_flags_fini(&af);
-        return 0;
-    case FLAGS_ERROR:
-        fprintf(stderr,
-                "offerd-agent: %s\nRun 'offerd-agent --help' for usage.\n",
-                err);
-        agent_flags_fini(&af);
-        return 1;
-    case FLAGS_OK:
-        break;
+        return rc;
     }
     log_set_level(af.log_level);
 
+    struct mainloop *ml = NULL;
     struct event_base *base = NULL;
     struct http_server *srv = NULL;
     struct agent *agent = NULL;
     struct agent_files *files = NULL;
     struct agent_endpoints *endpoints = NULL;
-    struct event *ev_term = NULL, *ev_int = NULL, *ev_usr1 = NULL;
+    struct event *ev_usr1 = NULL;
     res_list resources = RES_LIST_INIT;
     struct agent_attrs attrs = {0};
     char work_dir[PATH_MAX], sandboxes[PATH_MAX + 16], root[PATH_MAX];
@@ -137,21 +125,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "offerd-agent: --resources: %s\n", err);
         goto out;
     }
-    /* A peer closing a socket must not kill the agent. */
-    signal(SIGPIPE, SIG_IGN);
-
-    base = event_base_new();
-    if (base == NULL) {
-        log_error("cannot create the event loop");
+    ml = mainloop_new("stopping (tasks keep running)");
+    if (ml == NULL)
         goto out;
-    }
+    base = mainloop_base(ml);
     sc.base = base;
-    ev_term = evsignal_new(base, SIGTERM, on_stop, &sc);
-    ev_int = evsignal_new(base, SIGINT, on_stop, &sc);
     ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, &sc);
-    if (ev_term == NULL || ev_int == NULL || ev_usr1 == NULL ||
-        evsignal_add(ev_term, NULL) || evsignal_add(ev_int, NULL) ||
-        evsignal_add(ev_usr1, NULL)) {
+    if (ev_usr1 == NULL || evsignal_add(ev_usr1, NULL) != 0) {
         log_error("cannot watch signals");
         goto out;
     }
@@ -190,10 +170,8 @@ int main(int argc, char **argv)
     free(rendered);
     agent_start(agent);
 
-    if (event_base_dispatch(base) < 0) {
-        log_error("event loop failed");
+    if (mainloop_run(ml) != 0)
         goto out;
-    }
     log_info("stopped");
     rc = 0;
 
@@ -202,14 +180,9 @@ out:
     agent_free(agent);
     agent_files_free(files);
     agent_endpoints_free(endpoints);
-    if (ev_term != NULL)
-        event_free(ev_term);
-    if (ev_int != NULL)
-        event_free(ev_int);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
-    if (base != NULL)
-        event_base_free(base);
+    mainloop_free(ml);
     res_list_clear(&resources);
     agent_attrs_clear(&attrs);
     agent_flags_fini(&af);

@@ -5,7 +5,6 @@
 
 #include "agent/estimator.h"
 #include "agent/qos.h"
-#include "agent/status.h"
 #include "agent/supervisor.h"
 #include "agent/usage.h"
 #include "common/clock.h"
@@ -14,6 +13,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "common/task_state.h"
 
 #include <event2/event.h>
 #include <limits.h>
@@ -194,7 +194,7 @@ static bool task_is_live(const struct agent_task *t)
 {
     return (t->phase == AGENT_TASK_LAUNCHING ||
             t->phase == AGENT_TASK_RUNNING) &&
-           !agent_task_state_is_terminal(t->state);
+           !task_state_is_terminal(t->state);
 }
 
 /* Every live task with its resources; marks their tracks seen. Returns the

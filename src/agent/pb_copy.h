@@ -1,16 +1,20 @@
 /*
- * Deep copies of protobuf-c messages, so that the agent can keep parts of
- * an event (a TaskInfo, a FrameworkInfo) after the event is freed, or put
- * them into a message it builds and frees with jpb_free.
+ * FIXME: this header only remains because src/agent/volumes.c, which
+ * another branch owns, still calls agent_pb_copy. Switch its five calls to
+ * jpb_copy (common/json_pb.h) with the Resource descriptor, then delete
+ * this file.
  */
 #ifndef OFFERD_AGENT_PB_COPY_H
 #define OFFERD_AGENT_PB_COPY_H
 
+#include "common/json_pb.h"
+
 #include <protobuf-c/protobuf-c.h>
 
-/* A deep copy of m (packed and unpacked again), allocated as jpb_free
- * expects. Aborts if m cannot be read back, which would be a bug: every
- * message the agent copies was decoded or built by it. */
-ProtobufCMessage *agent_pb_copy(const ProtobufCMessage *m);
+/* jpb_copy(m->descriptor, m); see there. */
+static inline ProtobufCMessage *agent_pb_copy(const ProtobufCMessage *m)
+{
+    return jpb_copy(m->descriptor, m);
+}
 
 #endif

@@ -3,8 +3,8 @@
  */
 #include "agent/recovery.h"
 
-#include "agent/status.h"
 #include "agent/supervisor.h"
+#include "common/task_state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -63,7 +63,7 @@ void agent_rec_plan(const struct agent_ckpt_task *t, struct agent_rec_plan *out)
         }
         return;
     }
-    if (t->has_state && agent_task_state_is_terminal(t->state)) {
+    if (t->has_state && task_state_is_terminal(t->state)) {
         out->action = t->nupdates > 0 ? AGENT_REC_TERMINAL : AGENT_REC_FORGET;
         return;
     }

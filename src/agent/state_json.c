@@ -3,14 +3,13 @@
  */
 #include "agent/state_json.h"
 
-#include "agent/status.h"
-#include "agent/volumes.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/flags.h"
 #include "common/hmap.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "common/task_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,14 +98,13 @@ static json_t *task_json(const struct agent_task *t, const char *agent_id)
     json_object_set_new(j, "executor_id", json_string(t->task_id));
     if (agent_id != NULL)
         json_object_set_new(j, "slave_id", json_string(agent_id));
-    json_object_set_new(j, "state",
-                        json_string(agent_task_state_name(t->state)));
+    json_object_set_new(j, "state", json_string(task_state_name(t->state)));
     json_object_set_new(j, "resources", task_resources_json(t->info));
     json_t *st = json_array();
     for (size_t i = 0; i < t->nstates; i++) {
         json_t *s = json_object();
-        json_object_set_new(
-            s, "state", json_string(agent_task_state_name(t->states[i].state)));
+        json_object_set_new(s, "state",
+                            json_string(task_state_name(t->states[i].state)));
         json_object_set_new(s, "timestamp", json_real(t->states[i].timestamp));
         json_array_append_new(st, s);
     }
@@ -127,7 +125,7 @@ static json_t *executor_json(const struct agent_task *t, const char *agent_id)
                         json_string(t->sandbox != NULL ? t->sandbox : ""));
     json_object_set_new(e, "resources", task_resources_json(t->info));
     json_t *live = json_array(), *done = json_array();
-    json_array_append_new(agent_task_state_is_terminal(t->state) ? done : live,
+    json_array_append_new(task_state_is_terminal(t->state) ? done : live,
                           task_json(t, agent_id));
     json_object_set_new(e, "tasks", live);
     json_object_set_new(e, "queued_tasks", json_array());
@@ -174,9 +172,9 @@ static void set_resources(json_t *j, const struct agent_state_view *v)
     res_list total = RES_LIST_INIT;
     static const res_list none = RES_LIST_INIT;
     char err[256];
-    if (agent_vols_total_of(v->resources,
-                            v->checkpointed != NULL ? v->checkpointed : &none,
-                            &total, err, sizeof(err)) != 0)
+    if (res_agent_total(v->resources,
+                        v->checkpointed != NULL ? v->checkpointed : &none,
+                        &total, err, sizeof(err)) != 0)
         log_warn("/state: %s: showing the static resources", err);
     json_object_set_new(j, "resources", agent_resources_json(&total));
     json_t *by_role = json_object(), *full = json_object();

@@ -77,27 +77,3 @@ void agent_exit_outcome(int wait_status, bool kill_requested,
             MESOS__V1__TASK_STATUS__REASON__REASON_COMMAND_EXECUTOR_FAILED;
     }
 }
-
-bool agent_task_state_is_terminal(Mesos__V1__TaskState s)
-{
-    switch (s) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-const char *agent_task_state_name(Mesos__V1__TaskState s)
-{
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_state__descriptor, (int)s);
-    return v != NULL ? v->name : "?";
-}

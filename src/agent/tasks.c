@@ -3,7 +3,6 @@
  */
 #include "agent/tasks.h"
 
-#include "agent/pb_copy.h"
 #include "common/hmap.h"
 #include "common/json_pb.h"
 #include "common/log.h"
@@ -380,7 +379,7 @@ struct agent_task *agent_tasks_add(struct agent_tasks *ts,
     struct agent_task *t = xcalloc(1, sizeof(*t));
     t->framework_id = xstrdup(framework_id);
     t->task_id = xstrdup(info->task_id->value);
-    t->info = (Mesos__V1__TaskInfo *)agent_pb_copy(&info->base);
+    t->info = jpb_copy(&mesos__v1__task_info__descriptor, &info->base);
     t->state = MESOS__V1__TASK_STATE__TASK_STAGING;
     t->phase = AGENT_TASK_NEW;
     t->report_fd = -1;

@@ -21,6 +21,7 @@
 #include "common/mem.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
+#include "common/task_state.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/offer_pool.h"
@@ -144,30 +145,6 @@ static void arm_ms(struct event *ev, int64_t ms)
 {
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     evtimer_add(ev, &tv);
-}
-
-static const char *state_name(int state)
-{
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_state__descriptor, state);
-    return v != NULL ? v->name : "TASK_UNKNOWN";
-}
-
-static bool state_is_terminal(int state)
-{
-    switch (state) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
 }
 
 static struct task *find_task(struct execute *x, const char *id)
@@ -510,10 +487,10 @@ static void on_update(struct offerd_sched *s,
     const Mesos__V1__TaskStatus *st = ev->update->status;
     const char *id = st->task_id->value;
     if (st->message != NULL && st->message[0] != '\0')
-        out("task %s is in state %s (%s)", id, state_name(st->state),
+        out("task %s is in state %s (%s)", id, task_state_name(st->state),
             st->message);
     else
-        out("task %s is in state %s", id, state_name(st->state));
+        out("task %s is in state %s", id, task_state_name(st->state));
     /* Acknowledge here, before a TEARDOWN this update may trigger. */
     if (st->has_uuid && st->agent_id != NULL)
         offerd_sched_acknowledge(s, st->agent_id->value, id, st->uuid.data,
@@ -527,7 +504,7 @@ static void on_update(struct offerd_sched *s,
         t->kill_ev = evtimer_new(x->base, on_kill_after, t);
         arm_ms(t->kill_ev, x->f.kill_after_ns / 1000000);
     }
-    if (state_is_terminal(st->state)) {
+    if (task_state_is_terminal(st->state)) {
         t->terminal = true;
         offerd_placements_remove(x->placements, t->id);
         t->finished = st->state == MESOS__V1__TASK_STATE__TASK_FINISHED;
@@ -798,18 +775,12 @@ int main(int argc, char **argv)
                   defs, sizeof(defs) / sizeof(defs[0]));
     char err[512];
     enum offerd_encoding enc = OFFERD_ENCODING_PROTOBUF;
-    switch (flags_parse(fl, argc, argv, environ, err, sizeof(err))) {
-    case FLAGS_HELP:
-        flags_usage(fl, stdout);
+    enum flags_result fr =
+        flags_parse(fl, argc, argv, environ, err, sizeof(err));
+    if (fr != FLAGS_OK) {
+        int status = flags_report(fl, fr, err);
         flags_free(fl);
-        return 0;
-    case FLAGS_ERROR:
-        fprintf(stderr, PROGRAM ": %s\nRun '" PROGRAM " --help' for usage.\n",
-                err);
-        flags_free(fl);
-        return 1;
-    case FLAGS_OK:
-        break;
+        return status;
     }
     char ip[64];
     uint16_t port = 0;

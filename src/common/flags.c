@@ -5,6 +5,7 @@
  */
 #include "common/flags.h"
 
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -12,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,25 +64,6 @@ void flags_free(struct flags *f)
     free(f);
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        snprintf(err, errlen, "invalid flag");
-    /* Values and names are echoed: keep the reason on one line. */
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-}
-
 /* ---- Number-with-unit syntax shared by durations and byte sizes ---- */
 
 struct unit {
@@ -117,7 +98,7 @@ static int parse_scaled(const char *text, const struct unit *units,
     while (*p >= '0' && *p <= '9') {
         unsigned d = (unsigned)(*p - '0');
         if (whole > (UINT64_MAX - d) / 10) {
-            set_err(err, errlen, "%s '%s' is too large", what, text);
+            errbuf_set(err, errlen, "%s '%s' is too large", what, text);
             return -1;
         }
         whole = whole * 10 + d;
@@ -136,14 +117,15 @@ static int parse_scaled(const char *text, const struct unit *units,
             p++;
         }
         if (nfrac == 0) {
-            set_err(err, errlen, "invalid %s '%s': expected digits after '.'",
-                    what, text);
+            errbuf_set(err, errlen,
+                       "invalid %s '%s': expected digits after '.'", what,
+                       text);
             return -1;
         }
     }
     if (ndigits == 0) {
-        set_err(err, errlen, "invalid %s '%s': expected a number and a unit",
-                what, text);
+        errbuf_set(err, errlen, "invalid %s '%s': expected a number and a unit",
+                   what, text);
         return -1;
     }
     const struct unit *u = NULL;
@@ -163,18 +145,18 @@ static int parse_scaled(const char *text, const struct unit *units,
                 break;
             used += (size_t)w;
         }
-        set_err(err, errlen, "invalid %s '%s': unknown unit '%s' (use %s)",
-                what, text, p, list);
+        errbuf_set(err, errlen, "invalid %s '%s': unknown unit '%s' (use %s)",
+                   what, text, p, list);
         return -1;
     }
     if (whole > max / u->scale) {
-        set_err(err, errlen, "%s '%s' is too large", what, text);
+        errbuf_set(err, errlen, "%s '%s' is too large", what, text);
         return -1;
     }
     uint64_t value = whole * u->scale;
     uint64_t extra = (uint64_t)llroundl(frac * (long double)u->scale);
     if (extra > max - value) {
-        set_err(err, errlen, "%s '%s' is too large", what, text);
+        errbuf_set(err, errlen, "%s '%s' is too large", what, text);
         return -1;
     }
     *out = value + extra;
@@ -291,11 +273,12 @@ static int apply_value(struct flags *f, size_t i, const char *text,
         errno = 0;
         long long v = strtoll(text, &end, 10);
         if (text[0] == '\0' || *end != '\0' || isspace((unsigned char)*text)) {
-            set_err(err, errlen, "%s: invalid int '%s'", source, text);
+            errbuf_set(err, errlen, "%s: invalid int '%s'", source, text);
             return -1;
         }
         if (errno == ERANGE) {
-            set_err(err, errlen, "%s: int '%s' is out of range", source, text);
+            errbuf_set(err, errlen, "%s: int '%s' is out of range", source,
+                       text);
             return -1;
         }
         *(int64_t *)d->value = (int64_t)v;
@@ -307,8 +290,8 @@ static int apply_value(struct flags *f, size_t i, const char *text,
         for (; text[k] >= '0' && text[k] <= '9' && k < 6; k++)
             v = v * 10 + (unsigned long)(text[k] - '0');
         if (k == 0 || text[k] != '\0' || v > 65535) {
-            set_err(err, errlen, "%s: invalid port '%s' (expected 0-65535)",
-                    source, text);
+            errbuf_set(err, errlen, "%s: invalid port '%s' (expected 0-65535)",
+                       source, text);
             return -1;
         }
         *(uint16_t *)d->value = (uint16_t)v;
@@ -319,7 +302,7 @@ static int apply_value(struct flags *f, size_t i, const char *text,
         double v = strtod(text, &end);
         if (text[0] == '\0' || *end != '\0' || isspace((unsigned char)*text) ||
             !isfinite(v) || errno == ERANGE) {
-            set_err(err, errlen, "%s: invalid number '%s'", source, text);
+            errbuf_set(err, errlen, "%s: invalid number '%s'", source, text);
             return -1;
         }
         *(double *)d->value = v;
@@ -331,17 +314,17 @@ static int apply_value(struct flags *f, size_t i, const char *text,
         } else if (strcmp(text, "false") == 0) {
             *(bool *)d->value = false;
         } else {
-            set_err(err, errlen,
-                    "%s: invalid bool '%s' (expected true or "
-                    "false)",
-                    source, text);
+            errbuf_set(err, errlen,
+                       "%s: invalid bool '%s' (expected true or "
+                       "false)",
+                       source, text);
             return -1;
         }
         break;
     case FLAG_DURATION: {
         int64_t v;
         if (flags_parse_duration(text, &v, why, sizeof(why)) != 0) {
-            set_err(err, errlen, "%s: %s", source, why);
+            errbuf_set(err, errlen, "%s: %s", source, why);
             return -1;
         }
         *(int64_t *)d->value = v;
@@ -350,7 +333,7 @@ static int apply_value(struct flags *f, size_t i, const char *text,
     case FLAG_BYTES: {
         uint64_t v;
         if (flags_parse_bytes(text, &v, why, sizeof(why)) != 0) {
-            set_err(err, errlen, "%s: %s", source, why);
+            errbuf_set(err, errlen, "%s: %s", source, why);
             return -1;
         }
         *(uint64_t *)d->value = v;
@@ -423,10 +406,10 @@ enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            set_err(err, errlen,
-                    "unexpected argument '%s' (flags are "
-                    "--name=value)",
-                    arg);
+            errbuf_set(err, errlen,
+                       "unexpected argument '%s' (flags are "
+                       "--name=value)",
+                       arg);
             goto out;
         }
         const char *name = arg + 2;
@@ -439,26 +422,28 @@ enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
             negated = row >= 0;
         }
         if (row < 0) {
-            set_err(err, errlen, "unknown flag '--%.*s'", (int)nlen, name);
+            errbuf_set(err, errlen, "unknown flag '--%.*s'", (int)nlen, name);
             goto out;
         }
         const struct flag_def *d = &f->defs[row];
         if (seen[row]) {
-            set_err(err, errlen, "flag '--%s' given more than once", d->name);
+            errbuf_set(err, errlen, "flag '--%s' given more than once",
+                       d->name);
             goto out;
         }
         seen[row] = true;
         snprintf(source, sizeof(source), "--%s", d->name);
         if (negated) {
             if (d->type != FLAG_BOOL) {
-                set_err(err, errlen,
-                        "flag '--%s' is not a bool and cannot "
-                        "be negated with --no-%s",
-                        d->name, d->name);
+                errbuf_set(err, errlen,
+                           "flag '--%s' is not a bool and cannot "
+                           "be negated with --no-%s",
+                           d->name, d->name);
                 goto out;
             }
             if (eq != NULL) {
-                set_err(err, errlen, "flag '--no-%s' takes no value", d->name);
+                errbuf_set(err, errlen, "flag '--no-%s' takes no value",
+                           d->name);
                 goto out;
             }
             if (apply_value(f, (size_t)row, "false", source, err, errlen))
@@ -467,8 +452,8 @@ enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
         }
         if (eq == NULL) {
             if (d->type != FLAG_BOOL) {
-                set_err(err, errlen, "flag '--%s' needs a value: --%s=VALUE",
-                        d->name, d->name);
+                errbuf_set(err, errlen, "flag '--%s' needs a value: --%s=VALUE",
+                           d->name, d->name);
                 goto out;
             }
             if (apply_value(f, (size_t)row, "true", source, err, errlen))
@@ -574,6 +559,22 @@ static void write_wrapped(FILE *out, const char *text, int indent, int width)
         if (*p == '\n')
             p++;
     }
+}
+
+int flags_report(const struct flags *f, enum flags_result r, const char *err)
+{
+    switch (r) {
+    case FLAGS_HELP:
+        flags_usage(f, stdout);
+        return 0;
+    case FLAGS_ERROR:
+        fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", f->program, err,
+                f->program);
+        return 1;
+    case FLAGS_OK:
+        break;
+    }
+    return -1;
 }
 
 void flags_usage(const struct flags *f, FILE *out)

@@ -98,6 +98,13 @@ void flags_free(struct flags *f);
 enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
                               char *const *env, char *err, size_t errlen);
 
+/* What a program's main() does with the outcome r of parsing f: for
+ * FLAGS_HELP write the usage to stdout and return 0; for FLAGS_ERROR write
+ * "<program>: <err>" and "Run '<program> --help' for usage." to stderr and
+ * return 1; for FLAGS_OK write nothing and return -1 (carry on). The
+ * return is the exit status for main() to return after freeing f. */
+int flags_report(const struct flags *f, enum flags_result r, const char *err);
+
 /* True when the flag got a value from its default, the environment or the
  * command line. Unknown names are false. */
 bool flags_is_set(const struct flags *f, const char *name);

@@ -6,6 +6,7 @@
  */
 #include "common/http_client.h"
 
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -95,10 +96,8 @@ static void fail(struct http_client_req *c, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(c->resp.error, sizeof(c->resp.error), fmt, ap);
+    errbuf_vset(c->resp.error, sizeof(c->resp.error), fmt, ap);
     va_end(ap);
-    if (n < 0)
-        snprintf(c->resp.error, sizeof(c->resp.error), "request failed");
     c->resp.has_error = true;
     c->resp.status = 0;
     c->finished = true;

@@ -21,6 +21,8 @@
  */
 #include "common/json_pb.h"
 
+#include "common/errbuf.h"
+#include "common/log.h"
 #include "common/mem.h"
 
 #include <float.h>
@@ -98,16 +100,10 @@ static void set_error(char *err, size_t errlen, const char *path,
         return;
     size_t used = 0;
     if (path != NULL && path[0] != '\0') {
-        int n = snprintf(err, errlen, "%s: ", path);
-        if (n < 0)
-            n = 0;
-        used = (size_t)n < errlen ? (size_t)n : errlen - 1;
+        errbuf_set(err, errlen, "%s: ", path);
+        used = strlen(err);
     }
-    if (used < errlen - 1) {
-        int n = vsnprintf(err + used, errlen - used, fmt, ap);
-        if (n < 0)
-            err[used] = '\0';
-    }
+    errbuf_vset(err + used, errlen - used, fmt, ap);
 }
 
 static void set_error_f(char *err, size_t errlen, const char *path,
@@ -1422,7 +1418,7 @@ static int pfail(struct pbctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+    errbuf_vset(c->reason, sizeof(c->reason), fmt, ap);
     va_end(ap);
     c->path[0] = '\0';
     return -1;
@@ -1903,6 +1899,29 @@ uint8_t *jpb_encode(const ProtobufCMessage *msg, enum jpb_format format,
         return jpb_to_pb(msg, len);
     }
     return NULL;
+}
+
+void *jpb_copy(const ProtobufCMessageDescriptor *desc,
+               const ProtobufCMessage *msg)
+{
+    if (msg == NULL)
+        return NULL;
+    if (msg->descriptor != desc) {
+        log_error("jpb_copy: a message of type %s given as %s",
+                  msg->descriptor->name, desc->name);
+        abort();
+    }
+    size_t len;
+    uint8_t *buf = jpb_to_pb(msg, &len);
+    char err[256];
+    ProtobufCMessage *copy = jpb_from_pb(desc, buf, len, err, sizeof(err));
+    free(buf);
+    if (copy == NULL) {
+        log_error("jpb_copy: cannot copy a message of type %s: %s", desc->name,
+                  err);
+        abort();
+    }
+    return copy;
 }
 
 void jpb_free(ProtobufCMessage *msg)

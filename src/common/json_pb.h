@@ -122,6 +122,19 @@ ProtobufCMessage *jpb_decode(const ProtobufCMessageDescriptor *desc,
 uint8_t *jpb_encode(const ProtobufCMessage *msg, enum jpb_format format,
                     size_t *len);
 
+/* Return a deep copy of msg, a message of type desc (packed and unpacked
+ * again), or NULL when msg is NULL. The copy is allocated as protobuf-c's
+ * unpack allocates: it is the caller's, released with jpb_free (that is,
+ * protobuf_c_message_free_unpacked(copy, NULL)) and never field by field.
+ * The return type is void * so that it assigns to the message's own type.
+ * Meant for messages offerd decoded or built itself: a msg of another type
+ * than desc, or one that does not read back (a string that is not UTF-8, a
+ * missing required field, nesting deeper than JPB_MAX_DEPTH), is a bug, so
+ * it is logged and the process aborts. Enum values the .proto does not
+ * define are dropped from the copy, as jpb_from_pb drops them. */
+void *jpb_copy(const ProtobufCMessageDescriptor *desc,
+               const ProtobufCMessage *msg);
+
 /* Free a message returned by this module; NULL is ignored. */
 void jpb_free(ProtobufCMessage *msg);
 

@@ -5,6 +5,7 @@
  */
 #include "common/recordio.h"
 
+#include "common/errbuf.h"
 #include "common/mem.h"
 
 #include <stdarg.h>
@@ -92,10 +93,8 @@ static enum rio_result fail(struct rio_decoder *d, const char *fmt, ...)
     va_list ap;
     d->state = ST_ERROR;
     va_start(ap, fmt);
-    int n = vsnprintf(d->error, sizeof(d->error), fmt, ap);
+    errbuf_vset(d->error, sizeof(d->error), fmt, ap);
     va_end(ap);
-    if (n < 0)
-        snprintf(d->error, sizeof(d->error), "recordio: malformed stream");
     return RIO_ERROR;
 }
 

@@ -19,6 +19,7 @@
  */
 #include "common/resources.h"
 
+#include "common/errbuf.h"
 #include "common/mem.h"
 
 #include <math.h>
@@ -33,21 +34,6 @@
 
 /* How much of a user's token to quote in an error reason. */
 #define QUOTE_MAX 64
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        err[0] = '\0'; /* a truncated reason is still a reason */
-}
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -973,6 +959,70 @@ void res_list_allocate(res_list *l, const char *role)
     l->n = kept;
 }
 
+/* ---- Reservations, volumes and an agent's total ----------------------- */
+
+void res_drop_volume(struct resource *r)
+{
+    struct res_disk *d = r->disk;
+    if (d != NULL && d->source == RES_DISK_SOURCE_NONE) {
+        disk_free(d);
+        r->disk = NULL;
+    } else if (d != NULL) {
+        free(d->persistence_id);
+        free(d->persistence_principal);
+        free(d->container_path);
+        free(d->host_path);
+        d->persistence_id = d->persistence_principal = NULL;
+        d->container_path = d->host_path = NULL;
+        d->has_volume = false;
+    }
+    r->shared = false;
+    r->shared_count = 0;
+}
+
+void res_pop_reservation(struct resource *r)
+{
+    if (r->nresv == 0)
+        return;
+    struct res_reservation *top = &r->resv[r->nresv - 1];
+    free(top->role);
+    free(top->principal);
+    labels_free(top->labels, top->nlabels);
+    memset(top, 0, sizeof(*top));
+    r->nresv--;
+}
+
+int res_agent_total(const res_list *static_res, const res_list *ckpt,
+                    res_list *out, char *err, size_t errlen)
+{
+    /* The bases: what each checkpointed resource was made from. */
+    res_list base = RES_LIST_INIT;
+    for (uint32_t i = 0; i < ckpt->n; i++) {
+        struct resource r;
+        res_copy(&r, &ckpt->v[i]);
+        res_drop_volume(&r);
+        while (res_is_dynamically_reserved(&r))
+            res_pop_reservation(&r);
+        free(r.alloc_role);
+        r.alloc_role = NULL;
+        res_list_add(&base, &r);
+        res_clear(&r);
+    }
+    res_list_copy(out, static_res);
+    int rc = 0;
+    if (!res_list_contains(static_res, &base)) {
+        errbuf_set(err, errlen,
+                   "the checkpointed resources do not fit the agent's "
+                   "resources");
+        rc = -1;
+    } else {
+        res_list_sub_all(out, &base);
+        res_list_add_all(out, ckpt);
+    }
+    res_list_clear(&base);
+    return rc;
+}
+
 /* ---- Roles ------------------------------------------------------------ */
 
 static bool role_bad_char(unsigned char c)
@@ -983,7 +1033,7 @@ static bool role_bad_char(unsigned char c)
 int res_role_validate(const char *role, char *err, size_t errlen)
 {
     if (role == NULL || role[0] == '\0') {
-        set_err(err, errlen, "empty role name");
+        errbuf_set(err, errlen, "empty role name");
         return -1;
     }
     if (strcmp(role, "*") == 0)
@@ -991,24 +1041,24 @@ int res_role_validate(const char *role, char *err, size_t errlen)
     size_t len = strlen(role);
     int q = len > QUOTE_MAX ? QUOTE_MAX : (int)len;
     if (role[0] == '/') {
-        set_err(err, errlen, "role '%.*s' starts with a slash", q, role);
+        errbuf_set(err, errlen, "role '%.*s' starts with a slash", q, role);
         return -1;
     }
     if (role[len - 1] == '/') {
-        set_err(err, errlen, "role '%.*s' ends with a slash", q, role);
+        errbuf_set(err, errlen, "role '%.*s' ends with a slash", q, role);
         return -1;
     }
     if (strstr(role, "//") != NULL) {
-        set_err(err, errlen, "role '%.*s' contains two adjacent slashes", q,
-                role);
+        errbuf_set(err, errlen, "role '%.*s' contains two adjacent slashes", q,
+                   role);
         return -1;
     }
     for (const char *c = role; *c; c++) {
         if (role_bad_char((unsigned char)*c)) {
-            set_err(err, errlen,
-                    "role '%.*s' contains whitespace, a control character "
-                    "or a backslash",
-                    q, role);
+            errbuf_set(err, errlen,
+                       "role '%.*s' contains whitespace, a control character "
+                       "or a backslash",
+                       q, role);
             return -1;
         }
     }
@@ -1017,14 +1067,15 @@ int res_role_validate(const char *role, char *err, size_t errlen)
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
         if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.') ||
             (n == 1 && p[0] == '*')) {
-            set_err(err, errlen, "role '%.*s' has '%.*s' as a path component",
-                    q, role, (int)n, p);
+            errbuf_set(err, errlen,
+                       "role '%.*s' has '%.*s' as a path component", q, role,
+                       (int)n, p);
             return -1;
         }
         if (p[0] == '-') {
-            set_err(err, errlen,
-                    "role '%.*s' has a path component starting with '-'", q,
-                    role);
+            errbuf_set(err, errlen,
+                       "role '%.*s' has a path component starting with '-'", q,
+                       role);
             return -1;
         }
         p += n;
@@ -1059,26 +1110,26 @@ static int validate_value(const struct resource *r, const char *name, char *err,
     switch (r->type) {
     case RES_SCALAR:
         if (r->scalar < 0) {
-            set_err(err, errlen, "%s: negative scalar value", name);
+            errbuf_set(err, errlen, "%s: negative scalar value", name);
             return -1;
         }
         if (r->scalar > RES_SCALAR_MAX_UNITS * RES_SCALE) {
-            set_err(err, errlen, "%s: scalar value above %lld", name,
-                    (long long)RES_SCALAR_MAX_UNITS);
+            errbuf_set(err, errlen, "%s: scalar value above %lld", name,
+                       (long long)RES_SCALAR_MAX_UNITS);
             return -1;
         }
         return 0;
     case RES_RANGES: {
         if (r->nranges > 0 && r->ranges == NULL) {
-            set_err(err, errlen, "%s: ranges missing", name);
+            errbuf_set(err, errlen, "%s: ranges missing", name);
             return -1;
         }
         bool sorted = true;
         for (uint32_t i = 0; i < r->nranges; i++) {
             if (r->ranges[i].begin > r->ranges[i].end) {
-                set_err(err, errlen, "%s: range [%llu-%llu] has begin > end",
-                        name, (unsigned long long)r->ranges[i].begin,
-                        (unsigned long long)r->ranges[i].end);
+                errbuf_set(err, errlen, "%s: range [%llu-%llu] has begin > end",
+                           name, (unsigned long long)r->ranges[i].begin,
+                           (unsigned long long)r->ranges[i].end);
                 return -1;
             }
             if (i > 0 && r->ranges[i].begin <= r->ranges[i - 1].begin)
@@ -1091,15 +1142,15 @@ static int validate_value(const struct resource *r, const char *name, char *err,
             for (uint32_t j = i + 1; j < stop; j++) {
                 const struct res_range *b = &r->ranges[j];
                 if (a->begin <= b->end && b->begin <= a->end) {
-                    set_err(err, errlen, "%s: overlapping ranges", name);
+                    errbuf_set(err, errlen, "%s: overlapping ranges", name);
                     return -1;
                 }
             }
         }
         for (uint32_t i = 1; i < r->nranges; i++) {
             if (!sorted || range_joins(&r->ranges[i - 1], &r->ranges[i])) {
-                set_err(err, errlen, "%s: ranges not sorted and coalesced",
-                        name);
+                errbuf_set(err, errlen, "%s: ranges not sorted and coalesced",
+                           name);
                 return -1;
             }
         }
@@ -1107,12 +1158,12 @@ static int validate_value(const struct resource *r, const char *name, char *err,
     }
     case RES_SET: {
         if (r->nitems > 0 && r->items == NULL) {
-            set_err(err, errlen, "%s: set items missing", name);
+            errbuf_set(err, errlen, "%s: set items missing", name);
             return -1;
         }
         for (uint32_t i = 0; i < r->nitems; i++) {
             if (r->items[i] == NULL) {
-                set_err(err, errlen, "%s: set item %u missing", name, i);
+                errbuf_set(err, errlen, "%s: set item %u missing", name, i);
                 return -1;
             }
         }
@@ -1125,17 +1176,17 @@ static int validate_value(const struct resource *r, const char *name, char *err,
         for (uint32_t i = 0; i < r->nitems; i++) {
             for (uint32_t j = i + 1; j < r->nitems; j++) {
                 if (strcmp(r->items[i], r->items[j]) == 0) {
-                    set_err(err, errlen, "%s: duplicate set item '%.*s'", name,
-                            QUOTE_MAX, r->items[i]);
+                    errbuf_set(err, errlen, "%s: duplicate set item '%.*s'",
+                               name, QUOTE_MAX, r->items[i]);
                     return -1;
                 }
             }
         }
-        set_err(err, errlen, "%s: set items not sorted", name);
+        errbuf_set(err, errlen, "%s: set items not sorted", name);
         return -1;
     }
     }
-    set_err(err, errlen, "%s: unknown value type %d", name, (int)r->type);
+    errbuf_set(err, errlen, "%s: unknown value type %d", name, (int)r->type);
     return -1;
 }
 
@@ -1144,44 +1195,45 @@ static int validate_reservations(const struct resource *r, const char *name,
 {
     char why[256];
     if (r->nresv > 0 && r->resv == NULL) {
-        set_err(err, errlen, "%s: reservations missing", name);
+        errbuf_set(err, errlen, "%s: reservations missing", name);
         return -1;
     }
     for (uint32_t i = 0; i < r->nresv; i++) {
         const struct res_reservation *v = &r->resv[i];
         if (v->type != RES_RESV_STATIC && v->type != RES_RESV_DYNAMIC) {
-            set_err(err, errlen, "%s: reservation %u has unknown type %d", name,
-                    i, (int)v->type);
+            errbuf_set(err, errlen, "%s: reservation %u has unknown type %d",
+                       name, i, (int)v->type);
             return -1;
         }
         if (res_role_validate(v->role, why, sizeof(why)) < 0) {
-            set_err(err, errlen, "%s: reservation %u: %s", name, i, why);
+            errbuf_set(err, errlen, "%s: reservation %u: %s", name, i, why);
             return -1;
         }
         if (strcmp(v->role, "*") == 0) {
-            set_err(err, errlen, "%s: role \"*\" cannot be reserved", name);
+            errbuf_set(err, errlen, "%s: role \"*\" cannot be reserved", name);
             return -1;
         }
         for (uint32_t k = 0; k < v->nlabels; k++) {
             if (v->labels == NULL || v->labels[k].key == NULL) {
-                set_err(err, errlen, "%s: reservation %u label %u has no key",
-                        name, i, k);
+                errbuf_set(err, errlen,
+                           "%s: reservation %u label %u has no key", name, i,
+                           k);
                 return -1;
             }
         }
         if (i == 0)
             continue;
         if (v->type == RES_RESV_STATIC) {
-            set_err(err, errlen, "%s: refined reservation %u cannot be STATIC",
-                    name, i);
+            errbuf_set(err, errlen,
+                       "%s: refined reservation %u cannot be STATIC", name, i);
             return -1;
         }
         const char *below = r->resv[i - 1].role;
         if (!role_is_strict_subrole(v->role, below)) {
-            set_err(err, errlen,
-                    "%s: reservation role '%.*s' is not a refinement of "
-                    "'%.*s'",
-                    name, QUOTE_MAX, v->role, QUOTE_MAX, below);
+            errbuf_set(err, errlen,
+                       "%s: reservation role '%.*s' is not a refinement of "
+                       "'%.*s'",
+                       name, QUOTE_MAX, v->role, QUOTE_MAX, below);
             return -1;
         }
     }
@@ -1195,48 +1247,50 @@ static int validate_disk(const struct resource *r, const char *name, char *err,
     if (d == NULL)
         return 0;
     if (strcmp(r->name, "disk") != 0) {
-        set_err(err, errlen, "%s: disk info on a resource not named disk",
-                name);
+        errbuf_set(err, errlen, "%s: disk info on a resource not named disk",
+                   name);
         return -1;
     }
     if ((int)d->source < RES_DISK_SOURCE_NONE ||
         (int)d->source > RES_DISK_SOURCE_RAW) {
-        set_err(err, errlen, "%s: unknown disk source type %d", name,
-                (int)d->source);
+        errbuf_set(err, errlen, "%s: unknown disk source type %d", name,
+                   (int)d->source);
         return -1;
     }
     if ((d->source == RES_DISK_SOURCE_BLOCK ||
          d->source == RES_DISK_SOURCE_RAW) &&
         d->source_root != NULL) {
-        set_err(err, errlen, "%s: %s disk source cannot have a root", name,
-                d->source == RES_DISK_SOURCE_BLOCK ? "BLOCK" : "RAW");
+        errbuf_set(err, errlen, "%s: %s disk source cannot have a root", name,
+                   d->source == RES_DISK_SOURCE_BLOCK ? "BLOCK" : "RAW");
         return -1;
     }
     if (d->has_volume) {
         if (d->volume_mode != RES_VOLUME_RW &&
             d->volume_mode != RES_VOLUME_RO) {
-            set_err(err, errlen, "%s: unknown volume mode %d", name,
-                    (int)d->volume_mode);
+            errbuf_set(err, errlen, "%s: unknown volume mode %d", name,
+                       (int)d->volume_mode);
             return -1;
         }
         if (d->container_path == NULL || d->container_path[0] == '\0') {
-            set_err(err, errlen, "%s: volume without container_path", name);
+            errbuf_set(err, errlen, "%s: volume without container_path", name);
             return -1;
         }
     }
     if (d->persistence_id != NULL) {
         if (d->persistence_id[0] == '\0') {
-            set_err(err, errlen, "%s: empty persistence id", name);
+            errbuf_set(err, errlen, "%s: empty persistence id", name);
             return -1;
         }
         if (r->nresv == 0) {
-            set_err(err, errlen, "%s: persistent volume %.*s is not reserved",
-                    name, QUOTE_MAX, d->persistence_id);
+            errbuf_set(err, errlen,
+                       "%s: persistent volume %.*s is not reserved", name,
+                       QUOTE_MAX, d->persistence_id);
             return -1;
         }
         if (!d->has_volume) {
-            set_err(err, errlen, "%s: persistent volume %.*s without a volume",
-                    name, QUOTE_MAX, d->persistence_id);
+            errbuf_set(err, errlen,
+                       "%s: persistent volume %.*s without a volume", name,
+                       QUOTE_MAX, d->persistence_id);
             return -1;
         }
     }
@@ -1246,7 +1300,7 @@ static int validate_disk(const struct resource *r, const char *name, char *err,
 int res_validate(const struct resource *r, char *err, size_t errlen)
 {
     if (r->name == NULL || r->name[0] == '\0') {
-        set_err(err, errlen, "empty resource name");
+        errbuf_set(err, errlen, "empty resource name");
         return -1;
     }
     char name[QUOTE_MAX + 1];
@@ -1262,29 +1316,29 @@ int res_validate(const struct resource *r, char *err, size_t errlen)
     if (validate_disk(r, name, err, errlen) < 0)
         return -1;
     if (r->revocable && r->nresv > 0) {
-        set_err(err, errlen, "%s: revocable resources cannot be reserved",
-                name);
+        errbuf_set(err, errlen, "%s: revocable resources cannot be reserved",
+                   name);
         return -1;
     }
     if (r->revocable && r->disk != NULL) {
-        set_err(err, errlen, "%s: revocable resources cannot have disk info",
-                name);
+        errbuf_set(err, errlen, "%s: revocable resources cannot have disk info",
+                   name);
         return -1;
     }
     if (r->shared) {
         if (!res_is_persistent_volume(r)) {
-            set_err(err, errlen, "%s: only persistent volumes can be shared",
-                    name);
+            errbuf_set(err, errlen, "%s: only persistent volumes can be shared",
+                       name);
             return -1;
         }
         if (r->shared_count == 0) {
-            set_err(err, errlen, "%s: shared resource with no copies", name);
+            errbuf_set(err, errlen, "%s: shared resource with no copies", name);
             return -1;
         }
     }
     if (r->alloc_role != NULL &&
         res_role_validate(r->alloc_role, why, sizeof(why)) < 0) {
-        set_err(err, errlen, "%s: allocation role: %s", name, why);
+        errbuf_set(err, errlen, "%s: allocation role: %s", name, why);
         return -1;
     }
     return 0;
@@ -1295,7 +1349,7 @@ int res_list_validate(const res_list *l, char *err, size_t errlen)
     char why[512];
     for (uint32_t i = 0; i < l->n; i++) {
         if (res_validate(&l->v[i], why, sizeof(why)) < 0) {
-            set_err(err, errlen, "resource %u: %s", i, why);
+            errbuf_set(err, errlen, "resource %u: %s", i, why);
             return -1;
         }
     }
@@ -1394,26 +1448,26 @@ static int range_piece(struct span s, void *ctx, char *err, size_t errlen)
 {
     struct range_acc *a = ctx;
     if (s.n == 0) {
-        set_err(err, errlen, "%s: empty range", a->name);
+        errbuf_set(err, errlen, "%s: empty range", a->name);
         return -1;
     }
     const char *dash = span_find(s, '-');
     if (dash == NULL) {
-        set_err(err, errlen, "%s: expected begin-end, got '%.*s'", a->name,
-                quote_len(s.n), s.p);
+        errbuf_set(err, errlen, "%s: expected begin-end, got '%.*s'", a->name,
+                   quote_len(s.n), s.p);
         return -1;
     }
     struct span lo = trim(s.p, (size_t)(dash - s.p));
     struct span hi = trim(dash + 1, (size_t)(s.p + s.n - dash - 1));
     struct res_range r;
     if (parse_u64(lo, &r.begin) < 0 || parse_u64(hi, &r.end) < 0) {
-        set_err(err, errlen, "%s: bad number in range '%.*s'", a->name,
-                quote_len(s.n), s.p);
+        errbuf_set(err, errlen, "%s: bad number in range '%.*s'", a->name,
+                   quote_len(s.n), s.p);
         return -1;
     }
     if (r.begin > r.end) {
-        set_err(err, errlen, "%s: bad range '%.*s': begin > end", a->name,
-                quote_len(s.n), s.p);
+        errbuf_set(err, errlen, "%s: bad range '%.*s': begin > end", a->name,
+                   quote_len(s.n), s.p);
         return -1;
     }
     if (a->n == a->cap) {
@@ -1434,7 +1488,7 @@ static int item_piece(struct span s, void *ctx, char *err, size_t errlen)
 {
     struct item_acc *a = ctx;
     if (s.n == 0) {
-        set_err(err, errlen, "%s: empty set item", a->name);
+        errbuf_set(err, errlen, "%s: empty set item", a->name);
         return -1;
     }
     if (a->n == a->cap) {
@@ -1451,19 +1505,19 @@ static int parse_value(struct span v, const char *name, struct resource *r,
                        char *err, size_t errlen)
 {
     if (v.n == 0) {
-        set_err(err, errlen, "%s: empty value", name);
+        errbuf_set(err, errlen, "%s: empty value", name);
         return -1;
     }
     if (v.p[0] == '[') {
         if (v.p[v.n - 1] != ']') {
-            set_err(err, errlen, "%s: unclosed '[' in '%.*s'", name,
-                    quote_len(v.n), v.p);
+            errbuf_set(err, errlen, "%s: unclosed '[' in '%.*s'", name,
+                       quote_len(v.n), v.p);
             return -1;
         }
         struct span in = {v.p + 1, v.n - 2};
         if (span_has_any(in, "[]{}()")) {
-            set_err(err, errlen, "%s: unexpected bracket in '%.*s'", name,
-                    quote_len(v.n), v.p);
+            errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
+                       quote_len(v.n), v.p);
             return -1;
         }
         struct range_acc acc = {name, NULL, 0, 0};
@@ -1475,8 +1529,8 @@ static int parse_value(struct span v, const char *name, struct resource *r,
             qsort(acc.v, acc.n, sizeof(*acc.v), range_cmp);
             for (uint32_t i = 1; i < acc.n; i++) {
                 if (acc.v[i].begin <= acc.v[i - 1].end) {
-                    set_err(err, errlen, "%s: overlapping ranges in '%.*s'",
-                            name, quote_len(v.n), v.p);
+                    errbuf_set(err, errlen, "%s: overlapping ranges in '%.*s'",
+                               name, quote_len(v.n), v.p);
                     free(acc.v);
                     return -1;
                 }
@@ -1493,14 +1547,14 @@ static int parse_value(struct span v, const char *name, struct resource *r,
     }
     if (v.p[0] == '{') {
         if (v.p[v.n - 1] != '}') {
-            set_err(err, errlen, "%s: unclosed '{' in '%.*s'", name,
-                    quote_len(v.n), v.p);
+            errbuf_set(err, errlen, "%s: unclosed '{' in '%.*s'", name,
+                       quote_len(v.n), v.p);
             return -1;
         }
         struct span in = {v.p + 1, v.n - 2};
         if (span_has_any(in, "[]{}()")) {
-            set_err(err, errlen, "%s: unexpected bracket in '%.*s'", name,
-                    quote_len(v.n), v.p);
+            errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
+                       quote_len(v.n), v.p);
             return -1;
         }
         struct item_acc acc = {name, NULL, 0, 0};
@@ -1512,8 +1566,8 @@ static int parse_value(struct span v, const char *name, struct resource *r,
             qsort(acc.v, acc.n, sizeof(*acc.v), item_cmp);
         for (uint32_t i = 1; i < acc.n; i++) {
             if (strcmp(acc.v[i - 1], acc.v[i]) == 0) {
-                set_err(err, errlen, "%s: duplicate set item '%.*s'", name,
-                        QUOTE_MAX, acc.v[i]);
+                errbuf_set(err, errlen, "%s: duplicate set item '%.*s'", name,
+                           QUOTE_MAX, acc.v[i]);
                 items_free(acc.v, acc.n);
                 return -1;
             }
@@ -1528,8 +1582,8 @@ static int parse_value(struct span v, const char *name, struct resource *r,
         return 0;
     }
     if (span_has_any(v, "[]{}")) {
-        set_err(err, errlen, "%s: unexpected bracket in '%.*s'", name,
-                quote_len(v.n), v.p);
+        errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
+                   quote_len(v.n), v.p);
         return -1;
     }
     /* A scalar: plain decimal notation only (no hex, inf or nan, which
@@ -1547,19 +1601,19 @@ static int parse_value(struct span v, const char *name, struct resource *r,
         ok = end == buf + v.n;
     }
     if (!ok) {
-        set_err(err, errlen, "%s: bad number '%.*s'", name, quote_len(v.n),
-                v.p);
+        errbuf_set(err, errlen, "%s: bad number '%.*s'", name, quote_len(v.n),
+                   v.p);
         return -1;
     }
     int64_t milli;
     if (res_scalar_from_double(d, &milli) < 0) {
-        set_err(err, errlen, "%s: %s value '%.*s'", name,
-                d < 0 ? "negative" : "too large", quote_len(v.n), v.p);
+        errbuf_set(err, errlen, "%s: %s value '%.*s'", name,
+                   d < 0 ? "negative" : "too large", quote_len(v.n), v.p);
         return -1;
     }
     if (milli == 0 && d != 0) {
-        set_err(err, errlen, "%s: value '%.*s' rounds to zero", name,
-                quote_len(v.n), v.p);
+        errbuf_set(err, errlen, "%s: value '%.*s' rounds to zero", name,
+                   quote_len(v.n), v.p);
         return -1;
     }
     r->type = RES_SCALAR;
@@ -1577,13 +1631,13 @@ static int parse_entry(struct span tok, const char *default_role, res_list *acc,
     int q = quote_len(tok.n);
     const char *colon = span_find(tok, ':');
     if (colon == NULL) {
-        set_err(err, errlen, "missing ':' in '%.*s'", q, tok.p);
+        errbuf_set(err, errlen, "missing ':' in '%.*s'", q, tok.p);
         return -1;
     }
     struct span key = {tok.p, (size_t)(colon - tok.p)};
     struct span val = trim(colon + 1, (size_t)(tok.p + tok.n - colon - 1));
     if (span_find(val, ':') != NULL) {
-        set_err(err, errlen, "extra ':' in '%.*s'", q, tok.p);
+        errbuf_set(err, errlen, "extra ':' in '%.*s'", q, tok.p);
         return -1;
     }
     const char *open = span_find(key, '(');
@@ -1591,14 +1645,15 @@ static int parse_entry(struct span tok, const char *default_role, res_list *acc,
     struct span name = key, role = {NULL, 0};
     if (open != NULL || close != NULL) {
         if (open == NULL || close == NULL || close < open) {
-            set_err(err, errlen, "mismatched parentheses in '%.*s'", q, tok.p);
+            errbuf_set(err, errlen, "mismatched parentheses in '%.*s'", q,
+                       tok.p);
             return -1;
         }
         struct span after =
             trim(close + 1, (size_t)(key.p + key.n - close - 1));
         if (after.n != 0 || memchr(open + 1, '(', (size_t)(close - open - 1))) {
-            set_err(err, errlen, "unexpected text around '(role)' in '%.*s'", q,
-                    tok.p);
+            errbuf_set(err, errlen, "unexpected text around '(role)' in '%.*s'",
+                       q, tok.p);
             return -1;
         }
         name = (struct span){key.p, (size_t)(open - key.p)};
@@ -1606,7 +1661,7 @@ static int parse_entry(struct span tok, const char *default_role, res_list *acc,
     }
     name = trim(name.p, name.n);
     if (name.n == 0) {
-        set_err(err, errlen, "empty resource name in '%.*s'", q, tok.p);
+        errbuf_set(err, errlen, "empty resource name in '%.*s'", q, tok.p);
         return -1;
     }
 
@@ -1618,7 +1673,7 @@ static int parse_entry(struct span tok, const char *default_role, res_list *acc,
     char why[256];
     res_init_scalar(&r, name_s, 0);
     if (role_s != NULL && res_role_validate(role_s, why, sizeof(why)) < 0) {
-        set_err(err, errlen, "%s: %s", name_s, why);
+        errbuf_set(err, errlen, "%s: %s", name_s, why);
         goto out;
     }
     if (parse_value(val, name_s, &r, err, errlen) < 0)
@@ -1641,12 +1696,12 @@ int res_parse_text(const char *text, const char *default_role, res_list *out,
 {
     char why[256];
     if (text == NULL) {
-        set_err(err, errlen, "no resources text");
+        errbuf_set(err, errlen, "no resources text");
         return -1;
     }
     if (default_role != NULL &&
         res_role_validate(default_role, why, sizeof(why)) < 0) {
-        set_err(err, errlen, "default role: %s", why);
+        errbuf_set(err, errlen, "default role: %s", why);
         return -1;
     }
     res_list acc = RES_LIST_INIT;
@@ -1668,10 +1723,10 @@ int res_parse_text(const char *text, const char *default_role, res_list *out,
         for (uint32_t j = 0; j < i; j++) {
             if (strcmp(acc.v[i].name, acc.v[j].name) == 0 &&
                 acc.v[i].type != acc.v[j].type) {
-                set_err(err, errlen,
-                        "%.*s: resources with the same name but different "
-                        "types",
-                        QUOTE_MAX, acc.v[i].name);
+                errbuf_set(err, errlen,
+                           "%.*s: resources with the same name but different "
+                           "types",
+                           QUOTE_MAX, acc.v[i].name);
                 res_list_clear(&acc);
                 return -1;
             }

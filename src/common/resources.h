@@ -287,6 +287,29 @@ void res_list_flatten(const res_list *in, const char *role, res_list *out);
  * clear it when role is NULL; entries that become addable are merged. */
 void res_list_allocate(res_list *l, const char *role);
 
+/* ---- Reservations, volumes and an agent's total ---------------------- */
+
+/* Make r the disk it was before its persistent volume was created (what
+ * DESTROY does): persistence and Volume removed, and no longer shared. A
+ * disk with a source keeps its DiskInfo and source; one without loses its
+ * DiskInfo. Nothing happens to a resource that is not a volume. */
+void res_drop_volume(struct resource *r);
+
+/* Remove the top of r's reservation stack (what UNRESERVE does to a dynamic
+ * reservation); nothing when r is unreserved. */
+void res_pop_reservation(struct resource *r);
+
+/* An agent's total resources: static_res (its --resources, or what it
+ * detected) with the checkpointed resources ckpt (dynamic reservations and
+ * persistent volumes) applied, as the master and the agent both compute
+ * it. Each resource of ckpt replaces its base, the same resource with its
+ * volume dropped, its dynamic reservations popped and no allocation role.
+ * Returns 0 with *out replaced by the total, or -1 with *out replaced by a
+ * copy of static_res and a one-line reason in err when the bases do not
+ * fit in static_res. */
+int res_agent_total(const res_list *static_res, const res_list *ckpt,
+                    res_list *out, char *err, size_t errlen);
+
 /* ---- Ranges helpers (arrays sorted and coalesced as in struct resource) */
 
 /* Sort and coalesce n ranges in place; returns the new count. Ranges that

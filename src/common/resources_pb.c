@@ -9,32 +9,17 @@
  */
 #include "common/resources_pb.h"
 
+#include "common/errbuf.h"
 #include "common/json_pb.h"
 #include "common/mem.h"
 
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define QUOTE_MAX 64
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        err[0] = '\0';
-}
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -62,14 +47,14 @@ static int labels_from_pb(const Mesos__V1__Labels *pb, struct res_label **out,
     if (pb == NULL || pb->n_labels == 0)
         return 0;
     if (pb->n_labels > RES_PB_MAX_LABELS) {
-        set_err(err, errlen, "%s: more than %d reservation labels", name,
-                RES_PB_MAX_LABELS);
+        errbuf_set(err, errlen, "%s: more than %d reservation labels", name,
+                   RES_PB_MAX_LABELS);
         return -1;
     }
     for (size_t i = 0; i < pb->n_labels; i++) {
         if (pb->labels[i] == NULL || pb->labels[i]->key == NULL) {
-            set_err(err, errlen, "%s: reservation label %zu has no key", name,
-                    i);
+            errbuf_set(err, errlen, "%s: reservation label %zu has no key",
+                       name, i);
             return -1;
         }
     }
@@ -138,24 +123,25 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
     switch (pb->type) {
     case MESOS__V1__VALUE__TYPE__SCALAR: {
         if (pb->scalar == NULL || pb->ranges != NULL || pb->set != NULL) {
-            set_err(err, errlen,
-                    "%s: a SCALAR resource needs the scalar field and no "
-                    "other value",
-                    name);
+            errbuf_set(err, errlen,
+                       "%s: a SCALAR resource needs the scalar field and no "
+                       "other value",
+                       name);
             return -1;
         }
         double d = pb->scalar->value;
         int64_t milli;
         if (res_scalar_from_double(d, &milli) < 0) {
-            set_err(err, errlen, "%s: scalar value %s", name,
-                    isnan(d)   ? "is not a number"
-                    : isinf(d) ? "is infinite"
-                    : d < 0    ? "is negative"
-                               : "is too large");
+            errbuf_set(err, errlen, "%s: scalar value %s", name,
+                       isnan(d)   ? "is not a number"
+                       : isinf(d) ? "is infinite"
+                       : d < 0    ? "is negative"
+                                  : "is too large");
             return -1;
         }
         if (milli == 0 && d != 0) {
-            set_err(err, errlen, "%s: scalar value %g rounds to zero", name, d);
+            errbuf_set(err, errlen, "%s: scalar value %g rounds to zero", name,
+                       d);
             return -1;
         }
         r->type = RES_SCALAR;
@@ -164,22 +150,23 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
     }
     case MESOS__V1__VALUE__TYPE__RANGES: {
         if (pb->ranges == NULL || pb->scalar != NULL || pb->set != NULL) {
-            set_err(err, errlen,
-                    "%s: a RANGES resource needs the ranges field and no "
-                    "other value",
-                    name);
+            errbuf_set(err, errlen,
+                       "%s: a RANGES resource needs the ranges field and no "
+                       "other value",
+                       name);
             return -1;
         }
         size_t n = pb->ranges->n_range;
         if (n > UINT32_MAX) {
-            set_err(err, errlen, "%s: too many ranges", name);
+            errbuf_set(err, errlen, "%s: too many ranges", name);
             return -1;
         }
         struct res_range *v = n ? xcalloc(n, sizeof(*v)) : NULL;
         for (size_t i = 0; i < n; i++) {
             const Mesos__V1__Value__Range *g = pb->ranges->range[i];
             if (g == NULL || g->begin > g->end) {
-                set_err(err, errlen, "%s: range %zu has begin > end", name, i);
+                errbuf_set(err, errlen, "%s: range %zu has begin > end", name,
+                           i);
                 free(v);
                 return -1;
             }
@@ -195,7 +182,7 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
                 overlap = sorted[i].begin <= sorted[i - 1].end;
             free(sorted);
             if (overlap) {
-                set_err(err, errlen, "%s: overlapping ranges", name);
+                errbuf_set(err, errlen, "%s: overlapping ranges", name);
                 free(v);
                 return -1;
             }
@@ -210,20 +197,20 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
     }
     case MESOS__V1__VALUE__TYPE__SET: {
         if (pb->set == NULL || pb->scalar != NULL || pb->ranges != NULL) {
-            set_err(err, errlen,
-                    "%s: a SET resource needs the set field and no other "
-                    "value",
-                    name);
+            errbuf_set(err, errlen,
+                       "%s: a SET resource needs the set field and no other "
+                       "value",
+                       name);
             return -1;
         }
         size_t n = pb->set->n_item;
         if (n > UINT32_MAX) {
-            set_err(err, errlen, "%s: too many set items", name);
+            errbuf_set(err, errlen, "%s: too many set items", name);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
             if (pb->set->item[i] == NULL) {
-                set_err(err, errlen, "%s: set item %zu missing", name, i);
+                errbuf_set(err, errlen, "%s: set item %zu missing", name, i);
                 return -1;
             }
         }
@@ -231,7 +218,7 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
         res_init_set(&tmp, name, (const char *const *)pb->set->item,
                      (uint32_t)n);
         if (tmp.nitems != n) {
-            set_err(err, errlen, "%s: duplicate set items", name);
+            errbuf_set(err, errlen, "%s: duplicate set items", name);
             res_clear(&tmp);
             return -1;
         }
@@ -244,12 +231,13 @@ static int value_from_pb(const Mesos__V1__Resource *pb, struct resource *r,
         return 0;
     }
     case MESOS__V1__VALUE__TYPE__TEXT:
-        set_err(err, errlen, "%s: TEXT resources are not supported", name);
+        errbuf_set(err, errlen, "%s: TEXT resources are not supported", name);
         return -1;
     default:
         break;
     }
-    set_err(err, errlen, "%s: unknown resource type %d", name, (int)pb->type);
+    errbuf_set(err, errlen, "%s: unknown resource type %d", name,
+               (int)pb->type);
     return -1;
 }
 
@@ -262,8 +250,8 @@ static int reservations_from_pb(const Mesos__V1__Resource *pb,
 
     if (pb->n_reservations > 0) {
         if (pb->n_reservations > RES_PB_MAX_RESERVATIONS) {
-            set_err(err, errlen, "%s: more than %d reservations", name,
-                    RES_PB_MAX_RESERVATIONS);
+            errbuf_set(err, errlen, "%s: more than %d reservations", name,
+                       RES_PB_MAX_RESERVATIONS);
             return -1;
         }
         for (size_t i = 0; i < pb->n_reservations; i++) {
@@ -273,24 +261,24 @@ static int reservations_from_pb(const Mesos__V1__Resource *pb,
                      MESOS__V1__RESOURCE__RESERVATION_INFO__TYPE__STATIC &&
                  v->type !=
                      MESOS__V1__RESOURCE__RESERVATION_INFO__TYPE__DYNAMIC)) {
-                set_err(err, errlen,
-                        "%s: reservations[%zu] needs type STATIC or DYNAMIC",
-                        name, i);
+                errbuf_set(err, errlen,
+                           "%s: reservations[%zu] needs type STATIC or DYNAMIC",
+                           name, i);
                 return -1;
             }
             if (v->role == NULL) {
-                set_err(err, errlen, "%s: reservations[%zu] needs a role", name,
-                        i);
+                errbuf_set(err, errlen, "%s: reservations[%zu] needs a role",
+                           name, i);
                 return -1;
             }
         }
         /* Both formats at once: only Mesos's "endpoint" format, where the
          * legacy fields repeat a single reservation exactly. */
         if ((has_role || legacy != NULL) && pb->n_reservations > 1) {
-            set_err(err, errlen,
-                    "%s: 'role' and 'reservation' must not be set with "
-                    "refined 'reservations'",
-                    name);
+            errbuf_set(err, errlen,
+                       "%s: 'role' and 'reservation' must not be set with "
+                       "refined 'reservations'",
+                       name);
             return -1;
         }
         if (has_role || legacy != NULL) {
@@ -305,10 +293,10 @@ static int reservations_from_pb(const Mesos__V1__Resource *pb,
                                labels_pb_eq(legacy->labels, v->labels)
                          : legacy == NULL);
             if (!same) {
-                set_err(err, errlen,
-                        "%s: both 'reservations' and 'role'/'reservation' "
-                        "are set and they disagree",
-                        name);
+                errbuf_set(err, errlen,
+                           "%s: both 'reservations' and 'role'/'reservation' "
+                           "are set and they disagree",
+                           name);
                 return -1;
             }
         }
@@ -328,20 +316,20 @@ static int reservations_from_pb(const Mesos__V1__Resource *pb,
     const char *role = has_role ? pb->role : default_role ? default_role : "*";
     char why[256];
     if (res_role_validate(role, why, sizeof(why)) < 0) {
-        set_err(err, errlen, "%s: %s", name, why);
+        errbuf_set(err, errlen, "%s: %s", name, why);
         return -1;
     }
     if (legacy != NULL) {
         if (legacy->has_type || legacy->role != NULL) {
-            set_err(err, errlen,
-                    "%s: 'reservation' must not set type or role (use "
-                    "'reservations')",
-                    name);
+            errbuf_set(err, errlen,
+                       "%s: 'reservation' must not set type or role (use "
+                       "'reservations')",
+                       name);
             return -1;
         }
         if (strcmp(role, "*") == 0) {
-            set_err(err, errlen,
-                    "%s: role \"*\" cannot be dynamically reserved", name);
+            errbuf_set(err, errlen,
+                       "%s: role \"*\" cannot be dynamically reserved", name);
             return -1;
         }
         return push_resv_from_pb(r, RES_RESV_DYNAMIC, role, legacy, name, err,
@@ -360,7 +348,7 @@ static int disk_from_pb(const Mesos__V1__Resource__DiskInfo *pb,
     r->disk = d; /* owned by r from here on, freed with it on failure */
     if (pb->persistence != NULL) {
         if (pb->persistence->id == NULL) {
-            set_err(err, errlen, "%s: persistence without an id", name);
+            errbuf_set(err, errlen, "%s: persistence without an id", name);
             return -1;
         }
         d->persistence_id = xstrdup(pb->persistence->id);
@@ -388,23 +376,26 @@ static int disk_from_pb(const Mesos__V1__Resource__DiskInfo *pb,
             d->source = RES_DISK_SOURCE_RAW;
             break;
         default:
-            set_err(err, errlen, "%s: unsupported disk source type %d", name,
-                    (int)s->type);
+            errbuf_set(err, errlen, "%s: unsupported disk source type %d", name,
+                       (int)s->type);
             return -1;
         }
         if (d->source == RES_DISK_SOURCE_PATH) {
             if (s->mount != NULL) {
-                set_err(err, errlen, "%s: PATH disk source with a mount", name);
+                errbuf_set(err, errlen, "%s: PATH disk source with a mount",
+                           name);
                 return -1;
             }
         } else if (d->source == RES_DISK_SOURCE_MOUNT) {
             if (s->path != NULL) {
-                set_err(err, errlen, "%s: MOUNT disk source with a path", name);
+                errbuf_set(err, errlen, "%s: MOUNT disk source with a path",
+                           name);
                 return -1;
             }
         } else if (s->path != NULL || s->mount != NULL) {
-            set_err(err, errlen, "%s: %s disk source with a path or mount",
-                    name, d->source == RES_DISK_SOURCE_BLOCK ? "BLOCK" : "RAW");
+            errbuf_set(err, errlen, "%s: %s disk source with a path or mount",
+                       name,
+                       d->source == RES_DISK_SOURCE_BLOCK ? "BLOCK" : "RAW");
             return -1;
         }
         const char *root = s->path    ? s->path->root
@@ -421,11 +412,11 @@ static int from_pb(const Mesos__V1__Resource *pb, const char *default_role,
                    struct resource *out, char *err, size_t errlen)
 {
     if (pb == NULL) {
-        set_err(err, errlen, "missing resource");
+        errbuf_set(err, errlen, "missing resource");
         return -1;
     }
     if (pb->name == NULL || pb->name[0] == '\0') {
-        set_err(err, errlen, "empty resource name");
+        errbuf_set(err, errlen, "empty resource name");
         return -1;
     }
     char name[QUOTE_MAX + 1];
@@ -470,7 +461,7 @@ int res_list_from_pb(Mesos__V1__Resource *const *v, size_t n, res_list *out,
                      char *err, size_t errlen)
 {
     if (n > RES_PB_MAX_RESOURCES) {
-        set_err(err, errlen, "more than %d resources", RES_PB_MAX_RESOURCES);
+        errbuf_set(err, errlen, "more than %d resources", RES_PB_MAX_RESOURCES);
         return -1;
     }
     res_list acc = RES_LIST_INIT;
@@ -478,7 +469,7 @@ int res_list_from_pb(Mesos__V1__Resource *const *v, size_t n, res_list *out,
     for (size_t i = 0; i < n; i++) {
         struct resource r;
         if (res_from_pb(v[i], &r, why, sizeof(why)) < 0) {
-            set_err(err, errlen, "resource %zu: %s", i, why);
+            errbuf_set(err, errlen, "resource %zu: %s", i, why);
             res_list_clear(&acc);
             return -1;
         }
@@ -692,24 +683,24 @@ static int from_json(const char *text, const char *default_role, res_list *out,
                      char *err, size_t errlen)
 {
     if (text == NULL) {
-        set_err(err, errlen, "no resources JSON");
+        errbuf_set(err, errlen, "no resources JSON");
         return -1;
     }
     json_error_t jerr;
     json_t *root = json_loads(text, 0, &jerr);
     if (root == NULL) {
-        set_err(err, errlen, "resources JSON: %s at line %d column %d",
-                jerr.text, jerr.line, jerr.column);
+        errbuf_set(err, errlen, "resources JSON: %s at line %d column %d",
+                   jerr.text, jerr.line, jerr.column);
         return -1;
     }
     if (!json_is_array(root)) {
-        set_err(err, errlen, "resources JSON must be an array");
+        errbuf_set(err, errlen, "resources JSON must be an array");
         json_decref(root);
         return -1;
     }
     size_t n = json_array_size(root);
     if (n > RES_PB_MAX_RESOURCES) {
-        set_err(err, errlen, "more than %d resources", RES_PB_MAX_RESOURCES);
+        errbuf_set(err, errlen, "more than %d resources", RES_PB_MAX_RESOURCES);
         json_decref(root);
         return -1;
     }
@@ -718,13 +709,13 @@ static int from_json(const char *text, const char *default_role, res_list *out,
     for (size_t i = 0; i < n; i++) {
         const json_t *elem = json_array_get(root, i);
         if (!json_is_object(elem)) {
-            set_err(err, errlen, "resource %zu: not a JSON object", i);
+            errbuf_set(err, errlen, "resource %zu: not a JSON object", i);
             goto fail;
         }
         ProtobufCMessage *msg = jpb_from_json(&mesos__v1__resource__descriptor,
                                               elem, why, sizeof(why));
         if (msg == NULL) {
-            set_err(err, errlen, "resource %zu: %s", i, why);
+            errbuf_set(err, errlen, "resource %zu: %s", i, why);
             goto fail;
         }
         struct resource r;
@@ -732,7 +723,7 @@ static int from_json(const char *text, const char *default_role, res_list *out,
                          why, sizeof(why));
         jpb_free(msg);
         if (rc < 0) {
-            set_err(err, errlen, "resource %zu: %s", i, why);
+            errbuf_set(err, errlen, "resource %zu: %s", i, why);
             goto fail;
         }
         res_list_add(&acc, &r);
@@ -761,32 +752,32 @@ static int check_command_line(const res_list *l, char *err, size_t errlen)
     for (uint32_t i = 0; i < l->n; i++) {
         const struct resource *r = &l->v[i];
         if (res_is_persistent_volume(r)) {
-            set_err(err, errlen,
-                    "%.*s: persistent volumes cannot be specified at the "
-                    "command line",
-                    QUOTE_MAX, r->name);
+            errbuf_set(err, errlen,
+                       "%.*s: persistent volumes cannot be specified at the "
+                       "command line",
+                       QUOTE_MAX, r->name);
             return -1;
         }
         if (res_is_revocable(r)) {
-            set_err(err, errlen,
-                    "%.*s: revocable resources cannot be specified at the "
-                    "command line",
-                    QUOTE_MAX, r->name);
+            errbuf_set(err, errlen,
+                       "%.*s: revocable resources cannot be specified at the "
+                       "command line",
+                       QUOTE_MAX, r->name);
             return -1;
         }
         if (res_is_dynamically_reserved(r)) {
-            set_err(err, errlen,
-                    "%.*s: dynamic reservations cannot be specified at the "
-                    "command line",
-                    QUOTE_MAX, r->name);
+            errbuf_set(err, errlen,
+                       "%.*s: dynamic reservations cannot be specified at the "
+                       "command line",
+                       QUOTE_MAX, r->name);
             return -1;
         }
         for (uint32_t j = 0; j < i; j++) {
             if (strcmp(l->v[j].name, r->name) == 0 && l->v[j].type != r->type) {
-                set_err(err, errlen,
-                        "%.*s: resources with the same name but different "
-                        "types",
-                        QUOTE_MAX, r->name);
+                errbuf_set(err, errlen,
+                           "%.*s: resources with the same name but different "
+                           "types",
+                           QUOTE_MAX, r->name);
                 return -1;
             }
         }
@@ -798,7 +789,7 @@ int res_list_parse(const char *text, const char *default_role, res_list *out,
                    char *err, size_t errlen)
 {
     if (text == NULL) {
-        set_err(err, errlen, "no resources text");
+        errbuf_set(err, errlen, "no resources text");
         return -1;
     }
     const char *p = text;
@@ -810,7 +801,7 @@ int res_list_parse(const char *text, const char *default_role, res_list *out,
     char why[256];
     if (default_role != NULL &&
         res_role_validate(default_role, why, sizeof(why)) < 0) {
-        set_err(err, errlen, "default role: %s", why);
+        errbuf_set(err, errlen, "default role: %s", why);
         return -1;
     }
     res_list acc = RES_LIST_INIT;

@@ -1,7 +1,7 @@
 /*
- * fit: which resources of an offer a task takes. Shared by the offer pool's
- * placement (offerd_pool_find, offerd_fit_take) and offerd-execute
- * (cli/offer_fit.h).
+ * fit: which resources of an offer a task takes. The offer pool's placement
+ * (offerd_pool_find, offerd_fit_take, which offerd-execute uses) is built on
+ * it.
  *
  * A task asks for plain quantities ("cpus:0.1;mem:32;ports:[31000-31000]");
  * an offer holds resources that may be reserved to the framework's role (or

@@ -1168,6 +1168,62 @@ int offerd_sched_teardown(struct offerd_sched *s)
     return 0;
 }
 
+/* Post one of the calls that answer offers or inverse offers (ACCEPT,
+ * DECLINE, ACCEPT_INVERSE_OFFERS, DECLINE_INVERSE_OFFERS): ids (n >= 1),
+ * filters (may be NULL) and, for ACCEPT only, nops operations. */
+static int post_answer(struct offerd_sched *s,
+                       Mesos__V1__Scheduler__Call__Type type,
+                       const char *const *offer_ids, size_t n,
+                       Mesos__V1__Offer__Operation *const *ops, size_t nops,
+                       const Mesos__V1__Filters *filters)
+{
+    struct offer_ids ids;
+    if (offer_ids_make(&ids, offer_ids, n) != 0)
+        return -1;
+    Mesos__V1__Filters *f = (Mesos__V1__Filters *)filters;
+    Mesos__V1__Scheduler__Call call;
+    Mesos__V1__Scheduler__Call__Accept acc =
+        MESOS__V1__SCHEDULER__CALL__ACCEPT__INIT;
+    Mesos__V1__Scheduler__Call__Decline dec =
+        MESOS__V1__SCHEDULER__CALL__DECLINE__INIT;
+    Mesos__V1__Scheduler__Call__AcceptInverseOffers acc_inv =
+        MESOS__V1__SCHEDULER__CALL__ACCEPT_INVERSE_OFFERS__INIT;
+    Mesos__V1__Scheduler__Call__DeclineInverseOffers dec_inv =
+        MESOS__V1__SCHEDULER__CALL__DECLINE_INVERSE_OFFERS__INIT;
+    call_init(&call, type);
+    switch (type) {
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT:
+        acc.n_offer_ids = n;
+        acc.offer_ids = ids.ptrs;
+        acc.n_operations = nops;
+        acc.operations = (Mesos__V1__Offer__Operation **)ops;
+        acc.filters = f;
+        call.accept = &acc;
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE:
+        dec.n_offer_ids = n;
+        dec.offer_ids = ids.ptrs;
+        dec.filters = f;
+        call.decline = &dec;
+        break;
+    case MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT_INVERSE_OFFERS:
+        acc_inv.n_inverse_offer_ids = n;
+        acc_inv.inverse_offer_ids = ids.ptrs;
+        acc_inv.filters = f;
+        call.accept_inverse_offers = &acc_inv;
+        break;
+    default: /* DECLINE_INVERSE_OFFERS */
+        dec_inv.n_inverse_offer_ids = n;
+        dec_inv.inverse_offer_ids = ids.ptrs;
+        dec_inv.filters = f;
+        call.decline_inverse_offers = &dec_inv;
+        break;
+    }
+    int rc = post_call(s, &call);
+    offer_ids_free(&ids);
+    return rc;
+}
+
 int offerd_sched_accept(struct offerd_sched *s, const char *const *offer_ids,
                         size_t n, Mesos__V1__Offer__Operation *const *ops,
                         size_t nops, const Mesos__V1__Filters *filters)
@@ -1177,41 +1233,15 @@ int offerd_sched_accept(struct offerd_sched *s, const char *const *offer_ids,
     for (size_t i = 0; i < nops; i++)
         if (ops[i] == NULL)
             return -1;
-    struct offer_ids ids;
-    if (offer_ids_make(&ids, offer_ids, n) != 0)
-        return -1;
-    Mesos__V1__Scheduler__Call call;
-    Mesos__V1__Scheduler__Call__Accept acc =
-        MESOS__V1__SCHEDULER__CALL__ACCEPT__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT);
-    acc.n_offer_ids = n;
-    acc.offer_ids = ids.ptrs;
-    acc.n_operations = nops;
-    acc.operations = (Mesos__V1__Offer__Operation **)ops;
-    acc.filters = (Mesos__V1__Filters *)filters;
-    call.accept = &acc;
-    int rc = post_call(s, &call);
-    offer_ids_free(&ids);
-    return rc;
+    return post_answer(s, MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT, offer_ids,
+                       n, ops, nops, filters);
 }
 
 int offerd_sched_decline(struct offerd_sched *s, const char *const *offer_ids,
                          size_t n, const Mesos__V1__Filters *filters)
 {
-    struct offer_ids ids;
-    if (offer_ids_make(&ids, offer_ids, n) != 0)
-        return -1;
-    Mesos__V1__Scheduler__Call call;
-    Mesos__V1__Scheduler__Call__Decline dec =
-        MESOS__V1__SCHEDULER__CALL__DECLINE__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE);
-    dec.n_offer_ids = n;
-    dec.offer_ids = ids.ptrs;
-    dec.filters = (Mesos__V1__Filters *)filters;
-    call.decline = &dec;
-    int rc = post_call(s, &call);
-    offer_ids_free(&ids);
-    return rc;
+    return post_answer(s, MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE, offer_ids,
+                       n, NULL, 0, filters);
 }
 
 int offerd_sched_accept_inverse_offers(struct offerd_sched *s,
@@ -1219,20 +1249,9 @@ int offerd_sched_accept_inverse_offers(struct offerd_sched *s,
                                        size_t n,
                                        const Mesos__V1__Filters *filters)
 {
-    struct offer_ids ids;
-    if (offer_ids_make(&ids, inverse_offer_ids, n) != 0)
-        return -1;
-    Mesos__V1__Scheduler__Call call;
-    Mesos__V1__Scheduler__Call__AcceptInverseOffers acc =
-        MESOS__V1__SCHEDULER__CALL__ACCEPT_INVERSE_OFFERS__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT_INVERSE_OFFERS);
-    acc.n_inverse_offer_ids = n;
-    acc.inverse_offer_ids = ids.ptrs;
-    acc.filters = (Mesos__V1__Filters *)filters;
-    call.accept_inverse_offers = &acc;
-    int rc = post_call(s, &call);
-    offer_ids_free(&ids);
-    return rc;
+    return post_answer(s,
+                       MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT_INVERSE_OFFERS,
+                       inverse_offer_ids, n, NULL, 0, filters);
 }
 
 int offerd_sched_decline_inverse_offers(struct offerd_sched *s,
@@ -1240,50 +1259,46 @@ int offerd_sched_decline_inverse_offers(struct offerd_sched *s,
                                         size_t n,
                                         const Mesos__V1__Filters *filters)
 {
-    struct offer_ids ids;
-    if (offer_ids_make(&ids, inverse_offer_ids, n) != 0)
-        return -1;
-    Mesos__V1__Scheduler__Call call;
-    Mesos__V1__Scheduler__Call__DeclineInverseOffers dec =
-        MESOS__V1__SCHEDULER__CALL__DECLINE_INVERSE_OFFERS__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE_INVERSE_OFFERS);
-    dec.n_inverse_offer_ids = n;
-    dec.inverse_offer_ids = ids.ptrs;
-    dec.filters = (Mesos__V1__Filters *)filters;
-    call.decline_inverse_offers = &dec;
-    int rc = post_call(s, &call);
-    offer_ids_free(&ids);
-    return rc;
+    return post_answer(s,
+                       MESOS__V1__SCHEDULER__CALL__TYPE__DECLINE_INVERSE_OFFERS,
+                       inverse_offer_ids, n, NULL, 0, filters);
 }
 
-int offerd_sched_revive(struct offerd_sched *s, const char *const *roles,
-                        size_t n)
+/* Post REVIVE or SUPPRESS for roles (n may be 0: all of them). */
+static int post_roles(struct offerd_sched *s,
+                      Mesos__V1__Scheduler__Call__Type type,
+                      const char *const *roles, size_t n)
 {
     if (!strings_ok(roles, n))
         return -1;
     Mesos__V1__Scheduler__Call call;
     Mesos__V1__Scheduler__Call__Revive rev =
         MESOS__V1__SCHEDULER__CALL__REVIVE__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE);
-    rev.n_roles = n;
-    rev.roles = (char **)roles;
-    call.revive = &rev;
+    Mesos__V1__Scheduler__Call__Suppress sup =
+        MESOS__V1__SCHEDULER__CALL__SUPPRESS__INIT;
+    call_init(&call, type);
+    if (type == MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE) {
+        rev.n_roles = n;
+        rev.roles = (char **)roles;
+        call.revive = &rev;
+    } else {
+        sup.n_roles = n;
+        sup.roles = (char **)roles;
+        call.suppress = &sup;
+    }
     return post_call(s, &call);
+}
+
+int offerd_sched_revive(struct offerd_sched *s, const char *const *roles,
+                        size_t n)
+{
+    return post_roles(s, MESOS__V1__SCHEDULER__CALL__TYPE__REVIVE, roles, n);
 }
 
 int offerd_sched_suppress(struct offerd_sched *s, const char *const *roles,
                           size_t n)
 {
-    if (!strings_ok(roles, n))
-        return -1;
-    Mesos__V1__Scheduler__Call call;
-    Mesos__V1__Scheduler__Call__Suppress sup =
-        MESOS__V1__SCHEDULER__CALL__SUPPRESS__INIT;
-    call_init(&call, MESOS__V1__SCHEDULER__CALL__TYPE__SUPPRESS);
-    sup.n_roles = n;
-    sup.roles = (char **)roles;
-    call.suppress = &sup;
-    return post_call(s, &call);
+    return post_roles(s, MESOS__V1__SCHEDULER__CALL__TYPE__SUPPRESS, roles, n);
 }
 
 int offerd_sched_kill(struct offerd_sched *s, const char *task_id,

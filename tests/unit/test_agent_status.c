@@ -127,37 +127,6 @@ START_TEST(test_exit_outcomes)
 }
 END_TEST
 
-START_TEST(test_terminal_states)
-{
-    static const struct {
-        Mesos__V1__TaskState s;
-        bool terminal;
-    } cases[] = {
-        {MESOS__V1__TASK_STATE__TASK_STAGING, false},
-        {MESOS__V1__TASK_STATE__TASK_STARTING, false},
-        {MESOS__V1__TASK_STATE__TASK_RUNNING, false},
-        {MESOS__V1__TASK_STATE__TASK_KILLING, false},
-        {MESOS__V1__TASK_STATE__TASK_UNREACHABLE, false},
-        {MESOS__V1__TASK_STATE__TASK_UNKNOWN, false},
-        {MESOS__V1__TASK_STATE__TASK_FINISHED, true},
-        {MESOS__V1__TASK_STATE__TASK_FAILED, true},
-        {MESOS__V1__TASK_STATE__TASK_KILLED, true},
-        {MESOS__V1__TASK_STATE__TASK_ERROR, true},
-        {MESOS__V1__TASK_STATE__TASK_LOST, true},
-        {MESOS__V1__TASK_STATE__TASK_DROPPED, true},
-        {MESOS__V1__TASK_STATE__TASK_GONE, true},
-        {MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR, true},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        ck_assert_msg(agent_task_state_is_terminal(cases[i].s) ==
-                          cases[i].terminal,
-                      "%s", agent_task_state_name(cases[i].s));
-    ck_assert_str_eq(agent_task_state_name(MESOS__V1__TASK_STATE__TASK_RUNNING),
-                     "TASK_RUNNING");
-    ck_assert_str_eq(agent_task_state_name((Mesos__V1__TaskState)999), "?");
-}
-END_TEST
-
 static Suite *agent_status_suite(void)
 {
     Suite *s = suite_create("agent_status");
@@ -165,7 +134,6 @@ static Suite *agent_status_suite(void)
     tcase_add_test(tc, test_every_field);
     tcase_add_test(tc, test_optional_fields_and_given_uuid);
     tcase_add_test(tc, test_exit_outcomes);
-    tcase_add_test(tc, test_terminal_states);
     suite_add_tcase(s, tc);
     return s;
 }

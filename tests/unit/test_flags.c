@@ -7,8 +7,10 @@
 #include "check_main.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A table with one flag of each type. */
 struct vals {
@@ -302,6 +304,68 @@ START_TEST(test_help)
 }
 END_TEST
 
+/* The text fd (1 or 2) received while flags_report ran; caller frees. */
+static char *report_output(struct flags *f, enum flags_result r,
+                           const char *reason, int fd, int *status)
+{
+    fflush(stdout);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(fd);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(dup2(fileno(tmp), fd), 0);
+    *status = flags_report(f, r, reason);
+    fflush(stdout);
+    fflush(stderr);
+    ck_assert_int_ge(dup2(saved, fd), 0);
+    close(saved);
+    ck_assert_int_eq(fseek(tmp, 0, SEEK_END), 0);
+    long n = ftell(tmp);
+    ck_assert_int_ge(n, 0);
+    char *text = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    ck_assert_uint_eq(fread(text, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
+    return text;
+}
+
+START_TEST(test_report)
+{
+    struct flags *f;
+    char err[256] = "";
+    const char *args[] = {"--count=x", NULL};
+    ck_assert_int_eq(run(&f, args, NULL, err, sizeof(err)), FLAGS_ERROR);
+    int status;
+    char *text = report_output(f, FLAGS_ERROR, err, 2, &status);
+    ck_assert_int_eq(status, 1);
+    char want[512];
+    snprintf(want, sizeof(want), "prog: %s\nRun 'prog --help' for usage.\n",
+             err);
+    ck_assert_str_eq(text, want);
+    free(text);
+    text = report_output(f, FLAGS_ERROR, err, 1, &status);
+    ck_assert_str_eq(text, ""); /* nothing on stdout */
+    free(text);
+
+    text = report_output(f, FLAGS_HELP, NULL, 1, &status);
+    ck_assert_int_eq(status, 0);
+    ck_assert_ptr_eq(strstr(text, "Usage: prog [options]"), text);
+    free(text);
+    text = report_output(f, FLAGS_HELP, NULL, 2, &status);
+    ck_assert_str_eq(text, ""); /* nothing on stderr */
+    free(text);
+
+    for (int fd = 1; fd <= 2; fd++) {
+        text = report_output(f, FLAGS_OK, NULL, fd, &status);
+        ck_assert_int_eq(status, -1);
+        ck_assert_str_eq(text, "");
+        free(text);
+    }
+    flags_free(f);
+}
+END_TEST
+
 START_TEST(test_usage_wraps_long_help)
 {
     static const char *long_help =
@@ -418,6 +482,7 @@ static Suite *flags_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_add_test(tc, test_help);
+    tcase_add_test(tc, test_report);
     tcase_add_test(tc, test_usage_wraps_long_help);
     tcase_add_test(tc, test_json);
     tcase_add_test(tc, test_format_units);

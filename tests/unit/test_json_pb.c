@@ -14,6 +14,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2359,6 +2360,79 @@ static void add_mesos_tests(Suite *s)
     suite_add_tcase(s, tc);
 }
 
+/* ------------------------------------------------------------------------ */
+/* jpb_copy                                                                 */
+
+START_TEST(test_copy_null_stays_null)
+{
+    ck_assert_ptr_null(jpb_copy(D_ALL, NULL));
+}
+END_TEST
+
+/* A copy has the same bytes and owns all of them: the original is freed
+ * first, so a shared pointer would be a use after free under ASan. */
+START_TEST(test_copy_is_deep)
+{
+    rng_state = 0xc0b1e5ULL;
+    for (int i = 0; i < 100; i++) {
+        All *a = rnd_all();
+        size_t len, len2;
+        uint8_t *pb = jpb_to_pb(&a->base, &len);
+        All *c = jpb_copy(D_ALL, &a->base);
+        ck_assert_ptr_nonnull(c);
+        ck_assert_ptr_ne(c, a);
+        jpb_free(&a->base);
+        uint8_t *pb2 = jpb_to_pb(&c->base, &len2);
+        ck_assert_msg(len == len2 && memcmp(pb, pb2, len) == 0,
+                      "copy %d differs", i);
+        free(pb);
+        free(pb2);
+        jpb_free(&c->base);
+    }
+}
+END_TEST
+
+/* A message built in code (on the stack, string literals) copies into one
+ * that jpb_free releases, as the master and the agent use it. */
+START_TEST(test_copy_of_built_message)
+{
+    Mesos__V1__TaskID id = MESOS__V1__TASK_ID__INIT;
+    id.value = "t1";
+    Mesos__V1__TaskStatus st = MESOS__V1__TASK_STATUS__INIT;
+    st.task_id = &id;
+    st.state = MESOS__V1__TASK_STATE__TASK_RUNNING;
+    st.message = "up";
+    Mesos__V1__TaskStatus *c =
+        jpb_copy(&mesos__v1__task_status__descriptor, &st.base);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_ne(c->task_id, &id);
+    ck_assert_ptr_ne(c->task_id->value, id.value);
+    char *want = text_of(&st.base);
+    char *got = text_of(&c->base);
+    ck_assert_str_eq(got, want);
+    free(want);
+    free(got);
+    jpb_free(&c->base);
+}
+END_TEST
+
+/* Copying as the wrong type is a bug: the process aborts. */
+START_TEST(test_copy_wrong_descriptor_aborts)
+{
+    Scalars s = OFFERD__JPBTEST__SCALARS__INIT;
+    jpb_copy(D_REPEATS, &s.base);
+}
+END_TEST
+
+/* So is a message that would not read back (a string that is not UTF-8). */
+START_TEST(test_copy_unreadable_aborts)
+{
+    Scalars s = OFFERD__JPBTEST__SCALARS__INIT;
+    s.str = "\xff\xfe";
+    jpb_copy(D_SCALARS, &s.base);
+}
+END_TEST
+
 static Suite *json_pb_suite(void)
 {
     Suite *s = suite_create("json_pb");
@@ -2404,6 +2478,11 @@ static Suite *json_pb_suite(void)
     tcase_add_test(tc, test_encode_decode_dispatch);
     tcase_add_test(tc, test_error_buffer_small_or_absent);
     tcase_add_test(tc, test_random_round_trips);
+    tcase_add_test(tc, test_copy_null_stays_null);
+    tcase_add_test(tc, test_copy_is_deep);
+    tcase_add_test(tc, test_copy_of_built_message);
+    tcase_add_test_raise_signal(tc, test_copy_wrong_descriptor_aborts, SIGABRT);
+    tcase_add_test_raise_signal(tc, test_copy_unreadable_aborts, SIGABRT);
     suite_add_tcase(s, tc);
     add_mesos_tests(s);
     return s;

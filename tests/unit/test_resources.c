@@ -1453,6 +1453,171 @@ START_TEST(render_format)
 }
 END_TEST
 
+/* ---- reservations, volumes and an agent's total ------------------------- */
+
+/* A dynamically reserved persistent volume of milli disk, reserved to role. */
+static void make_dynamic_volume(struct resource *r, const char *id,
+                                int64_t milli, const char *role)
+{
+    res_init_scalar(r, "disk", milli);
+    res_push_reservation(r, RES_RESV_DYNAMIC, role, "ops", NULL, 0);
+    r->disk = calloc(1, sizeof(*r->disk));
+    r->disk->persistence_id = strdup(id);
+    r->disk->persistence_principal = strdup("ops");
+    r->disk->has_volume = true;
+    r->disk->volume_mode = RES_VOLUME_RW;
+    r->disk->container_path = strdup("data");
+}
+
+START_TEST(drop_volume_of_default_disk)
+{
+    struct resource v, want;
+    make_dynamic_volume(&v, "v1", 64000, "eng");
+    v.shared = true;
+    v.shared_count = 1;
+    res_drop_volume(&v);
+    ck_assert_ptr_null(v.disk);
+    ck_assert(!v.shared);
+    ck_assert_uint_eq(v.shared_count, 0);
+    res_init_scalar(&want, "disk", 64000);
+    res_push_reservation(&want, RES_RESV_DYNAMIC, "eng", "ops", NULL, 0);
+    ck_assert(res_same_identity(&v, &want));
+    ck_assert_int_eq(v.scalar, want.scalar);
+    res_clear(&v);
+    res_clear(&want);
+}
+END_TEST
+
+START_TEST(drop_volume_keeps_the_source)
+{
+    struct resource v;
+    make_dynamic_volume(&v, "v1", 64000, "eng");
+    v.disk->source = RES_DISK_SOURCE_MOUNT;
+    v.disk->source_root = strdup("/mnt/d1");
+    v.disk->source_id = strdup("d1");
+    res_drop_volume(&v);
+    ck_assert_ptr_nonnull(v.disk);
+    ck_assert(!res_is_persistent_volume(&v));
+    ck_assert(!v.disk->has_volume);
+    ck_assert_ptr_null(v.disk->persistence_principal);
+    ck_assert_ptr_null(v.disk->container_path);
+    ck_assert_ptr_null(v.disk->host_path);
+    ck_assert_int_eq(v.disk->source, RES_DISK_SOURCE_MOUNT);
+    ck_assert_str_eq(v.disk->source_root, "/mnt/d1");
+    ck_assert_str_eq(v.disk->source_id, "d1");
+    res_clear(&v);
+}
+END_TEST
+
+START_TEST(drop_volume_of_other_resources_changes_nothing)
+{
+    res_list l = parse_ok("cpus(eng):2;disk:10", NULL);
+    res_list before = RES_LIST_INIT;
+    res_list_copy(&before, &l);
+    for (uint32_t i = 0; i < l.n; i++)
+        res_drop_volume(&l.v[i]);
+    ck_assert(res_list_equal(&l, &before));
+    res_list_clear(&l);
+    res_list_clear(&before);
+}
+END_TEST
+
+START_TEST(pop_reservation_pops_the_top)
+{
+    struct resource r;
+    res_init_scalar(&r, "cpus", 1000);
+    res_push_reservation(&r, RES_RESV_STATIC, "eng", NULL, NULL, 0);
+    struct res_label label = {"k", "v"};
+    res_push_reservation(&r, RES_RESV_DYNAMIC, "eng/web", "ops", &label, 1);
+    ck_assert_str_eq(res_reservation_role(&r), "eng/web");
+    res_pop_reservation(&r);
+    ck_assert_uint_eq(r.nresv, 1);
+    ck_assert_str_eq(res_reservation_role(&r), "eng");
+    res_pop_reservation(&r);
+    ck_assert(res_is_unreserved(&r));
+    res_pop_reservation(&r); /* unreserved: nothing */
+    ck_assert(res_is_unreserved(&r));
+    ck_assert_int_eq(r.scalar, 1000);
+    res_clear(&r);
+}
+END_TEST
+
+/* The checkpoint of an agent: one CPU reserved to eng, and a volume made
+ * from 64 MB of disk reserved to eng; allocated as offers carry them. */
+static res_list checkpointed(void)
+{
+    res_list ckpt = RES_LIST_INIT;
+    struct resource r;
+    res_init_scalar(&r, "cpus", 1000);
+    res_push_reservation(&r, RES_RESV_DYNAMIC, "eng", "ops", NULL, 0);
+    res_list_add(&ckpt, &r);
+    res_clear(&r);
+    make_dynamic_volume(&r, "v1", 64000, "eng");
+    res_list_add(&ckpt, &r);
+    res_clear(&r);
+    res_list_allocate(&ckpt, "eng");
+    return ckpt;
+}
+
+static bool unreserved_pred(const struct resource *r, const void *arg)
+{
+    (void)arg;
+    return res_is_unreserved(r);
+}
+
+START_TEST(agent_total_replaces_the_bases)
+{
+    res_list stat = parse_ok("cpus:4;mem:1024;disk:1000", NULL);
+    res_list ckpt = checkpointed();
+    res_list total = parse_ok("gpus:1", NULL); /* replaced */
+    char err[256] = "";
+    ck_assert_int_eq(res_agent_total(&stat, &ckpt, &total, err, sizeof(err)),
+                     0);
+    /* The sums are the static ones; the reservation and the volume replace
+     * what they were made of. */
+    ck_assert_int_eq(res_list_scalar(&total, "cpus"), 4000);
+    ck_assert_int_eq(res_list_scalar(&total, "mem"), 1024000);
+    ck_assert_int_eq(res_list_scalar(&total, "disk"), 1000000);
+    ck_assert_int_eq(res_list_scalar(&total, "gpus"), 0);
+    ck_assert(res_list_contains(&total, &ckpt));
+    res_list unreserved = RES_LIST_INIT;
+    res_list_filter(&total, unreserved_pred, NULL, &unreserved);
+    ck_assert_int_eq(res_list_scalar(&unreserved, "cpus"), 3000);
+    ck_assert_int_eq(res_list_scalar(&unreserved, "disk"), 936000);
+    res_list_clear(&unreserved);
+    /* Nothing checkpointed: the static resources. */
+    res_list none = RES_LIST_INIT;
+    ck_assert_int_eq(res_agent_total(&stat, &none, &total, err, sizeof(err)),
+                     0);
+    ck_assert(res_list_equal(&total, &stat));
+    res_list_clear(&stat);
+    res_list_clear(&ckpt);
+    res_list_clear(&total);
+}
+END_TEST
+
+START_TEST(agent_total_when_the_checkpoint_does_not_fit)
+{
+    res_list small = parse_ok("cpus:0.5;disk:10", NULL);
+    res_list ckpt = checkpointed();
+    res_list total = RES_LIST_INIT;
+    char err[256] = "";
+    ck_assert_int_eq(res_agent_total(&small, &ckpt, &total, err, sizeof(err)),
+                     -1);
+    ck_assert(res_list_equal(&total, &small));
+    ck_assert_str_eq(err, "the checkpointed resources do not fit the agent's "
+                          "resources");
+    /* A reserved static resource is not a base for an unreserved one. */
+    res_list reserved = parse_ok("cpus(ops):4;disk(ops):1000", NULL);
+    ck_assert_int_eq(res_agent_total(&reserved, &ckpt, &total, NULL, 0), -1);
+    ck_assert(res_list_equal(&total, &reserved));
+    res_list_clear(&small);
+    res_list_clear(&reserved);
+    res_list_clear(&ckpt);
+    res_list_clear(&total);
+}
+END_TEST
+
 static Suite *resources_suite(void)
 {
     Suite *s = suite_create("resources");
@@ -1504,6 +1669,15 @@ static Suite *resources_suite(void)
     tcase_add_test(arith, copy_and_add_self);
     tcase_add_test(arith, render_format);
     suite_add_tcase(s, arith);
+
+    TCase *agent = tcase_create("agent_total");
+    tcase_add_test(agent, drop_volume_of_default_disk);
+    tcase_add_test(agent, drop_volume_keeps_the_source);
+    tcase_add_test(agent, drop_volume_of_other_resources_changes_nothing);
+    tcase_add_test(agent, pop_reservation_pops_the_top);
+    tcase_add_test(agent, agent_total_replaces_the_bases);
+    tcase_add_test(agent, agent_total_when_the_checkpoint_does_not_fit);
+    suite_add_tcase(s, agent);
     return s;
 }
 

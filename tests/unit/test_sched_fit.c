@@ -1,9 +1,9 @@
 /*
- * Tests for src/cli: cli_offer_fit, how offerd-execute takes a task's
- * resources out of an offer (the program itself is tested end to end in
- * tests/e2e/e2e_execute.c).
+ * Tests for sched/fit.h: sched_fit_take, how the offer pool and
+ * offerd-execute take a task's resources out of an offer (offerd-execute
+ * itself is tested end to end in tests/e2e/e2e_execute.c).
  */
-#include "cli/offer_fit.h"
+#include "sched/fit.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 
@@ -70,7 +70,7 @@ START_TEST(test_fit_table)
     res_list avail, want, taken = RES_LIST_INIT;
     parse(cases[_i].offer, &avail);
     parse(cases[_i].want, &want);
-    int rc = cli_offer_fit(&avail, &want, cases[_i].role, &taken);
+    int rc = sched_fit_take(&avail, &want, cases[_i].role, &taken);
     ck_assert_msg(rc == cases[_i].rc, "%s: rc %d", cases[_i].name, rc);
     if (rc == 0)
         assert_render(&taken, cases[_i].taken);
@@ -91,7 +91,7 @@ START_TEST(test_fit_repeatedly_until_full)
     int n = 0;
     for (;;) {
         res_list taken = RES_LIST_INIT;
-        int rc = cli_offer_fit(&avail, &want, "*", &taken);
+        int rc = sched_fit_take(&avail, &want, "*", &taken);
         res_list_clear(&taken);
         if (rc != 0)
             break;
@@ -112,7 +112,7 @@ START_TEST(test_fit_keeps_allocation_role)
     parse("cpus:1;mem:64", &avail);
     res_list_allocate(&avail, "eng");
     parse("cpus:0.5;mem:64", &want);
-    ck_assert_int_eq(cli_offer_fit(&avail, &want, "eng", &taken), 0);
+    ck_assert_int_eq(sched_fit_take(&avail, &want, "eng", &taken), 0);
     ck_assert_int_eq(taken.n, 2);
     for (uint32_t i = 0; i < taken.n; i++)
         ck_assert_str_eq(taken.v[i].alloc_role, "eng");
@@ -127,10 +127,10 @@ START_TEST(test_fit_keeps_allocation_role)
 }
 END_TEST
 
-static Suite *cli_suite(void)
+static Suite *sched_fit_suite(void)
 {
-    Suite *s = suite_create("cli");
-    TCase *tc = tcase_create("offer_fit");
+    Suite *s = suite_create("sched_fit");
+    TCase *tc = tcase_create("fit");
     tcase_add_loop_test(tc, test_fit_table, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_fit_repeatedly_until_full);
@@ -139,4 +139,4 @@ static Suite *cli_suite(void)
     return s;
 }
 
-OFFERD_CHECK_MAIN(cli_suite)
+OFFERD_CHECK_MAIN(sched_fit_suite)

@@ -1,0 +1,78 @@
+/*
+ * A daemon's event loop and its stop signals; see mainloop.h.
+ */
+#include "common/mainloop.h"
+
+#include "common/log.h"
+#include "common/mem.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mainloop {
+    struct event_base *base;
+    struct event *sigterm;
+    struct event *sigint;
+    const char *stopping; /* borrowed: logged when a stop signal arrives */
+};
+
+static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct mainloop *ml = arg;
+    (void)what;
+    log_info("received %s: %s", strsignal((int)sig), ml->stopping);
+    event_base_loopexit(ml->base, NULL);
+}
+
+struct mainloop *mainloop_new(const char *stopping)
+{
+    struct mainloop *ml = xcalloc(1, sizeof(*ml));
+    ml->stopping = stopping;
+    signal(SIGPIPE, SIG_IGN);
+    ml->base = event_base_new();
+    if (ml->base == NULL) {
+        log_error("cannot create the event loop");
+        goto fail;
+    }
+    ml->sigterm = evsignal_new(ml->base, SIGTERM, on_stop_signal, ml);
+    ml->sigint = evsignal_new(ml->base, SIGINT, on_stop_signal, ml);
+    if (ml->sigterm == NULL || ml->sigint == NULL ||
+        evsignal_add(ml->sigterm, NULL) != 0 ||
+        evsignal_add(ml->sigint, NULL) != 0) {
+        log_error("cannot watch signals");
+        goto fail;
+    }
+    return ml;
+fail:
+    mainloop_free(ml);
+    return NULL;
+}
+
+struct event_base *mainloop_base(const struct mainloop *ml)
+{
+    return ml->base;
+}
+
+int mainloop_run(struct mainloop *ml)
+{
+    if (event_base_dispatch(ml->base) < 0) {
+        log_error("event loop failed");
+        return -1;
+    }
+    return 0;
+}
+
+void mainloop_free(struct mainloop *ml)
+{
+    if (ml == NULL)
+        return;
+    if (ml->sigterm != NULL)
+        event_free(ml->sigterm);
+    if (ml->sigint != NULL)
+        event_free(ml->sigint);
+    if (ml->base != NULL)
+        event_base_free(ml->base);
+    free(ml);
+}
