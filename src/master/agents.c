@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/calls.h"
@@ -151,7 +152,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
     struct task **tasks = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = tasks[i];
-        if (!master_task_state_is_terminal(t->state)) {
+        if (!task_state_is_terminal(t->state)) {
             Mesos__V1__TaskState st = removed_state(t->fw, how);
             if (st == MESOS__V1__TASK_STATE__TASK_UNREACHABLE &&
                 hmap_count(t->fw->unreachable_tasks) < MASTER_MAX_UNREACHABLE)
@@ -339,7 +340,7 @@ unreported_tasks(struct master *m, struct agent *ag,
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         struct task *t = val;
-        if (master_task_state_is_terminal(t->state) ||
+        if (task_state_is_terminal(t->state) ||
             reported(sub, t->fw->id, t->info->task_id->value))
             continue;
         Offerd__Agent__Event__Reconcile__Task *rt = xmalloc(sizeof(*rt));
@@ -347,8 +348,8 @@ unreported_tasks(struct master *m, struct agent *ag,
         rt->framework_id = xmalloc(sizeof(*rt->framework_id));
         mesos__v1__framework_id__init(rt->framework_id);
         rt->framework_id->value = xstrdup(t->fw->id);
-        rt->task_id = master_pb_copy(&mesos__v1__task_id__descriptor,
-                                     &t->info->task_id->base);
+        rt->task_id =
+            jpb_copy(&mesos__v1__task_id__descriptor, &t->info->task_id->base);
         v[k++] = rt;
         m->metrics.agent_reconciliations++;
         log_info("agent %s did not report task %s of framework %s: asking it",
@@ -405,13 +406,13 @@ static void shutdown_removed_framework(struct agent *ag, const char *fid)
 static void update_known_task(struct master *m, struct task *t,
                               const Mesos__V1__Task *rt)
 {
-    bool terminal = master_task_state_is_terminal(rt->state);
+    bool terminal = task_state_is_terminal(rt->state);
     if (t->state != rt->state) {
         log_info("task %s of framework %s: %s on agent %s, the master had "
                  "it %s",
                  rt->task_id->value, t->fw->id, state_name(rt->state),
                  t->agent->id, state_name(t->state));
-        if (terminal && !master_task_state_is_terminal(t->state))
+        if (terminal && !task_state_is_terminal(t->state))
             master_task_count(m, rt->state);
         t->state = rt->state;
         if (terminal)
@@ -476,7 +477,7 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         }
         if (fw == NULL)
             continue;
-        bool terminal = master_task_state_is_terminal(rt->state);
+        bool terminal = task_state_is_terminal(rt->state);
         struct task *known = hmap_get(fw->tasks, rt->task_id->value);
         if (known != NULL) {
             if (known->agent == ag)
@@ -530,7 +531,7 @@ static void after_unreachable(struct master *m, struct agent *ag)
     struct task **v = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = v[i];
-        if (master_task_state_is_terminal(t->state))
+        if (task_state_is_terminal(t->state))
             continue;
         if (t->kill_requested) {
             t->kill_requested = false;
@@ -593,8 +594,8 @@ static struct agent *agent_new(struct master *m, const char *id)
     if (rec != NULL) {
         ag->deactivated = rec->deactivated;
         if (rec->drain_info != NULL)
-            ag->drain = master_pb_copy(&mesos__v1__drain_info__descriptor,
-                                       &rec->drain_info->base);
+            ag->drain = jpb_copy(&mesos__v1__drain_info__descriptor,
+                                 &rec->drain_info->base);
         master_persist_free_recovered(hmap_del(m->recovered_agents, id));
         m->metrics.slave_reregistrations++;
         m->metrics.messages_reregister_slave++;
@@ -613,7 +614,7 @@ static void agent_set_registration(struct agent *ag,
     const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
-    ag->info = master_pb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
+    ag->info = jpb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
     if (ag->info->id == NULL) {
         ag->info->id = xmalloc(sizeof(*ag->info->id));
         mesos__v1__agent_id__init(ag->info->id);
@@ -730,7 +731,7 @@ static void agent_resend_kills(struct master *m, struct agent *ag)
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         struct task *t = val;
-        if (t->kill_requested && !master_task_state_is_terminal(t->state)) {
+        if (t->kill_requested && !task_state_is_terminal(t->state)) {
             t->kill_requested = false;
             master_task_kill(m, t->fw, t->info->task_id->value, ag->id, NULL);
         }
@@ -943,15 +944,14 @@ static void handle_subscribe(struct master_call_ctx *c)
     s->enc = enc;
     s->id = xstrdup(id);
     s->is_new = ag == NULL;
-    s->sub =
-        master_pb_copy(&offerd__agent__call__subscribe__descriptor, &sub->base);
+    s->sub = jpb_copy(&offerd__agent__call__subscribe__descriptor, &sub->base);
     s->ip = ip;
     s->total = total;
     if (ag != NULL)
         ag->subscribing = true;
     /* The admitted agent as the registry records it. */
     Mesos__V1__AgentInfo *rec =
-        master_pb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
+        jpb_copy(&mesos__v1__agent_info__descriptor, &ai->base);
     if (rec->id == NULL) {
         rec->id = xmalloc(sizeof(*rec->id));
         mesos__v1__agent_id__init(rec->id);

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -460,7 +462,7 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
     s->enc = reply_enc;
     s->id = xstrdup(id);
     s->is_new = is_new;
-    s->info = master_pb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
+    s->info = jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
     set_info_id(s->info, id);
     if (is_new) {
         fw = framework_new(m, id);
@@ -546,7 +548,7 @@ void master_framework_update(struct master *m, struct http_request *req,
     struct update *u = xcalloc(1, sizeof(*u));
     u->req = req;
     u->id = xstrdup(fw->id);
-    u->info = master_pb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
+    u->info = jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
     master_persist_framework(m, u->info, fw->registered_time, update_done, u);
 }
 
@@ -558,8 +560,7 @@ master_framework_placeholder(struct master *m,
 {
     const char *id = info->id->value;
     struct framework *fw = framework_new(m, id);
-    fw->info =
-        master_pb_copy(&mesos__v1__framework_info__descriptor, &info->base);
+    fw->info = jpb_copy(&mesos__v1__framework_info__descriptor, &info->base);
     const char **roles = NULL;
     char err[256];
     int n = roles_of(fw->info, &roles, err, sizeof(err));
@@ -651,7 +652,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
             ev.shutdown_framework = &sf;
             master_send_to_agent(t->agent, &ev);
         }
-        if (!master_task_state_is_terminal(t->state))
+        if (!task_state_is_terminal(t->state))
             master_task_count(m, MESOS__V1__TASK_STATE__TASK_KILLED);
         t->recovered = true; /* alloc_framework_remove frees them */
         master_task_remove(m, t);

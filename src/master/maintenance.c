@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "master/agents.h"
 #include "master/master.h"
@@ -572,8 +573,8 @@ static void run_up(struct master *m, struct maint_op *op)
         free(key);
     }
     Mesos__V1__Maintenance__Schedule *s =
-        master_pb_copy(&mesos__v1__maintenance__schedule__descriptor,
-                       &master_maint_schedule(m)->base);
+        jpb_copy(&mesos__v1__maintenance__schedule__descriptor,
+                 &master_maint_schedule(m)->base);
     size_t kept_w = 0;
     for (size_t w = 0; w < s->n_windows; w++) {
         Mesos__V1__Maintenance__Window *win = s->windows[w];
@@ -657,7 +658,7 @@ static void drain_kill_tasks(struct master *m, struct agent *ag)
     struct task **v = master_agent_tasks(ag, &k);
     for (size_t i = 0; i < k; i++) {
         struct task *t = v[i];
-        if (master_task_state_is_terminal(t->state))
+        if (task_state_is_terminal(t->state))
             continue;
         Mesos__V1__DurationInfo grace = MESOS__V1__DURATION_INFO__INIT;
         Mesos__V1__KillPolicy kp = MESOS__V1__KILL_POLICY__INIT;
@@ -694,8 +695,7 @@ static void drain_done(struct master *m, bool ok, const char *err, void *arg)
     drain_msg_init(&d, MESOS__V1__DRAIN_STATE__DRAINING, op);
     if (ag->drain != NULL)
         protobuf_c_message_free_unpacked(&ag->drain->base, NULL);
-    ag->drain =
-        master_pb_copy(&mesos__v1__drain_info__descriptor, &d.info.base);
+    ag->drain = jpb_copy(&mesos__v1__drain_info__descriptor, &d.info.base);
     ag->deactivated = true;
     set_active(m, ag);
     drain_kill_tasks(m, ag);
@@ -911,7 +911,7 @@ void master_maint_update_schedule(struct master *m, struct http_request *req,
     op->req = req;
     op->kind = OP_SCHEDULE;
     op->schedule =
-        master_pb_copy(&mesos__v1__maintenance__schedule__descriptor, &s->base);
+        jpb_copy(&mesos__v1__maintenance__schedule__descriptor, &s->base);
     submit(m, op);
 }
 
@@ -929,7 +929,7 @@ void master_maint_machines(struct master *m, struct http_request *req,
     op->ids = xcalloc(n ? n : 1, sizeof(*op->ids));
     for (size_t i = 0; i < n; i++)
         op->ids[i] =
-            master_pb_copy(&mesos__v1__machine_id__descriptor, &ids[i]->base);
+            jpb_copy(&mesos__v1__machine_id__descriptor, &ids[i]->base);
     op->nids = n;
     submit(m, op);
 }
@@ -1240,7 +1240,7 @@ static bool holds(const struct framework *fw, const struct agent *ag)
     pos = 0;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         const struct task *t = val;
-        if (t->fw == fw && !master_task_state_is_terminal(t->state))
+        if (t->fw == fw && !task_state_is_terminal(t->state))
             return true;
     }
     return false;
@@ -1267,8 +1267,8 @@ void master_maintenance_recover(struct master *m,
                                 size_t n)
 {
     if (sched != NULL)
-        m->schedule = master_pb_copy(
-            &mesos__v1__maintenance__schedule__descriptor, &sched->base);
+        m->schedule = jpb_copy(&mesos__v1__maintenance__schedule__descriptor,
+                               &sched->base);
     for (size_t i = 0; i < n; i++) {
         const Mesos__V1__MachineInfo *mi = machines[i];
         if (mi->unavailability == NULL || !mi->has_mode ||

@@ -33,24 +33,6 @@
 /* ---- Small shared helpers -------------------------------------------------
  */
 
-void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
-                     const ProtobufCMessage *msg)
-{
-    if (msg == NULL)
-        return NULL;
-    size_t len;
-    uint8_t *buf = jpb_to_pb(msg, &len);
-    char err[256];
-    ProtobufCMessage *copy = jpb_from_pb(desc, buf, len, err, sizeof(err));
-    free(buf);
-    if (copy == NULL) {
-        /* Only a message offerd itself holds gets here: a bug. */
-        log_error("copy of %s failed: %s", desc->name, err);
-        abort();
-    }
-    return copy;
-}
-
 /* ---- Allocation cycles --------------------------------------------------- */
 
 static void run_cycle(struct master *m)

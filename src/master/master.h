@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <protobuf-c/protobuf-c.h>
-
 struct event_base;
 struct master;
 struct master_flags;
@@ -60,8 +58,5 @@ void master_free(struct master *m);
 
 /* Ask for an allocation cycle soon (after the current callback chain). */
 void master_allocate_soon(struct master *m);
-/* Deep copy of a protobuf-c message (pack and unpack); NULL stays NULL. */
-void *master_pb_copy(const ProtobufCMessageDescriptor *desc,
-                     const ProtobufCMessage *msg);
 
 #endif

@@ -60,7 +60,7 @@ static Mesos__V1__Master__Response__GetAgents *get_agents(struct master *m)
         Mesos__V1__Master__Response__GetAgents__Agent *a = xmalloc(sizeof(*a));
         mesos__v1__master__response__get_agents__agent__init(a);
         a->agent_info =
-            master_pb_copy(&mesos__v1__agent_info__descriptor, &ag->info->base);
+            jpb_copy(&mesos__v1__agent_info__descriptor, &ag->info->base);
         a->active = ag->connected && !ag->deactivated;
         a->has_deactivated = true;
         a->deactivated = ag->deactivated;
@@ -72,8 +72,8 @@ static Mesos__V1__Master__Response__GetAgents *get_agents(struct master *m)
         a->total_resources =
             res_list_to_pb(&ag->total, true, &a->n_total_resources);
         if (ag->drain != NULL)
-            a->drain_info = master_pb_copy(&mesos__v1__drain_info__descriptor,
-                                           &ag->drain->base);
+            a->drain_info =
+                jpb_copy(&mesos__v1__drain_info__descriptor, &ag->drain->base);
         ga->agents[ga->n_agents++] = a;
     }
     n = hmap_count(m->recovered_agents);
@@ -82,7 +82,7 @@ static Mesos__V1__Master__Response__GetAgents *get_agents(struct master *m)
     while (hmap_next(m->recovered_agents, &pos, NULL, &val)) {
         const Offerd__Registry__Agent *r = val;
         ga->recovered_agents[ga->n_recovered_agents++] =
-            master_pb_copy(&mesos__v1__agent_info__descriptor, &r->info->base);
+            jpb_copy(&mesos__v1__agent_info__descriptor, &r->info->base);
     }
     return ga;
 }

@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/agents.h"
@@ -124,7 +125,7 @@ static bool volume_in_use(const struct agent *ag, const char *role,
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         const struct task *t = val;
-        if (master_task_state_is_terminal(t->state))
+        if (task_state_is_terminal(t->state))
             continue;
         for (uint32_t i = 0; i < t->resources.n; i++) {
             const struct resource *r = &t->resources.v[i];

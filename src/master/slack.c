@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "master/agents.h"
 #include "master/master.h"
@@ -76,7 +77,7 @@ static void slack_of(const struct agent *ag, int64_t *out)
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         const struct task *t = val;
-        if (master_task_state_is_terminal(t->state))
+        if (task_state_is_terminal(t->state))
             continue;
         for (uint32_t i = 0; i < t->resources.n; i++) {
             const struct resource *r = &t->resources.v[i];
@@ -117,7 +118,7 @@ static void evict(struct master *m, struct agent *ag, int64_t *need)
     struct task **v = master_agent_tasks(ag, &n);
     for (size_t i = 0; i < n; i++) {
         struct task *t = v[i];
-        if (!master_task_state_is_terminal(t->state) && !t->preempted &&
+        if (!task_state_is_terminal(t->state) && !t->preempted &&
             (revocable_amount(&t->resources, "cpus") > 0 ||
              revocable_amount(&t->resources, "mem") > 0))
             v[k++] = t;
@@ -185,7 +186,7 @@ void master_slack_update(struct master *m)
             void *tv;
             while (hmap_next(ag->tasks, &tp, NULL, &tv)) {
                 const struct task *t = tv;
-                if (!master_task_state_is_terminal(t->state) && !t->preempted)
+                if (!task_state_is_terminal(t->state) && !t->preempted)
                     held += revocable_amount(&t->resources, SLACK_NAMES[k]);
             }
             int64_t total =

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/maintenance.h"
@@ -229,7 +230,7 @@ static void framework_usage(const struct framework *fw, res_list *used,
     void *val;
     while (hmap_next(fw->tasks, &pos, NULL, &val)) {
         const struct task *t = val;
-        if (!master_task_state_is_terminal(t->state))
+        if (!task_state_is_terminal(t->state))
             res_list_add_all(used, &t->resources);
     }
     pos = 0;
@@ -302,9 +303,9 @@ static json_t *framework_model(const struct framework *fw, bool with_tasks)
         void *val;
         while (hmap_next(fw->tasks, &pos, NULL, &val)) {
             const struct task *t = val;
-            json_array_append_new(
-                master_task_state_is_terminal(t->state) ? completed : tasks,
-                task_model(t));
+            json_array_append_new(task_state_is_terminal(t->state) ? completed
+                                                                   : tasks,
+                                  task_model(t));
         }
         json_object_set_new(o, "tasks", tasks);
         json_object_set_new(o, "completed_tasks", completed);
@@ -355,7 +356,7 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     void *val;
     while (hmap_next(ag->tasks, &pos, NULL, &val)) {
         const struct task *t = val;
-        if (!master_task_state_is_terminal(t->state))
+        if (!task_state_is_terminal(t->state))
             res_list_add_all(&used, &t->resources);
     }
     pos = 0;
@@ -768,7 +769,7 @@ static void handle_metrics(struct http_request *req, void *arg)
             struct task *t = tv;
             if ((unsigned)t->state < 16)
                 live[t->state]++;
-            if (!master_task_state_is_terminal(t->state))
+            if (!task_state_is_terminal(t->state))
                 res_list_add_all(&used, &t->resources);
         }
     }

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/json_pb.h"
 #include "common/log.h"
+#include "common/task_state.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/agents.h"
@@ -20,23 +22,6 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/send.h"
-
-bool master_task_state_is_terminal(Mesos__V1__TaskState s)
-{
-    switch (s) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
-}
 
 void master_task_count(struct master *m, Mesos__V1__TaskState state)
 {
@@ -127,7 +112,7 @@ static struct task *task_add(struct master *m, struct framework *fw,
                              const res_list *resources, const char *role)
 {
     Mesos__V1__TaskInfo *copy =
-        master_pb_copy(&mesos__v1__task_info__descriptor, &info->base);
+        jpb_copy(&mesos__v1__task_info__descriptor, &info->base);
     /* The task's resources as the master accounted them: with their
      * allocation role, in the post-refinement format. */
     res_pb_array_free(copy->resources, copy->n_resources);
@@ -146,8 +131,7 @@ struct task *master_task_adopt(struct master *m, struct framework *fw,
     Mesos__V1__TaskInfo *ti = xmalloc(sizeof(*ti));
     mesos__v1__task_info__init(ti);
     ti->name = xstrdup(rt->name);
-    ti->task_id =
-        master_pb_copy(&mesos__v1__task_id__descriptor, &rt->task_id->base);
+    ti->task_id = jpb_copy(&mesos__v1__task_id__descriptor, &rt->task_id->base);
     ti->agent_id = xmalloc(sizeof(*ti->agent_id));
     mesos__v1__agent_id__init(ti->agent_id);
     ti->agent_id->value = xstrdup(ag->id);
@@ -158,10 +142,10 @@ struct task *master_task_adopt(struct master *m, struct framework *fw,
         t->has_status_update_state = true;
     }
     /* A terminal task's resources are free already. */
-    t->recovered = master_task_state_is_terminal(rt->state);
+    t->recovered = task_state_is_terminal(rt->state);
     if (rt->n_statuses > 0)
-        t->status = master_pb_copy(&mesos__v1__task_status__descriptor,
-                                   &rt->statuses[rt->n_statuses - 1]->base);
+        t->status = jpb_copy(&mesos__v1__task_status__descriptor,
+                             &rt->statuses[rt->n_statuses - 1]->base);
     free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
     m->metrics.tasks_adopted++;
     return t;
@@ -193,7 +177,7 @@ void master_task_launch_group(struct master *m, struct framework *fw,
     for (size_t i = 0; i < n; i++)
         tis[i] = task_add(m, fw, ag, infos[i], &resources[i], role)->info;
     Mesos__V1__ExecutorInfo *ex =
-        master_pb_copy(&mesos__v1__executor_info__descriptor, &executor->base);
+        jpb_copy(&mesos__v1__executor_info__descriptor, &executor->base);
     if (ex->framework_id == NULL) {
         ex->framework_id = xcalloc(1, sizeof(*ex->framework_id));
         mesos__v1__framework_id__init(ex->framework_id);
@@ -292,13 +276,13 @@ void master_task_transition(struct master *m, struct task *t,
                 message);
     if (t->status != NULL)
         protobuf_c_message_free_unpacked(&t->status->base, NULL);
-    t->status = master_pb_copy(&mesos__v1__task_status__descriptor, &st.base);
-    if (t->state != state && master_task_state_is_terminal(state))
+    t->status = jpb_copy(&mesos__v1__task_status__descriptor, &st.base);
+    if (t->state != state && task_state_is_terminal(state))
         master_task_count(m, state);
     t->state = state;
     t->has_status_update_state = false;
     record_state(t, state, st.timestamp);
-    if (master_task_state_is_terminal(state) ||
+    if (task_state_is_terminal(state) ||
         state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
         master_task_recover(m, t);
     send_update(m, t->fw, &st);
@@ -357,8 +341,8 @@ void master_task_status_update(struct master *m, struct agent *ag,
     m->metrics.valid_status_updates++;
     Mesos__V1__TaskState latest =
         u->has_latest_state ? u->latest_state : st->state;
-    if (t != NULL && master_task_state_is_terminal(t->state) &&
-        !master_task_state_is_terminal(latest)) {
+    if (t != NULL && task_state_is_terminal(t->state) &&
+        !task_state_is_terminal(latest)) {
         /* A resend that was overtaken (e.g. delayed in the network): the
          * task's state does not go back. */
         log_warn("out-of-order update of task %s (latest state %d after %d): "
@@ -367,9 +351,8 @@ void master_task_status_update(struct master *m, struct agent *ag,
     } else if (t != NULL) {
         if (t->status != NULL)
             protobuf_c_message_free_unpacked(&t->status->base, NULL);
-        t->status =
-            master_pb_copy(&mesos__v1__task_status__descriptor, &st->base);
-        if (t->state != latest && master_task_state_is_terminal(latest)) {
+        t->status = jpb_copy(&mesos__v1__task_status__descriptor, &st->base);
+        if (t->state != latest && task_state_is_terminal(latest)) {
             master_task_count(m, latest);
             if (st->has_reason &&
                 st->reason ==
@@ -379,11 +362,11 @@ void master_task_status_update(struct master *m, struct agent *ag,
         t->state = latest;
         record_state(t, st->state,
                      st->has_timestamp ? st->timestamp : clock_wall_secs());
-        if (master_task_state_is_terminal(latest))
+        if (task_state_is_terminal(latest))
             master_task_recover(m, t);
         t->status_update_state = st->state;
         t->has_status_update_state = true;
-        if (master_task_state_is_terminal(st->state) && st->has_uuid &&
+        if (task_state_is_terminal(st->state) && st->has_uuid &&
             st->uuid.len == sizeof(t->terminal_uuid)) {
             memcpy(t->terminal_uuid, st->uuid.data, st->uuid.len);
             t->has_terminal_uuid = true;
@@ -404,7 +387,7 @@ void master_task_acknowledge(struct master *m, struct framework *fw,
     struct task *t = hmap_get(fw->tasks, task_id);
     if (t != NULL && t->has_terminal_uuid && uuid_len == 16 &&
         memcmp(t->terminal_uuid, uuid, 16) == 0 &&
-        master_task_state_is_terminal(t->state)) {
+        task_state_is_terminal(t->state)) {
         master_task_recover(m, t);
         master_task_remove(m, t);
     }
@@ -521,7 +504,7 @@ void master_task_kill(struct master *m, struct framework *fw,
         answer_unknown(m, fw, task_id, agent_id);
         return;
     }
-    if (master_task_state_is_terminal(t->state))
+    if (task_state_is_terminal(t->state))
         return;
     send_kill(m, t, policy, 0);
 }
@@ -559,7 +542,7 @@ static void send_kill(struct master *m, struct task *t,
 void master_task_evict(struct master *m, struct task *t,
                        Mesos__V1__TaskStatus__Reason reason)
 {
-    if (master_task_state_is_terminal(t->state))
+    if (task_state_is_terminal(t->state))
         return;
     m->metrics.messages_kill_task++;
     send_kill(m, t, NULL, (int)reason);

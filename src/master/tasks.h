@@ -8,7 +8,6 @@
 
 #include "master/master_types.h"
 
-bool master_task_state_is_terminal(Mesos__V1__TaskState s);
 /* Create a task in TASK_STAGING from info (copied) on ag for fw and send
  * RUN_TASK. resources: what it uses (with allocation role). */
 struct task *master_task_launch(struct master *m, struct framework *fw,
