@@ -856,6 +856,42 @@ refuse:
     agent_subscribe_free(s);
 }
 
+/* The AgentInfo of a SUBSCRIBE as an agent may send it: a hostname, a port
+ * in range, resources that parse and are neither revocable, dynamically
+ * reserved nor volumes. Returns 0 with its resources in *total (OUT), or
+ * -1 after replying 400. */
+static int check_agent_info(struct http_request *req,
+                            const Mesos__V1__AgentInfo *ai, res_list *total)
+{
+    if (ai->hostname[0] == '\0') {
+        http_reply_error(req, 400, "subscribe.agent_info.hostname: empty");
+        return -1;
+    }
+    if (ai->has_port && (ai->port <= 0 || ai->port > 65535)) {
+        http_reply_error(req, 400, "subscribe.agent_info.port: out of range");
+        return -1;
+    }
+    char err[256];
+    if (res_list_from_pb(ai->resources, ai->n_resources, total, err,
+                         sizeof(err)) != 0) {
+        http_reply_error(req, 400, "subscribe.agent_info.resources: %s", err);
+        return -1;
+    }
+    for (uint32_t i = 0; i < total->n; i++) {
+        if (total->v[i].revocable ||
+            res_is_dynamically_reserved(&total->v[i]) ||
+            res_is_persistent_volume(&total->v[i])) {
+            res_list_clear(total);
+            http_reply_error(req, 400,
+                             "subscribe.agent_info.resources: only "
+                             "unreserved or statically reserved resources "
+                             "may be registered");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void handle_subscribe(struct master_call_ctx *c)
 {
     struct master *m = c->m;
@@ -868,32 +904,9 @@ static void handle_subscribe(struct master_call_ctx *c)
     }
     const Offerd__Agent__Call__Subscribe *sub = agent_call(c)->subscribe;
     const Mesos__V1__AgentInfo *ai = sub->agent_info;
-    if (ai->hostname[0] == '\0') {
-        http_reply_error(req, 400, "subscribe.agent_info.hostname: empty");
-        return;
-    }
-    if (ai->has_port && (ai->port <= 0 || ai->port > 65535)) {
-        http_reply_error(req, 400, "subscribe.agent_info.port: out of range");
-        return;
-    }
     res_list total = RES_LIST_INIT;
-    char err[256];
-    if (res_list_from_pb(ai->resources, ai->n_resources, &total, err,
-                         sizeof(err)) != 0) {
-        http_reply_error(req, 400, "subscribe.agent_info.resources: %s", err);
+    if (check_agent_info(req, ai, &total) != 0)
         return;
-    }
-    for (uint32_t i = 0; i < total.n; i++) {
-        if (total.v[i].revocable || res_is_dynamically_reserved(&total.v[i]) ||
-            res_is_persistent_volume(&total.v[i])) {
-            res_list_clear(&total);
-            http_reply_error(req, 400,
-                             "subscribe.agent_info.resources: only "
-                             "unreserved or statically reserved resources "
-                             "may be registered");
-            return;
-        }
-    }
     const char *id = ai->id != NULL ? ai->id->value : NULL;
     if (id != NULL && (id[0] == '\0' || strlen(id) > 255)) {
         res_list_clear(&total);

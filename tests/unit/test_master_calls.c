@@ -617,6 +617,50 @@ START_TEST(test_restart_recovers_framework)
 }
 END_TEST
 
+START_TEST(test_agent_subscribe_refusals)
+{
+    static const struct {
+        const char *agent_info;
+        const char *reason;
+    } bad[] = {
+        {"{\"hostname\":\"\"}", "hostname: empty"},
+        {"{\"hostname\":\"h\",\"port\":70000}", "port: out of range"},
+        {"{\"hostname\":\"h\",\"resources\":[{\"name\":\"cpus\",\"type\":"
+         "\"SCALAR\",\"scalar\":{\"value\":-1}}]}",
+         "resources"},
+        {"{\"hostname\":\"h\",\"resources\":[{\"name\":\"cpus\",\"type\":"
+         "\"SCALAR\",\"scalar\":{\"value\":1},\"revocable\":{}}]}",
+         "only unreserved or statically reserved"},
+        {"{\"hostname\":\"h\",\"resources\":[{\"name\":\"cpus\",\"type\":"
+         "\"SCALAR\",\"scalar\":{\"value\":1},\"reservations\":[{\"type\":"
+         "\"DYNAMIC\",\"role\":\"web\"}]}]}",
+         "only unreserved or statically reserved"},
+        {"{\"hostname\":\"h\",\"id\":{\"value\":\"\"}}", "1 to 255 bytes"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":%s}}",
+                 bad[i].agent_info);
+        struct http_fake *f = mfx_post(&X, master_agent_api, NULL, json);
+        ck_assert_msg(http_fake_status(f) == 400 &&
+                          strstr(mfx_body(f), bad[i].reason) != NULL,
+                      "%s: %d %s", bad[i].agent_info, http_fake_status(f),
+                      mfx_body(f));
+        http_fake_free(f);
+    }
+    /* A SUBSCRIBE carrying a stream id. */
+    ck_assert_int_eq(
+        mfx_post_status(&X, master_agent_api, "x",
+                        "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":"
+                        "{\"hostname\":\"h\"}}}"),
+        400);
+    ck_assert_uint_eq(hmap_count(X.m->agents), 0);
+    ck_assert_int_eq(registry_mem_count(X.store, NULL), 0);
+    ck_assert_uint_eq(X.m->metrics.slave_registrations, 0);
+}
+END_TEST
+
 static Suite *master_calls_suite(void)
 {
     Suite *s = suite_create("master_calls");
@@ -627,6 +671,7 @@ static Suite *master_calls_suite(void)
     tcase_add_test(tc, test_content_negotiation);
     tcase_add_test(tc, test_session_checks);
     tcase_add_test(tc, test_missing_payload_every_api);
+    tcase_add_test(tc, test_agent_subscribe_refusals);
     suite_add_tcase(s, tc);
     tc = tcase_create("accept");
     tcase_add_checked_fixture(tc, setup, teardown);
