@@ -82,9 +82,7 @@ static void on_stream_close(struct http_stream *s, enum http_close_reason why,
                             void *arg)
 {
     struct agent *ag = arg;
-    log_info("agent %s disconnected (%s)", ag->id,
-             why == HTTP_CLOSE_SLOW ? "too slow to read its events"
-                                    : "connection closed");
+    log_info("agent %s disconnected (%s)", ag->id, master_close_reason(why));
     http_stream_close(s);
     ag->stream = NULL;
     agent_disconnected(ag->m, ag);
@@ -706,13 +704,9 @@ static void agent_open_stream(struct master *m, struct agent *ag,
         http_stream_close(ag->stream);
         ag->stream = NULL;
     }
-    id_uuid_v4(ag->stream_id);
     ag->enc = s->enc;
-    http_reply_header(s->req, "Mesos-Stream-Id", ag->stream_id);
-    ag->stream = http_stream_start(
-        s->req,
-        s->enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF, 0,
-        on_stream_close, ag);
+    ag->stream =
+        master_stream_open(s->req, s->enc, ag->stream_id, on_stream_close, ag);
     s->req = NULL;
     ag->connected = true;
     ag->pong_pending = false;

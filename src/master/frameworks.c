@@ -235,8 +235,7 @@ static void on_stream_close(struct http_stream *s, enum http_close_reason why,
 {
     struct framework *fw = arg;
     log_info("framework %s disconnected (%s)", fw->id,
-             why == HTTP_CLOSE_SLOW ? "too slow to read its events"
-                                    : "connection closed");
+             master_close_reason(why));
     http_stream_close(s);
     fw->stream = NULL;
     master_framework_disconnected(fw->m, fw);
@@ -368,19 +367,33 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
         fw->reregistered_time = clock_wall_secs();
         m->metrics.messages_reregister_framework++;
     }
-    id_uuid_v4(fw->stream_id);
     fw->enc = s->enc;
-    http_reply_header(s->req, "Mesos-Stream-Id", fw->stream_id);
-    fw->stream = http_stream_start(
-        s->req,
-        s->enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF, 0,
-        on_stream_close, fw);
+    fw->stream =
+        master_stream_open(s->req, s->enc, fw->stream_id, on_stream_close, fw);
     fw->active = true;
     send_subscribed(m, fw);
     log_info("framework %s (%s) %s", fw->id, fw->info->name,
              s->is_new ? "subscribed" : "re-subscribed");
     subscribe_free(s);
     master_allocate_soon(m);
+}
+
+/* FrameworkInfo.failover_timeout, when set, is a number of seconds from 0
+ * to MAX_FAILOVER_SECS; 400 otherwise (the field path after prefix). */
+static bool failover_timeout_ok(struct http_request *req,
+                                const Mesos__V1__FrameworkInfo *fi,
+                                const char *prefix)
+{
+    if (fi->has_failover_timeout &&
+        (!(fi->failover_timeout >= 0) ||
+         fi->failover_timeout > MAX_FAILOVER_SECS)) {
+        http_reply_error(req, 400,
+                         "%sframework_info.failover_timeout: must be a "
+                         "non-negative number of seconds",
+                         prefix);
+        return false;
+    }
+    return true;
 }
 
 void master_framework_subscribe(struct master *m, struct http_request *req,
@@ -417,14 +430,8 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
         return;
     }
     free(roles);
-    if (fi->has_failover_timeout &&
-        (!(fi->failover_timeout >= 0) ||
-         fi->failover_timeout > MAX_FAILOVER_SECS)) {
-        http_reply_error(req, 400,
-                         "framework_info.failover_timeout: must be a "
-                         "non-negative number of seconds");
+    if (!failover_timeout_ok(req, fi, ""))
         return;
-    }
     if (id != NULL && hmap_get(m->completed, id) != NULL) {
         http_reply_error(req, 403, "framework %s has been removed", id);
         return;
@@ -525,14 +532,8 @@ void master_framework_update(struct master *m, struct http_request *req,
         return;
     }
     free(roles);
-    if (fi->has_failover_timeout &&
-        (!(fi->failover_timeout >= 0) ||
-         fi->failover_timeout > MAX_FAILOVER_SECS)) {
-        http_reply_error(req, 400,
-                         "update_framework.framework_info.failover_timeout: "
-                         "must be a non-negative number of seconds");
+    if (!failover_timeout_ok(req, fi, "update_framework."))
         return;
-    }
     if ((fw->info->principal == NULL) != (fi->principal == NULL) ||
         (fi->principal != NULL &&
          strcmp(fw->info->principal, fi->principal) != 0)) {

@@ -1070,27 +1070,13 @@ static void io_record(struct agent *ag, const char *fw_id,
     a->timestamp = clock_wall_secs();
 }
 
-static void send_rescind(struct master *m, struct inverse_offer *io)
-{
-    Mesos__V1__OfferID oid = MESOS__V1__OFFER_ID__INIT;
-    oid.value = io->id;
-    Mesos__V1__Scheduler__Event__RescindInverseOffer r =
-        MESOS__V1__SCHEDULER__EVENT__RESCIND_INVERSE_OFFER__INIT;
-    r.inverse_offer_id = &oid;
-    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
-    ev.has_type = true;
-    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND_INVERSE_OFFER;
-    ev.rescind_inverse_offer = &r;
-    master_send_to_framework(io->fw, &ev);
-}
-
 /* Forget io; with rescind tell its framework; with reoffer let the
  * allocator send another (no answer, no filter). */
 static void io_remove(struct master *m, struct inverse_offer *io, bool rescind,
                       bool reoffer)
 {
     if (rescind)
-        send_rescind(m, io);
+        master_send_rescind(io->fw, io->id, true);
     if (reoffer && io->agent->alloc != NULL && io->fw->alloc != NULL)
         alloc_inverse_offer_respond(m->alloc, io->agent->alloc, io->fw->alloc,
                                     ALLOC_IO_UNKNOWN, 0, clock_monotonic_ns());

@@ -215,26 +215,12 @@ void master_offers_flush(struct master *m)
 /* ---- Removing offers --------------------------------------------------------
  */
 
-static void send_rescind(struct master *m, struct offer *o)
-{
-    Mesos__V1__OfferID oid = MESOS__V1__OFFER_ID__INIT;
-    oid.value = o->id;
-    Mesos__V1__Scheduler__Event__Rescind r =
-        MESOS__V1__SCHEDULER__EVENT__RESCIND__INIT;
-    r.offer_id = &oid;
-    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
-    ev.has_type = true;
-    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND;
-    ev.rescind = &r;
-    master_send_to_framework(o->fw, &ev);
-}
-
 void master_offer_remove(struct master *m, struct offer *o, bool rescind,
                          int64_t refuse_ns)
 {
     offer_unlink(m, o);
     if (rescind) {
-        send_rescind(m, o);
+        master_send_rescind(o->fw, o->id, false);
         m->metrics.offers_rescinded++;
     }
     if (o->agent->alloc != NULL && o->fw->alloc != NULL &&

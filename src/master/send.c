@@ -49,3 +49,43 @@ int master_send_to_agent(struct agent *ag, const Offerd__Agent__Event *ev)
     free(buf);
     return rc;
 }
+
+struct http_stream *master_stream_open(struct http_request *req,
+                                       enum http_encoding enc, char *stream_id,
+                                       http_stream_close_fn close_cb, void *arg)
+{
+    id_uuid_v4(stream_id);
+    http_reply_header(req, "Mesos-Stream-Id", stream_id);
+    return http_stream_start(
+        req, enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
+        0, close_cb, arg);
+}
+
+const char *master_close_reason(enum http_close_reason why)
+{
+    return why == HTTP_CLOSE_SLOW ? "too slow to read its events"
+                                  : "connection closed";
+}
+
+void master_send_rescind(struct framework *fw, const char *offer_id,
+                         bool inverse)
+{
+    Mesos__V1__OfferID oid = MESOS__V1__OFFER_ID__INIT;
+    oid.value = (char *)offer_id;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    Mesos__V1__Scheduler__Event__Rescind r =
+        MESOS__V1__SCHEDULER__EVENT__RESCIND__INIT;
+    Mesos__V1__Scheduler__Event__RescindInverseOffer ri =
+        MESOS__V1__SCHEDULER__EVENT__RESCIND_INVERSE_OFFER__INIT;
+    if (inverse) {
+        ri.inverse_offer_id = &oid;
+        ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND_INVERSE_OFFER;
+        ev.rescind_inverse_offer = &ri;
+    } else {
+        r.offer_id = &oid;
+        ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__RESCIND;
+        ev.rescind = &r;
+    }
+    master_send_to_framework(fw, &ev);
+}

@@ -19,4 +19,19 @@ int master_send_to_agent(struct agent *ag, const Offerd__Agent__Event *ev);
 void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
                       Mesos__V1__Address *addr);
 
+/* Answer a SUBSCRIBE (req, consumed) with a new event stream in enc: a
+ * fresh Mesos-Stream-Id written to stream_id (ID_UUID_SIZE bytes) and sent
+ * as a header, then a 200 chunked reply of RecordIO records. close_cb and
+ * arg as for http_stream_start. */
+struct http_stream *master_stream_open(struct http_request *req,
+                                       enum http_encoding enc, char *stream_id,
+                                       http_stream_close_fn close_cb,
+                                       void *arg);
+/* Why a stream closed, for logs. */
+const char *master_close_reason(enum http_close_reason why);
+/* Tell fw an offer (inverse false) or inverse offer (true) with offer_id
+ * is rescinded. */
+void master_send_rescind(struct framework *fw, const char *offer_id,
+                         bool inverse);
+
 #endif
