@@ -459,67 +459,66 @@ static ProtobufCMessage *read_msg(const char *dir, const char *file,
     return m;
 }
 
-/* The sandbox file: an absolute path on one line. */
-static char *read_sandbox(const char *dir, size_t *problems)
+/* Read the small text file dir/name (at most max bytes) and hand it to
+ * parse, which fills *out and says whether it was well-formed. A file that
+ * is there but unreadable or malformed is logged as not holding what, and
+ * counted in *problems. Returns true when the file was there and parsed. */
+static bool read_text_file(const char *dir, const char *name, size_t max,
+                           const char *what,
+                           bool (*parse)(uint8_t *data, size_t len, void *out),
+                           void *out, size_t *problems)
 {
-    char *path = xasprintf("%s/sandbox", dir);
+    char *path = xasprintf("%s/%s", dir, name);
     uint8_t *data = NULL;
     size_t len = 0;
-    int rc = fs_read(path, PATH_MAX, &data, &len);
-    char *out = NULL;
-    if (rc == 1) {
-        while (len > 0 && data[len - 1] == '\n')
-            data[--len] = '\0';
-        if (len > 0 && data[0] == '/' && memchr(data, '\0', len) == NULL &&
-            memchr(data, '\n', len) == NULL)
-            out = xstrdup((char *)data);
-    }
-    if (rc < 0 || (rc == 1 && out == NULL)) {
-        log_warn("checkpoint: %s does not hold a sandbox path", path);
-        (*problems)++;
-    }
-    free(data);
-    free(path);
-    return out;
-}
-
-/* The kill file. Returns true when present and well-formed. */
-static bool read_kill(const char *dir, struct agent_ckpt_kill *k,
-                      size_t *problems)
-{
-    char *path = xasprintf("%s/kill", dir);
-    uint8_t *data = NULL;
-    size_t len = 0;
-    int rc = fs_read(path, 128, &data, &len);
-    bool ok = false;
-    if (rc == 1) {
-        long long grace, deadline;
-        int during, reason = -1, end = 0;
-        char nl;
-        /* Three fields, or four with the kill's reason. */
-        bool three = sscanf((char *)data, "%lld %lld %d%c%n", &grace, &deadline,
-                            &during, &nl, &end) == 4 &&
-                     nl == '\n' && (size_t)end == len;
-        bool four = !three &&
-                    sscanf((char *)data, "%lld %lld %d %d%c%n", &grace,
-                           &deadline, &during, &reason, &nl, &end) == 5 &&
-                    nl == '\n' && (size_t)end == len && reason >= 0;
-        if ((three || four) && grace >= 0 && (during == 0 || during == 1)) {
-            k->grace_ns = grace;
-            k->deadline_wall_ns = deadline;
-            k->during_launch = during == 1;
-            k->has_reason = four;
-            k->reason = four ? reason : 0;
-            ok = true;
-        }
-    }
+    int rc = fs_read(path, max, &data, &len);
+    bool ok = rc == 1 && parse(data, len, out);
     if (rc < 0 || (rc == 1 && !ok)) {
-        log_warn("checkpoint: %s does not hold a kill record", path);
+        log_warn("checkpoint: %s does not hold %s", path, what);
         (*problems)++;
     }
     free(data);
     free(path);
     return ok;
+}
+
+/* The sandbox file: an absolute path on one line (out: char **, the
+ * path copied). */
+static bool parse_sandbox(uint8_t *data, size_t len, void *out)
+{
+    while (len > 0 && data[len - 1] == '\n')
+        data[--len] = '\0';
+    if (len == 0 || data[0] != '/' || memchr(data, '\0', len) != NULL ||
+        memchr(data, '\n', len) != NULL)
+        return false;
+    *(char **)out = xstrdup((char *)data);
+    return true;
+}
+
+/* The kill file: "grace deadline during_launch[ reason]\n" (out: struct
+ * agent_ckpt_kill *). */
+static bool parse_kill(uint8_t *data, size_t len, void *out)
+{
+    struct agent_ckpt_kill *k = out;
+    long long grace, deadline;
+    int during, reason = -1, end = 0;
+    char nl;
+    /* Three fields, or four with the kill's reason. */
+    bool three = sscanf((char *)data, "%lld %lld %d%c%n", &grace, &deadline,
+                        &during, &nl, &end) == 4 &&
+                 nl == '\n' && (size_t)end == len;
+    bool four = !three &&
+                sscanf((char *)data, "%lld %lld %d %d%c%n", &grace, &deadline,
+                       &during, &reason, &nl, &end) == 5 &&
+                nl == '\n' && (size_t)end == len && reason >= 0;
+    if (!(three || four) || grace < 0 || (during != 0 && during != 1))
+        return false;
+    k->grace_ns = grace;
+    k->deadline_wall_ns = deadline;
+    k->during_launch = during == 1;
+    k->has_reason = four;
+    k->reason = four ? reason : 0;
+    return true;
 }
 
 /* The updates file: every valid record of this task, oldest first. */
@@ -610,7 +609,8 @@ static void read_task(const char *fwdir, const char *fw, const char *task_id,
         jpb_free(&t->info->base);
         t->info = NULL;
     }
-    t->sandbox = read_sandbox(dir, problems);
+    read_text_file(dir, "sandbox", PATH_MAX, "a sandbox path", parse_sandbox,
+                   &t->sandbox, problems);
     t->task = (Mesos__V1__Task *)read_msg(
         dir, "task", &mesos__v1__task__descriptor, &t->has_task_file, problems);
     if (t->task != NULL && (strcmp(t->task->task_id->value, task_id) != 0 ||
@@ -621,7 +621,8 @@ static void read_task(const char *fwdir, const char *fw, const char *task_id,
         t->task = NULL;
     }
     read_updates(dir, t, problems);
-    t->has_kill = read_kill(dir, &t->kill, problems);
+    t->has_kill = read_text_file(dir, "kill", 128, "a kill record", parse_kill,
+                                 &t->kill, problems);
     if (t->nupdates > 0) {
         t->has_state = true;
         t->state = t->updates[t->nupdates - 1]->status->state;

@@ -197,64 +197,67 @@ json_t *agent_files_entry_json(const char *vpath, const struct stat *st)
     return j;
 }
 
-/* Parse a query integer: absent leaves *out; returns -1 when malformed. */
-static int query_int(const struct http_request *req, const char *name,
-                     int64_t *out)
+/* The path query of req, or NULL after answering 400 when it is missing
+ * or empty. */
+static const char *query_path(struct http_request *req)
+{
+    const char *path = http_request_query(req, "path");
+    if (path == NULL || path[0] == '\0') {
+        http_reply_error(req, 400, "Expecting 'path=value' in query.");
+        return NULL;
+    }
+    return path;
+}
+
+/* The query integer name of req, -1 when absent (OUT: *out). Returns 0, or
+ * -1 after answering 400 when it is malformed or below -1. */
+static int query_position(struct http_request *req, const char *name,
+                          int64_t *out)
 {
     const char *v = http_request_query(req, name);
-    if (v == NULL)
-        return 0;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (v[0] == '\0' || *end != '\0' || errno != 0)
+    long long n = -1;
+    if (v != NULL) {
+        char *end;
+        errno = 0;
+        n = strtoll(v, &end, 10);
+        if (v[0] == '\0' || *end != '\0' || errno != 0) {
+            http_reply_error(req, 400, "Failed to parse %s: '%s'", name, v);
+            return -1;
+        }
+    }
+    if (n < -1) {
+        http_reply_error(req, 400, "Negative %s provided: %lld.", name, n);
         return -1;
+    }
     *out = n;
     return 0;
 }
 
-static void reply_resolve_error(struct http_request *req,
-                                enum agent_files_result r, const char *why)
+/* Resolve path inside f's root into real (PATH_MAX bytes). Returns 0, or
+ * -1 after answering 403 or 404 with the reason. */
+static int resolve_path(struct http_request *req, const struct agent_files *f,
+                        const char *path, char *real)
 {
-    http_reply_error(req, (int)r, "%s", why);
+    char why[PATH_MAX + 64];
+    enum agent_files_result r =
+        agent_files_resolve(f->root, path, real, why, sizeof(why));
+    if (r != AGENT_FILES_OK) {
+        http_reply_error(req, (int)r, "%s", why);
+        return -1;
+    }
+    return 0;
 }
 
 static void handle_read(struct http_request *req, void *arg)
 {
     struct agent_files *f = arg;
-    const char *path = http_request_query(req, "path");
-    if (path == NULL || path[0] == '\0') {
-        http_reply_error(req, 400, "Expecting 'path=value' in query.");
+    const char *path = query_path(req);
+    int64_t offset, length;
+    char real[PATH_MAX];
+    if (path == NULL || query_position(req, "offset", &offset) != 0 ||
+        query_position(req, "length", &length) != 0 ||
+        resolve_path(req, f, path, real) != 0)
         return;
-    }
-    int64_t offset = -1, length = -1;
-    if (query_int(req, "offset", &offset) != 0) {
-        http_reply_error(req, 400, "Failed to parse offset: '%s'",
-                         http_request_query(req, "offset"));
-        return;
-    }
-    if (offset < -1) {
-        http_reply_error(req, 400, "Negative offset provided: %lld.",
-                         (long long)offset);
-        return;
-    }
-    if (query_int(req, "length", &length) != 0) {
-        http_reply_error(req, 400, "Failed to parse length: '%s'",
-                         http_request_query(req, "length"));
-        return;
-    }
-    if (length < -1) {
-        http_reply_error(req, 400, "Negative length provided: %lld.",
-                         (long long)length);
-        return;
-    }
-    char real[PATH_MAX], why[PATH_MAX + 64];
-    enum agent_files_result r =
-        agent_files_resolve(f->root, path, real, why, sizeof(why));
-    if (r != AGENT_FILES_OK) {
-        reply_resolve_error(req, r, why);
-        return;
-    }
     /* O_NONBLOCK: a FIFO must never stall the loop (it is refused below). */
     int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
@@ -317,18 +320,10 @@ static int by_path(const void *a, const void *b)
 static void handle_browse(struct http_request *req, void *arg)
 {
     struct agent_files *f = arg;
-    const char *path = http_request_query(req, "path");
-    if (path == NULL || path[0] == '\0') {
-        http_reply_error(req, 400, "Expecting 'path=value' in query.");
+    const char *path = query_path(req);
+    char real[PATH_MAX];
+    if (path == NULL || resolve_path(req, f, path, real) != 0)
         return;
-    }
-    char real[PATH_MAX], why[PATH_MAX + 64];
-    enum agent_files_result r =
-        agent_files_resolve(f->root, path, real, why, sizeof(why));
-    if (r != AGENT_FILES_OK) {
-        reply_resolve_error(req, r, why);
-        return;
-    }
     json_t **entries = NULL;
     size_t n = 0;
     DIR *d = opendir(real);

@@ -166,27 +166,41 @@ static void post_done(const struct http_client_response *r, void *arg)
     free(p);
 }
 
-static struct http_client_req *
-post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
+/* A POST of call to the master's agent API, in protobuf both ways, with
+ * the stream id when with_stream: the request's headers go into h (caller
+ * storage; the values are borrowed from c) and the encoded call into
+ * *body (the caller frees it after starting the request). */
+static struct http_client_options api_post(const struct agent_conn *c,
+                                           const Offerd__Agent__Call *call,
+                                           bool with_stream, int timeout_ms,
+                                           struct http_header h[3],
+                                           uint8_t **body)
 {
     size_t len;
-    uint8_t *body = jpb_to_pb(&call->base, &len);
-    struct http_header h[3] = {
-        {"Content-Type", HTTP_CONTENT_PROTOBUF},
-        {"Accept", HTTP_CONTENT_PROTOBUF},
-        {"Mesos-Stream-Id", c->stream_id},
-    };
-    struct http_client_options o = {
+    *body = jpb_to_pb(&call->base, &len);
+    h[0] = (struct http_header){"Content-Type", HTTP_CONTENT_PROTOBUF};
+    h[1] = (struct http_header){"Accept", HTTP_CONTENT_PROTOBUF};
+    h[2] = (struct http_header){"Mesos-Stream-Id", c->stream_id};
+    return (struct http_client_options){
         .host = c->ip,
         .port = c->port,
         .method = HTTP_POST,
         .path = API_PATH,
         .headers = h,
-        .nheaders = 3,
-        .body = body,
+        .nheaders = with_stream ? 3 : 2,
+        .body = *body,
         .body_len = len,
-        .timeout_ms = CALL_TIMEOUT_MS,
+        .timeout_ms = timeout_ms,
     };
+}
+
+static struct http_client_req *
+post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
+{
+    struct http_header h[3];
+    uint8_t *body;
+    struct http_client_options o =
+        api_post(c, call, true, CALL_TIMEOUT_MS, h, &body);
     struct http_client_req *req =
         http_client_request(c->base, &o, post_done, p);
     free(body);
@@ -357,24 +371,11 @@ static void subscribe_now(struct agent_conn *c)
     if (c->stream != NULL)
         return;
     Offerd__Agent__Call *call = c->cbs.build_subscribe(c->cbs.arg);
-    size_t len;
-    uint8_t *body = jpb_to_pb(&call->base, &len);
+    struct http_header h[3];
+    uint8_t *body;
+    struct http_client_options o =
+        api_post(c, call, false, SUBSCRIBE_TIMEOUT_MS, h, &body);
     jpb_free(&call->base);
-    struct http_header h[2] = {
-        {"Content-Type", HTTP_CONTENT_PROTOBUF},
-        {"Accept", HTTP_CONTENT_PROTOBUF},
-    };
-    struct http_client_options o = {
-        .host = c->ip,
-        .port = c->port,
-        .method = HTTP_POST,
-        .path = API_PATH,
-        .headers = h,
-        .nheaders = 2,
-        .body = body,
-        .body_len = len,
-        .timeout_ms = SUBSCRIBE_TIMEOUT_MS,
-    };
     struct http_client_stream_cbs cbs = {
         .on_headers = stream_headers,
         .on_chunk = stream_chunk,

@@ -88,6 +88,56 @@ static void path_pop(struct path *p, size_t old)
     p->buf[old] = '\0';
 }
 
+/* Which fields of one message occurrence were seen: a bit per field of its
+ * descriptor, on the stack for up to 256 fields. Used in place only (bits
+ * may point into the struct). */
+struct field_set {
+    uint8_t stack[32];
+    uint8_t *bits;
+};
+
+static void fields_init(struct field_set *s,
+                        const ProtobufCMessageDescriptor *desc)
+{
+    size_t n = (desc->n_fields + 7) / 8;
+    if (n > sizeof(s->stack)) {
+        s->bits = xcalloc(n, 1);
+    } else {
+        memset(s->stack, 0, n);
+        s->bits = s->stack;
+    }
+}
+
+/* Mark f (a field of desc) seen; returns whether it was seen before. */
+static bool fields_mark(struct field_set *s,
+                        const ProtobufCMessageDescriptor *desc,
+                        const ProtobufCFieldDescriptor *f)
+{
+    size_t i = (size_t)(f - desc->fields);
+    uint8_t bit = (uint8_t)(1u << (i % 8));
+    bool again = (s->bits[i / 8] & bit) != 0;
+    s->bits[i / 8] |= bit;
+    return again;
+}
+
+/* The first required field of desc not seen, or NULL. */
+static const ProtobufCFieldDescriptor *
+fields_missing_required(const struct field_set *s,
+                        const ProtobufCMessageDescriptor *desc)
+{
+    for (unsigned i = 0; i < desc->n_fields; i++)
+        if (desc->fields[i].label == PROTOBUF_C_LABEL_REQUIRED &&
+            !(s->bits[i / 8] & (1u << (i % 8))))
+            return &desc->fields[i];
+    return NULL;
+}
+
+static void fields_fini(struct field_set *s)
+{
+    if (s->bits != s->stack)
+        free(s->bits);
+}
+
 /* Write "path: reason" (or just the reason at the root) into err. */
 static void set_error(char *err, size_t errlen, const char *path,
                       const char *fmt, va_list ap)
@@ -781,14 +831,8 @@ static int set_field(struct jctx *c, ProtobufCMessage *msg,
 static int fill_message(struct jctx *c, const ProtobufCMessageDescriptor *desc,
                         ProtobufCMessage *msg, const json_t *obj, int depth)
 {
-    /* Which fields were given, for the required-field check. */
-    uint8_t seen_stack[32];
-    uint8_t *seen = seen_stack;
-    size_t seen_len = (desc->n_fields + 7) / 8;
-    if (seen_len > sizeof(seen_stack))
-        seen = xcalloc(seen_len, 1);
-    else
-        memset(seen, 0, seen_len);
+    struct field_set seen; /* for the required-field check */
+    fields_init(&seen, desc);
 
     int rc = -1;
     const char *key;
@@ -806,22 +850,18 @@ static int fill_message(struct jctx *c, const ProtobufCMessageDescriptor *desc,
         if (set_field(c, msg, f, v, depth) != 0)
             goto out;
         path_pop(&c->path, mark);
-        size_t idx = (size_t)(f - desc->fields);
-        seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
+        fields_mark(&seen, desc, f);
     }
-    for (unsigned i = 0; i < desc->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        if (f->label == PROTOBUF_C_LABEL_REQUIRED &&
-            !(seen[i / 8] & (1u << (i % 8)))) {
-            path_push_name(&c->path, f->name);
-            jfail(c, "required field missing");
-            goto out;
-        }
+    const ProtobufCFieldDescriptor *missing =
+        fields_missing_required(&seen, desc);
+    if (missing != NULL) {
+        path_push_name(&c->path, missing->name);
+        jfail(c, "required field missing");
+        goto out;
     }
     rc = 0;
 out:
-    if (seen != seen_stack)
-        free(seen);
+    fields_fini(&seen);
     return rc;
 }
 
@@ -960,6 +1000,11 @@ static void out_close(struct out *o, bool object)
 static void text_string(struct out *o, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
+    /* The characters JSON escapes with a letter (or themselves). */
+    static const char short_escape['\\' + 1] = {
+        ['"'] = '"',  ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+        ['\n'] = 'n', ['\r'] = 'r',  ['\t'] = 't',
+    };
     const uint8_t *u = (const uint8_t *)s;
     buf_reserve(o, n + 2);
     buf_putc(o, '"');
@@ -977,35 +1022,14 @@ static void text_string(struct out *o, const char *s, size_t n)
             }
             continue;
         }
-        switch (ch) {
-        case '"':
-            buf_put(o, "\\\"", 2);
-            break;
-        case '\\':
-            buf_put(o, "\\\\", 2);
-            break;
-        case '\b':
-            buf_put(o, "\\b", 2);
-            break;
-        case '\f':
-            buf_put(o, "\\f", 2);
-            break;
-        case '\n':
-            buf_put(o, "\\n", 2);
-            break;
-        case '\r':
-            buf_put(o, "\\r", 2);
-            break;
-        case '\t':
-            buf_put(o, "\\t", 2);
-            break;
-        default:
-            if (ch < 0x20) {
-                char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
-                buf_put(o, esc, 6);
-            } else {
-                buf_putc(o, (char)ch);
-            }
+        if (ch < sizeof(short_escape) && short_escape[ch] != 0) {
+            char esc[2] = {'\\', short_escape[ch]};
+            buf_put(o, esc, 2);
+        } else if (ch < 0x20) {
+            char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+            buf_put(o, esc, 6);
+        } else {
+            buf_putc(o, (char)ch);
         }
         i++;
     }
@@ -1723,13 +1747,8 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
     if (depth > JPB_MAX_DEPTH)
         return pfail(c, "message nesting deeper than %d", JPB_MAX_DEPTH);
 
-    uint8_t seen_stack[32];
-    uint8_t *seen = seen_stack;
-    size_t seen_len = (desc->n_fields + 7) / 8;
-    if (seen_len > sizeof(seen_stack))
-        seen = xcalloc(seen_len, 1);
-    else
-        memset(seen, 0, seen_len);
+    struct field_set seen;
+    fields_init(&seen, desc);
 
     int rc = -1;
     size_t pos = 0;
@@ -1746,9 +1765,7 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
                 goto out;
             continue;
         }
-        size_t idx = (size_t)(f - desc->fields);
-        bool again = (seen[idx / 8] & (1u << (idx % 8))) != 0;
-        seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
+        bool again = fields_mark(&seen, desc, f);
         /* protobuf-c merges a repeated occurrence of a singular message
          * field into the earlier one, copying every repeated field inside
          * each time: n occurrences cost n^2. No encoder writes one twice, so
@@ -1769,19 +1786,16 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
             goto out;
         }
     }
-    for (unsigned i = 0; i < desc->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        if (f->label == PROTOBUF_C_LABEL_REQUIRED &&
-            !(seen[i / 8] & (1u << (i % 8)))) {
-            pfail(c, "required field missing");
-            path_prepend(c, f->name, false, 0);
-            goto out;
-        }
+    const ProtobufCFieldDescriptor *missing =
+        fields_missing_required(&seen, desc);
+    if (missing != NULL) {
+        pfail(c, "required field missing");
+        path_prepend(c, missing->name, false, 0);
+        goto out;
     }
     rc = 0;
 out:
-    if (seen != seen_stack)
-        free(seen);
+    fields_fini(&seen);
     return rc;
 }
 

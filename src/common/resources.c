@@ -1499,6 +1499,27 @@ static int item_piece(struct span s, void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* The text inside v, which opens with a bracket ('[' or '{') that must be
+ * closed by close at its end, with no other bracket inside (OUT: *in).
+ * Returns 0, or -1 with a reason naming the resource. */
+static int bracket_inside(struct span v, char close, const char *name,
+                          struct span *in, char *err, size_t errlen)
+{
+    if (v.n < 2 || v.p[v.n - 1] != close) {
+        errbuf_set(err, errlen, "%s: unclosed '%c' in '%.*s'", name, v.p[0],
+                   quote_len(v.n), v.p);
+        return -1;
+    }
+    struct span inside = {v.p + 1, v.n - 2};
+    if (span_has_any(inside, "[]{}()")) {
+        errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
+                   quote_len(v.n), v.p);
+        return -1;
+    }
+    *in = inside;
+    return 0;
+}
+
 /* Parse the value text v of resource `name` into r (name and type set by
  * the caller's init; r is scalar-initialised on entry). */
 static int parse_value(struct span v, const char *name, struct resource *r,
@@ -1508,18 +1529,10 @@ static int parse_value(struct span v, const char *name, struct resource *r,
         errbuf_set(err, errlen, "%s: empty value", name);
         return -1;
     }
+    struct span in;
     if (v.p[0] == '[') {
-        if (v.p[v.n - 1] != ']') {
-            errbuf_set(err, errlen, "%s: unclosed '[' in '%.*s'", name,
-                       quote_len(v.n), v.p);
+        if (bracket_inside(v, ']', name, &in, err, errlen) != 0)
             return -1;
-        }
-        struct span in = {v.p + 1, v.n - 2};
-        if (span_has_any(in, "[]{}()")) {
-            errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
-                       quote_len(v.n), v.p);
-            return -1;
-        }
         struct range_acc acc = {name, NULL, 0, 0};
         if (split_commas(in, range_piece, &acc, err, errlen) < 0) {
             free(acc.v);
@@ -1546,17 +1559,8 @@ static int parse_value(struct span v, const char *name, struct resource *r,
         return 0;
     }
     if (v.p[0] == '{') {
-        if (v.p[v.n - 1] != '}') {
-            errbuf_set(err, errlen, "%s: unclosed '{' in '%.*s'", name,
-                       quote_len(v.n), v.p);
+        if (bracket_inside(v, '}', name, &in, err, errlen) != 0)
             return -1;
-        }
-        struct span in = {v.p + 1, v.n - 2};
-        if (span_has_any(in, "[]{}()")) {
-            errbuf_set(err, errlen, "%s: unexpected bracket in '%.*s'", name,
-                       quote_len(v.n), v.p);
-            return -1;
-        }
         struct item_acc acc = {name, NULL, 0, 0};
         if (split_commas(in, item_piece, &acc, err, errlen) < 0) {
             items_free(acc.v, acc.n);

@@ -214,6 +214,74 @@ START_TEST(test_task_layout_and_removal)
 }
 END_TEST
 
+/* Write text to meta/frameworks/fw/tasks/t1/<name>, or remove that file
+ * when text is NULL. */
+static void put_task_file(const char *name, const char *text)
+{
+    char p[PATH_MAX + 256];
+    snprintf(p, sizeof(p), "%s/meta/frameworks/fw/tasks/t1/%s", dir, name);
+    if (text == NULL)
+        ck_assert(unlink(p) == 0 || errno == ENOENT);
+    else
+        ck_assert_int_eq(fs_write_atomic(p, text, strlen(text)), 0);
+}
+
+/* The sandbox and kill files read back, and malformed ones are skipped and
+ * counted as problems. */
+START_TEST(test_sandbox_and_kill_files)
+{
+    static const struct {
+        const char *sandbox; /* NULL: the file is removed */
+        const char *kill;    /* NULL: the file is removed */
+        const char *want_sandbox;
+        bool want_kill;
+        int64_t grace;
+        bool has_reason;
+        int reason;
+        size_t problems;
+    } cases[] = {
+        {"/sb/t1", "5 100 0\n", "/sb/t1", true, 5, false, 0, 0},
+        {"/sb/t1\n\n", "5 100 1 7\n", "/sb/t1", true, 5, true, 7, 0},
+        {NULL, NULL, NULL, false, 0, false, 0, 0},
+        {"", "5 100\n", NULL, false, 0, false, 0, 2},
+        {"relative/path", "-1 100 0\n", NULL, false, 0, false, 0, 2},
+        {"/a\nb", "5 100 2\n", NULL, false, 0, false, 0, 2},
+        {"/sb/t1", "5 100 0", "/sb/t1", false, 0, false, 0, 1},
+        {"/sb/t1", "5 100 0 -3\n", "/sb/t1", false, 0, false, 0, 1},
+        {"/sb/t1", "5 100 0\nx", "/sb/t1", false, 0, false, 0, 1},
+    };
+    char err[512];
+    struct agent_ckpt *ck = agent_ckpt_new(dir, err, sizeof(err));
+    ck_assert_ptr_nonnull(ck);
+    ck_assert_int_eq(agent_ckpt_save_task_info(ck, "fw", task_info("t1"),
+                                               "/sb/t1", err, sizeof(err)),
+                     0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        put_task_file("sandbox", cases[i].sandbox);
+        put_task_file("kill", cases[i].kill);
+        struct agent_ckpt_state st;
+        agent_ckpt_read(ck, &st);
+        ck_assert_uint_eq(st.ntasks, 1);
+        const struct agent_ckpt_task *t = &st.tasks[0];
+        if (cases[i].want_sandbox != NULL)
+            ck_assert_str_eq(t->sandbox, cases[i].want_sandbox);
+        else
+            ck_assert_ptr_null(t->sandbox);
+        ck_assert_msg(t->has_kill == cases[i].want_kill, "case %zu", i);
+        if (cases[i].want_kill) {
+            ck_assert_int_eq(t->kill.grace_ns, cases[i].grace);
+            ck_assert_int_eq(t->kill.deadline_wall_ns, 100);
+            ck_assert(t->kill.has_reason == cases[i].has_reason);
+            ck_assert_int_eq(t->kill.reason, cases[i].reason);
+        }
+        ck_assert_msg(st.problems == cases[i].problems,
+                      "case %zu: %zu problems", i, st.problems);
+        agent_ckpt_state_clear(&st);
+    }
+    agent_ckpt_free(ck);
+}
+END_TEST
+
 START_TEST(test_updates_file)
 {
     char err[512];
@@ -308,6 +376,7 @@ static Suite *agent_checkpoint_suite(void)
     tcase_add_test(tc, test_id_safety);
     tcase_add_test(tc, test_agent_id);
     tcase_add_test(tc, test_task_layout_and_removal);
+    tcase_add_test(tc, test_sandbox_and_kill_files);
     tcase_add_test(tc, test_updates_file);
     tcase_add_test(tc, test_remove_tree_leaves_symlink_targets);
     suite_add_tcase(s, tc);

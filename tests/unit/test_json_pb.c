@@ -239,6 +239,30 @@ START_TEST(test_scalars_to_json_text)
 }
 END_TEST
 
+/* Every character JSON escapes, in the short form where JSON has one. */
+START_TEST(test_string_escapes)
+{
+    static const struct {
+        const char *in;
+        const char *out; /* the "str" value as written */
+    } cases[] = {
+        {"\"", "\\\""},
+        {"\\", "\\\\"},
+        {"\b\f\n\r\t", "\\b\\f\\n\\r\\t"},
+        {"\x01\x1f", "\\u0001\\u001f"},
+        {"/\x7f ~", "/\x7f ~"}, /* not escaped */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Scalars s = OFFERD__JPBTEST__SCALARS__INIT;
+        s.str = (char *)cases[i].in;
+        char want[128];
+        snprintf(want, sizeof(want), "{\"str\":\"%s\"}", cases[i].out);
+        assert_text(&s.base, want);
+        assert_round_trips(&s.base);
+    }
+}
+END_TEST
+
 START_TEST(test_only_set_fields_are_written)
 {
     Scalars s = OFFERD__JPBTEST__SCALARS__INIT;
@@ -2448,6 +2472,7 @@ static Suite *json_pb_suite(void)
     tcase_add_test(tc, test_floats);
     tcase_add_test(tc, test_nan_and_infinity_are_strings);
     tcase_add_test(tc, test_strings);
+    tcase_add_test(tc, test_string_escapes);
     tcase_add_test(tc, test_bytes_all_values);
     tcase_add_test(tc, test_base64_vectors);
     tcase_add_test(tc, test_bad_base64);
