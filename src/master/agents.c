@@ -307,13 +307,6 @@ static void send_registered(struct master *m, struct agent *ag,
     master_send_to_agent(ag, &ev);
 }
 
-static const char *state_name(Mesos__V1__TaskState st)
-{
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_state__descriptor, (int)st);
-    return v != NULL ? v->name : "an unknown state";
-}
-
 /* True when the re-registering agent's report holds fw's task. */
 static bool reported(const Offerd__Agent__Call__Subscribe *sub,
                      const char *fw_id, const char *task_id)
@@ -408,8 +401,8 @@ static void update_known_task(struct master *m, struct task *t,
     if (t->state != rt->state) {
         log_info("task %s of framework %s: %s on agent %s, the master had "
                  "it %s",
-                 rt->task_id->value, t->fw->id, state_name(rt->state),
-                 t->agent->id, state_name(t->state));
+                 rt->task_id->value, t->fw->id, task_state_name(rt->state),
+                 t->agent->id, task_state_name(t->state));
         if (terminal && !task_state_is_terminal(t->state))
             master_task_count(m, rt->state);
         t->state = rt->state;
@@ -498,7 +491,8 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         struct task *t = master_task_adopt(m, fw, ag, rt, &res, role);
         res_list_clear(&res);
         log_info("adopted task %s (%s) of framework %s from agent %s",
-                 rt->task_id->value, state_name(rt->state), fw->id, ag->id);
+                 rt->task_id->value, task_state_name(rt->state), fw->id,
+                 ag->id);
         if (terminal)
             continue;
         /* One used entry per framework. */
@@ -649,12 +643,11 @@ static void agent_join_allocator(struct master *m, struct agent *ag,
 {
     char terr[256];
     res_list_clear(&ag->total);
-    if (master_agent_total_of(&ag->static_res, &ag->ckpt, &ag->total, terr,
-                              sizeof(terr)) != 0) {
-        /* Checked before the registry write; cannot happen. */
+    if (res_agent_total(&ag->static_res, &ag->ckpt, &ag->total, terr,
+                        sizeof(terr)) != 0)
+        /* Checked before the registry write; cannot happen. The total is
+         * then the static resources. */
         log_error("agent %s: %s", ag->id, terr);
-        res_list_copy(&ag->total, &ag->static_res);
-    }
     struct alloc_used *used;
     uint32_t nused;
     res_list *lists;
@@ -834,13 +827,13 @@ static void persist_subscription(struct master *m, struct agent_subscribe *s,
     }
     res_list_allocate(&s->ckpt, NULL);
     res_list probe = RES_LIST_INIT;
-    if (master_agent_total_of(&s->total, &s->ckpt, &probe, err, sizeof(err)) !=
-        0) {
+    int fits = res_agent_total(&s->total, &s->ckpt, &probe, err, sizeof(err));
+    res_list_clear(&probe);
+    if (fits != 0) {
         http_reply_error(s->req, 400,
                          "subscribe: %s (the agent's resources changed?)", err);
         goto refuse;
     }
-    res_list_clear(&probe);
     master_persist_agent_info(m, rec, deactivated, drain, &s->ckpt,
                               s->ckpt_version, agent_subscribe_done, s);
     return;

@@ -126,11 +126,6 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
     return FLAGS_OK;
 }
 
-void master_flags_usage(const struct master_flags *mf, FILE *out)
-{
-    flags_usage(mf->flags, out);
-}
-
 const struct flags *master_flags_object(const struct master_flags *mf)
 {
     return mf->flags;

@@ -47,14 +47,11 @@ void master_flags_init(struct master_flags *mf);
 
 /* Parse argv and env (see flags_parse) and check the values (a known
  * logging level); fill in the hostname default. Returns FLAGS_OK,
- * FLAGS_HELP (print master_flags_usage and exit 0) or FLAGS_ERROR with a
+ * FLAGS_HELP (flags_report prints the usage) or FLAGS_ERROR with a
  * one-line reason in err. */
 enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                                      char *const *argv, char *const *env,
                                      char *err, size_t errlen);
-
-/* Write --help text. */
-void master_flags_usage(const struct master_flags *mf, FILE *out);
 
 /* The flags object, for the /flags endpoint (borrowed). */
 const struct flags *master_flags_object(const struct master_flags *mf);

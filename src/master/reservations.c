@@ -36,48 +36,6 @@
 #include "mesos/v1/master.pb-c.h"
 #include "offerd/registry.pb-c.h"
 
-/* ---- Conversions ----------------------------------------------------------
- */
-
-/* Remove the persistence and volume of a disk resource (keep its source). */
-static void strip_volume(struct resource *r)
-{
-    struct res_disk *d = r->disk;
-    if (d == NULL)
-        return;
-    free(d->persistence_id);
-    free(d->persistence_principal);
-    free(d->container_path);
-    free(d->host_path);
-    d->persistence_id = NULL;
-    d->persistence_principal = NULL;
-    d->container_path = NULL;
-    d->host_path = NULL;
-    d->has_volume = false;
-    if (d->source == RES_DISK_SOURCE_NONE) {
-        free(d->source_root);
-        free(d->source_id);
-        free(d->source_profile);
-        free(d);
-        r->disk = NULL;
-    }
-    r->shared = false;
-    r->shared_count = 0;
-}
-
-static void pop_reservation(struct resource *r)
-{
-    struct res_reservation *top = &r->resv[r->nresv - 1];
-    free(top->role);
-    free(top->principal);
-    for (uint32_t i = 0; i < top->nlabels; i++) {
-        free(top->labels[i].key);
-        free(top->labels[i].value);
-    }
-    free(top->labels);
-    r->nresv--;
-}
-
 static bool same_string(const char *a, const char *b)
 {
     if (a == NULL || b == NULL)
@@ -227,7 +185,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                          top->role, alloc_role);
                 bad = why;
             } else {
-                pop_reservation(&a);
+                res_pop_reservation(&a);
             }
         } else if (op == MASTER_RESV_UNRESERVE) {
             if (r->nresv == 0 || r->resv[r->nresv - 1].type != RES_RESV_DYNAMIC)
@@ -235,7 +193,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
             else if (res_is_persistent_volume(r))
                 bad = "it is a persistent volume: destroy it first";
             else
-                pop_reservation(&b);
+                res_pop_reservation(&b);
         } else if (op == MASTER_RESV_CREATE) {
             if (!res_is_persistent_volume(r) || !r->disk->has_volume) {
                 bad = "it is not a persistent volume (disk with persistence "
@@ -272,7 +230,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                          r->disk->persistence_id, res_reservation_role(r));
                 bad = why;
             } else {
-                strip_volume(&a);
+                res_drop_volume(&a);
             }
         } else { /* DESTROY */
             if (!res_is_persistent_volume(r)) {
@@ -285,7 +243,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                 bad = why;
                 conflict = true;
             } else {
-                strip_volume(&b);
+                res_drop_volume(&b);
             }
         }
         if (bad != NULL) {
@@ -324,33 +282,6 @@ void master_agent_ckpt_of(const res_list *total, res_list *out)
 {
     res_list_filter(total, is_checkpointed, NULL, out);
     res_list_allocate(out, NULL);
-}
-
-int master_agent_total_of(const res_list *static_res, const res_list *ckpt,
-                          res_list *total, char *err, size_t errlen)
-{
-    res_list base = RES_LIST_INIT;
-    for (uint32_t i = 0; i < ckpt->n; i++) {
-        struct resource r;
-        res_copy(&r, &ckpt->v[i]);
-        strip_volume(&r);
-        while (r.nresv > 0 && r.resv[r.nresv - 1].type == RES_RESV_DYNAMIC)
-            pop_reservation(&r);
-        res_list_add(&base, &r);
-        res_clear(&r);
-    }
-    if (!res_list_contains(static_res, &base)) {
-        snprintf(err, errlen,
-                 "the checkpointed resources do not fit the agent's "
-                 "resources");
-        res_list_clear(&base);
-        return -1;
-    }
-    res_list_copy(total, static_res);
-    res_list_sub_all(total, &base);
-    res_list_add_all(total, ckpt);
-    res_list_clear(&base);
-    return 0;
 }
 
 void master_agent_send_ckpt(struct master *m, struct agent *ag)

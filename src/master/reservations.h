@@ -40,10 +40,6 @@ void master_resv_operator(struct master *m, struct http_request *req,
 int master_resv_endpoints_register(struct master *m);
 /* The checkpointed part of a total (dynamic reservations and volumes). */
 void master_agent_ckpt_of(const res_list *total, res_list *out);
-/* static_res with ckpt applied into *total (OUT, replaced). Returns 0, or
- * -1 when ckpt does not fit static_res. */
-int master_agent_total_of(const res_list *static_res, const res_list *ckpt,
-                          res_list *total, char *err, size_t errlen);
 /* Send ag its checkpointed resources (CHECKPOINT_RESOURCES). */
 void master_agent_send_ckpt(struct master *m, struct agent *ag);
 

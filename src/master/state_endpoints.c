@@ -167,13 +167,6 @@ static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 /* ---- Tasks, offers, frameworks, agents -------------------------------------
  */
 
-static const char *state_name(Mesos__V1__TaskState s)
-{
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_state__descriptor, s);
-    return v != NULL ? v->name : "TASK_UNKNOWN";
-}
-
 static json_t *task_model(const struct task *t)
 {
     json_t *o = json_object();
@@ -184,14 +177,14 @@ static json_t *task_model(const struct task *t)
     json_object_set_new(o, "executor_id", json_string(""));
     json_object_set_new(o, "slave_id",
                         json_string(t->agent != NULL ? t->agent->id : ""));
-    json_object_set_new(o, "state", json_string(state_name(t->state)));
+    json_object_set_new(o, "state", json_string(task_state_name(t->state)));
     json_object_set_new(o, "resources", resources_model(&t->resources));
     json_object_set_new(o, "role", json_string(t->role));
     json_t *st = json_array();
     for (uint32_t i = 0; i < t->nhist; i++) {
         json_t *s = json_object();
         json_object_set_new(s, "state",
-                            json_string(state_name(t->hist[i].state)));
+                            json_string(task_state_name(t->hist[i].state)));
         json_object_set_new(s, "timestamp", json_real(t->hist[i].timestamp));
         json_array_append_new(st, s);
     }
@@ -499,7 +492,7 @@ static void add_task_counts(json_t *o, struct hmap *tasks)
         void *val;
         while (hmap_next(tasks, &pos, NULL, &val))
             n += ((struct task *)val)->state == states[i];
-        json_object_set_new(o, state_name(states[i]), json_integer(n));
+        json_object_set_new(o, task_state_name(states[i]), json_integer(n));
     }
 }
 
