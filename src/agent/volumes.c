@@ -244,25 +244,7 @@ bool agent_vol_task_uses(const Mesos__V1__TaskInfo *ti, const char *role,
  * volume and persistence dropped, then the dynamic reservations popped. */
 static void strip_to_base(struct resource *r)
 {
-    struct res_disk *d = r->disk;
-    if (d != NULL) {
-        free(d->persistence_id);
-        free(d->persistence_principal);
-        free(d->container_path);
-        free(d->host_path);
-        d->persistence_id = d->persistence_principal = NULL;
-        d->container_path = d->host_path = NULL;
-        d->has_volume = false;
-        if (d->source == RES_DISK_SOURCE_NONE) {
-            free(d->source_root);
-            free(d->source_id);
-            free(d->source_profile);
-            free(d);
-            r->disk = NULL;
-        }
-    }
-    r->shared = false;
-    r->shared_count = 0;
+    res_strip_volume(r);
     while (r->nresv > 0 && r->resv[r->nresv - 1].type == RES_RESV_DYNAMIC) {
         struct res_reservation *top = &r->resv[r->nresv - 1];
         free(top->role);

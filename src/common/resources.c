@@ -516,6 +516,28 @@ void res_push_reservation(struct resource *r, enum res_resv_type type,
     t->nlabels = nlabels;
 }
 
+void res_strip_volume(struct resource *r)
+{
+    struct res_disk *d = r->disk;
+    if (d == NULL)
+        return;
+    free(d->persistence_id);
+    free(d->persistence_principal);
+    free(d->container_path);
+    free(d->host_path);
+    d->persistence_id = NULL;
+    d->persistence_principal = NULL;
+    d->container_path = NULL;
+    d->host_path = NULL;
+    d->has_volume = false;
+    if (d->source == RES_DISK_SOURCE_NONE) {
+        disk_free(d);
+        r->disk = NULL;
+    }
+    r->shared = false;
+    r->shared_count = 0;
+}
+
 int res_scalar_from_double(double d, int64_t *out)
 {
     if (isnan(d) || isinf(d) || d < 0 || d > (double)RES_SCALAR_MAX_UNITS)

@@ -173,6 +173,12 @@ void res_init_set(struct resource *r, const char *name,
 void res_push_reservation(struct resource *r, enum res_resv_type type,
                           const char *role, const char *principal,
                           const struct res_label *labels, uint32_t nlabels);
+/* Drop r's persistent volume, as a DESTROY does: the persistence (id and
+ * principal), the volume (container and host path) and sharing go; a disk
+ * of the agent's default disk (no source) loses its DiskInfo altogether,
+ * one with a source keeps it. Reservations stay. A resource without
+ * DiskInfo is left as it is. */
+void res_strip_volume(struct resource *r);
 
 /* Convert a double to milli-units, rounding to nearest as Mesos does.
  * Returns 0 and sets *out, or -1 when d is NaN, infinite, negative or above

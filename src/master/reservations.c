@@ -31,32 +31,6 @@
 /* ---- Conversions ----------------------------------------------------------
  */
 
-/* Remove the persistence and volume of a disk resource (keep its source). */
-static void strip_volume(struct resource *r)
-{
-    struct res_disk *d = r->disk;
-    if (d == NULL)
-        return;
-    free(d->persistence_id);
-    free(d->persistence_principal);
-    free(d->container_path);
-    free(d->host_path);
-    d->persistence_id = NULL;
-    d->persistence_principal = NULL;
-    d->container_path = NULL;
-    d->host_path = NULL;
-    d->has_volume = false;
-    if (d->source == RES_DISK_SOURCE_NONE) {
-        free(d->source_root);
-        free(d->source_id);
-        free(d->source_profile);
-        free(d);
-        r->disk = NULL;
-    }
-    r->shared = false;
-    r->shared_count = 0;
-}
-
 static void pop_reservation(struct resource *r)
 {
     struct res_reservation *top = &r->resv[r->nresv - 1];
@@ -264,7 +238,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                          r->disk->persistence_id, res_reservation_role(r));
                 bad = why;
             } else {
-                strip_volume(&a);
+                res_strip_volume(&a);
             }
         } else { /* DESTROY */
             if (!res_is_persistent_volume(r)) {
@@ -277,7 +251,7 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                 bad = why;
                 conflict = true;
             } else {
-                strip_volume(&b);
+                res_strip_volume(&b);
             }
         }
         if (bad != NULL) {
@@ -325,7 +299,7 @@ int master_agent_total_of(const res_list *static_res, const res_list *ckpt,
     for (uint32_t i = 0; i < ckpt->n; i++) {
         struct resource r;
         res_copy(&r, &ckpt->v[i]);
-        strip_volume(&r);
+        res_strip_volume(&r);
         while (r.nresv > 0 && r.resv[r.nresv - 1].type == RES_RESV_DYNAMIC)
             pop_reservation(&r);
         res_list_add(&base, &r);
