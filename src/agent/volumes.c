@@ -527,28 +527,27 @@ static int save_removing(struct agent_vols *v, const struct vol *w, size_t n,
     return rc;
 }
 
-/* True when path is a directory (not a link to one). */
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
+/* A directory's identity: paths are compared by it, not as strings, since
+ * one directory has many names ("<root>/./volumes", a root given with a
+ * trailing '/', a PATH disk whose root is the work_dir). */
+struct dir_id {
+    dev_t dev;
+    ino_t ino;
+};
 
-/* True when the volume directory path is held or awaits removal. */
-static bool is_claimed(const struct agent_vols *v, const char *path)
+/* True when ids (n of them) hold the identity st gives. */
+static bool has_id(const struct dir_id *ids, size_t n, const struct stat *st)
 {
-    for (size_t i = 0; i < v->nheld; i++)
-        if (strcmp(v->held[i].path, path) == 0)
-            return true;
-    for (size_t i = 0; i < v->nremoving; i++)
-        if (strcmp(v->removing[i].path, path) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (ids[i].dev == st->st_dev && ids[i].ino == st->st_ino)
             return true;
     return false;
 }
 
-/* Queue for removal every directory <base>/volumes/roles/<role>/<id> that
- * is neither held nor awaiting removal (no record names it). */
-static void find_unclaimed_under(struct agent_vols *v, const char *base)
+/* Queue for removal every directory <base>/volumes/roles/<role>/<id> (not a
+ * link) whose identity is not among the n claimed ones. */
+static void find_unclaimed_under(struct agent_vols *v, const char *base,
+                                 const struct dir_id *claimed, size_t n)
 {
     char *roles = xasprintf("%s/volumes/roles", base);
     DIR *d = opendir(roles);
@@ -563,13 +562,16 @@ static void find_unclaimed_under(struct agent_vols *v, const char *base)
         if (strcmp(rde->d_name, ".") == 0 || strcmp(rde->d_name, "..") == 0)
             continue;
         char *rdir = xasprintf("%s/%s", roles, rde->d_name);
-        DIR *r = is_dir(rdir) ? opendir(rdir) : NULL;
+        struct stat st;
+        DIR *r =
+            lstat(rdir, &st) == 0 && S_ISDIR(st.st_mode) ? opendir(rdir) : NULL;
         struct dirent *ide;
         while (r != NULL && (ide = readdir(r)) != NULL) {
             if (strcmp(ide->d_name, ".") == 0 || strcmp(ide->d_name, "..") == 0)
                 continue;
             char *path = xasprintf("%s/%s", rdir, ide->d_name);
-            if (!is_dir(path) || is_claimed(v, path)) {
+            if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+                has_id(claimed, n, &st)) {
                 free(path);
                 continue;
             }
@@ -611,29 +613,35 @@ static char *base_of(const char *path)
 
 /* Queue every volume directory no record names, under the agent's
  * work_dir and the roots of the PATH disks of the volumes held or awaiting
- * removal. */
+ * removal (each directory once, whatever its names). */
 static void find_unclaimed(struct agent_vols *v)
 {
-    size_t nb = 0;
-    char **bases = xcalloc(1 + v->nheld + v->nremoving, sizeof(*bases));
-    bases[nb++] = xstrdup(v->work_dir);
-    for (size_t i = 0; i < v->nheld + v->nremoving; i++) {
+    size_t nvols = v->nheld + v->nremoving;
+    struct dir_id *claimed = xcalloc(nvols + 1, sizeof(*claimed));
+    struct dir_id *scanned = xcalloc(nvols + 1, sizeof(*scanned));
+    size_t nclaimed = 0, nscanned = 0;
+    struct stat st;
+    for (size_t i = 0; i < nvols; i++) {
         const struct vol *x =
             i < v->nheld ? &v->held[i] : &v->removing[i - v->nheld];
-        char *b = base_of(x->path);
-        bool seen = false;
-        for (size_t k = 0; k < nb && !seen; k++)
-            seen = strcmp(bases[k], b) == 0;
-        if (seen)
-            free(b);
-        else
-            bases[nb++] = b;
+        if (stat(x->path, &st) == 0)
+            claimed[nclaimed++] = (struct dir_id){st.st_dev, st.st_ino};
     }
-    for (size_t k = 0; k < nb; k++) {
-        find_unclaimed_under(v, bases[k]);
-        free(bases[k]);
+    for (size_t i = 0; i <= nvols; i++) {
+        char *base = i == 0 ? xstrdup(v->work_dir)
+                     : i <= v->nheld
+                         ? base_of(v->held[i - 1].path)
+                         : base_of(v->removing[i - 1 - v->nheld].path);
+        char *roles = xasprintf("%s/volumes/roles", base);
+        if (stat(roles, &st) == 0 && !has_id(scanned, nscanned, &st)) {
+            scanned[nscanned++] = (struct dir_id){st.st_dev, st.st_ino};
+            find_unclaimed_under(v, base, claimed, nclaimed);
+        }
+        free(roles);
+        free(base);
     }
-    free(bases);
+    free(claimed);
+    free(scanned);
 }
 
 size_t agent_vols_recover(struct agent_vols *v)

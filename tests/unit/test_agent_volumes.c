@@ -987,6 +987,41 @@ START_TEST(test_unclaimed_dirs_removed)
 }
 END_TEST
 
+START_TEST(test_unclaimed_dirs_by_identity)
+{
+    /* One directory, several names: a PATH disk whose root is the work_dir
+     * ("." and the absolute path with a trailing '/'). Each volume is
+     * claimed by its directory, not by the spelling of its path. */
+    char q[PATH_MAX + 512], json[PATH_MAX + 2048], err[512];
+    snprintf(q, sizeof(q),
+             "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":8},"
+             "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"r\"}],"
+             "\"disk\":{\"source\":{\"type\":\"PATH\",\"path\":{\"root\":"
+             "\"%s/\"}},\"persistence\":{\"id\":\"q\"},"
+             "\"volume\":{\"container_path\":\"x\",\"mode\":\"RW\"}}}",
+             dir);
+    snprintf(json, sizeof(json), "[%s,%s,%s]", VOLUME("eng", "keep"),
+             PATH_VOLUME(".", "eng", "p"), q);
+    struct fixture f;
+    busy[0] = '\0';
+    open_set(&f);
+    ck_assert_int_eq(apply(&f, json, 1, err, sizeof(err)), AGENT_VOLS_APPLIED);
+    close_set(&f);
+    put_data("volumes/roles/eng/keep");
+    put_data("volumes/roles/eng/p");
+    put_data("volumes/roles/r/q");
+    make_stray("volumes/roles/r/ghost");
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 1);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 1);
+    close_set(&f);
+    ck_assert(exists("volumes/roles/eng/keep/data"));
+    ck_assert(exists("volumes/roles/eng/p/data"));
+    ck_assert(exists("volumes/roles/r/q/data"));
+    ck_assert(!exists("volumes/roles/r/ghost"));
+}
+END_TEST
+
 START_TEST(test_unclaimed_dirs_kept_without_records)
 {
     struct fixture f;
@@ -1204,6 +1239,7 @@ static Suite *agent_volumes_suite(void)
                         (int)(sizeof(crash_cases) / sizeof(crash_cases[0])));
     tcase_add_test(tc, test_crash_points_by_name);
     tcase_add_test(tc, test_unclaimed_dirs_removed);
+    tcase_add_test(tc, test_unclaimed_dirs_by_identity);
     tcase_add_test(tc, test_unclaimed_dirs_kept_without_records);
     tcase_add_test(tc, test_task_uses);
     tcase_add_test(tc, test_attach_links_volumes);
