@@ -187,6 +187,37 @@ static int log_count(const char *needle)
     return n;
 }
 
+/* Wait (bounded) until the agent's log has at least n lines holding
+ * needle. */
+static void wait_log_count(const char *needle, int n)
+{
+    int64_t deadline = now_ms() + 20000;
+    while (log_count(needle) < n && now_ms() < deadline)
+        usleep(10000);
+    ck_assert_msg(log_count(needle) >= n, "the agent never logged '%s'",
+                  needle);
+}
+
+/* The version of the last CHECKPOINT_RESOURCES the agent's log shows
+ * before the line holding needle, or -1. */
+static long long log_version_before(const char *needle)
+{
+    FILE *f = fopen(agent.log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    long long last = -1, at = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        const char *v = strstr(line, "CHECKPOINT_RESOURCES version ");
+        if (v != NULL)
+            last =
+                strtoll(v + strlen("CHECKPOINT_RESOURCES version "), NULL, 10);
+        if (strstr(line, needle) != NULL)
+            at = last;
+    }
+    fclose(f);
+    return at;
+}
+
 /* Wait (bounded) for the agent to kill itself at its crash point. */
 static void wait_agent_crash(const char *point)
 {
@@ -243,9 +274,13 @@ START_TEST(test_destroyed_while_down_after_crash)
     fputs("precious\n", f);
     fclose(f);
 
-    /* Armed for round 0 (a clean restart: no list to catch up on). */
+    /* Armed for round 0 (a clean restart: no list to catch up on). The
+     * master must have the agent back before the create: an operation
+     * while the agent's SUBSCRIBE is in flight is a race of its own. */
+    int registered = log_count("registered with master");
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
     restart_agent(0, false);
+    wait_log_count("registered with master", registered + 1);
     int64_t start = now_ms();
     for (int round = 0; round < ROUNDS; round++) {
         const char *point = POINTS[(size_t)round % NPOINTS];
@@ -260,6 +295,10 @@ START_TEST(test_destroyed_while_down_after_crash)
         wait_agent_crash(point);
         ck_assert_msg(log_count(reached) == reached_before + 1,
                       "%s: the log does not say so", what);
+        /* ... while applying the create, not the list before it. */
+        ck_assert_msg(log_version_before(reached) == version,
+                      "%s: it crashed applying version %lld, not %lld", what,
+                      log_version_before(reached), version);
         if (work_exists("volumes/roles/eng/v")) {
             ck_assert_msg(!work_exists("volumes/roles/eng/v/stale"),
                           "%s: v adopted a stale directory", what);
