@@ -79,58 +79,25 @@ static void teardown(void)
     e2e_proc_cleanup(&master);
 }
 
-/* Percent-encode s for a form body. */
-static void form_escape(const char *s, char *out, size_t outlen)
-{
-    size_t o = 0;
-    for (; *s != '\0' && o + 4 < outlen; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')
-            out[o++] = (char)c;
-        else
-            o += (size_t)snprintf(out + o, outlen - o, "%%%02X", c);
-    }
-    out[o] = '\0';
-}
-
 /* POST a Mesos-style operator form (slaveId and field=json) to the master
  * and assert 202. */
 static void operator_form(const char *path, const char *agent_id,
                           const char *field, const char *json)
 {
-    char enc[4096], body[4600];
-    form_escape(json, enc, sizeof(enc));
-    snprintf(body, sizeof(body), "slaveId=%s&%s=%s", agent_id, field, enc);
-    const char *headers[] = {"Content-Type: application/x-www-form-urlencoded",
-                             NULL};
-    struct e2e_response r;
-    ck_assert_int_eq(
-        e2e_http(master.port, "POST", path, headers, body, strlen(body), T, &r),
-        0);
-    ck_assert_msg(r.status == 202, "%s: %d %s", path, r.status,
-                  r.body != NULL ? r.body : "");
-    e2e_response_free(&r);
-}
-
-/* The checkpointed resources version the agent holds (its /state). */
-static long long agent_ckpt_version(void)
-{
-    json_t *st = api_get_json(agent.port, "/state");
-    long long v = json_integer_value(
-        json_object_get(st, "checkpointed_resources_version"));
-    json_decref(st);
-    return v;
+    char reason[1024];
+    int status = api_operator_form(master.port, path, agent_id, field, json,
+                                   reason, sizeof(reason));
+    ck_assert_msg(status == 202, "%s: %d %s", path, status, reason);
 }
 
 /* Poll until the agent holds version want. */
 static void wait_agent_version(long long want, const char *what)
 {
     int64_t deadline = now_ms() + 20000;
-    long long v = agent_ckpt_version();
+    long long v = api_agent_ckpt_version(agent.port);
     while (v != want && now_ms() < deadline) {
         usleep(20000);
-        v = agent_ckpt_version();
+        v = api_agent_ckpt_version(agent.port);
     }
     ck_assert_msg(v == want, "%s: the agent holds version %lld, not %lld", what,
                   v, want);
