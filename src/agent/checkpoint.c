@@ -222,9 +222,7 @@ int agent_ckpt_save_updates(struct agent_ckpt *ck, const char *framework_id,
     return rc;
 }
 
-/* Move path into trash/ (one atomic rename), then remove it there; falls
- * back to removing it in place. Missing paths are fine. */
-static int trash(struct agent_ckpt *ck, const char *path)
+int agent_ckpt_trash(struct agent_ckpt *ck, const char *path)
 {
     char *tdir = xasprintf("%s/trash", ck->meta);
     char err[256];
@@ -277,13 +275,13 @@ int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
     if (!agent_ckpt_id_is_safe(framework_id) || !agent_ckpt_id_is_safe(task_id))
         return -1;
     char *dir = task_dir(ck, framework_id, task_id);
-    int rc = trash(ck, dir);
+    int rc = agent_ckpt_trash(ck, dir);
     free(dir);
     /* rmdir fails (and leaves them) while other tasks remain. */
     char *tasks = xasprintf("%s/frameworks/%s/tasks", ck->meta, framework_id);
     if (rmdir(tasks) == 0 || errno == ENOENT) {
         char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-        trash(ck, fw);
+        agent_ckpt_trash(ck, fw);
         free(fw);
     }
     free(tasks);
@@ -295,7 +293,7 @@ int agent_ckpt_remove_framework(struct agent_ckpt *ck, const char *framework_id)
     if (!agent_ckpt_id_is_safe(framework_id))
         return -1;
     char *fw = xasprintf("%s/frameworks/%s", ck->meta, framework_id);
-    int rc = trash(ck, fw);
+    int rc = agent_ckpt_trash(ck, fw);
     free(fw);
     return rc;
 }
@@ -303,10 +301,10 @@ int agent_ckpt_remove_framework(struct agent_ckpt *ck, const char *framework_id)
 int agent_ckpt_remove_all(struct agent_ckpt *ck)
 {
     char *fws = xasprintf("%s/frameworks", ck->meta);
-    int rc = trash(ck, fws);
+    int rc = agent_ckpt_trash(ck, fws);
     free(fws);
     char *res = xasprintf("%s/resources", ck->meta);
-    if (trash(ck, res) != 0)
+    if (agent_ckpt_trash(ck, res) != 0)
         rc = -1;
     free(res);
     char *id = xasprintf("%s/agent_id", ck->meta);

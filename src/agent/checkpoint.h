@@ -30,10 +30,13 @@
  *                                     CheckpointResources (protobuf)
  *     removing                        the persistent volumes whose
  *                                     directories await removal (still used
- *                                     by a task, or a removal cut short): an
- *                                     offerd.agent.Event.CheckpointResources
- *                                     whose version is 0 (see volumes.h)
- *   trash/                            directories being removed
+ *                                     by a task, or a removal cut short)
+ *                                     and, while a list is applied, those it
+ *                                     makes: an offerd.agent.Event.
+ *                                     CheckpointResources whose version is
+ *                                     0 (see volumes.h)
+ *   trash/                            directories being removed (task and
+ *                                     framework checkpoints, volumes)
  *
  * A task's directory goes when the task is terminal and its terminal update
  * acknowledged; a framework's when its last task goes. A directory is first
@@ -126,6 +129,14 @@ int agent_ckpt_remove_task(struct agent_ckpt *ck, const char *framework_id,
 /* Remove a framework's directory and everything under it. */
 int agent_ckpt_remove_framework(struct agent_ckpt *ck,
                                 const char *framework_id);
+
+/* Remove path and everything under it: move it into trash/ with one
+ * atomic rename, so that a crash part-way never leaves half of it under its
+ * own name, then remove it there (agent_ckpt_read empties trash/ of what a
+ * crash left). Where it cannot be moved (another file system, e.g. a
+ * volume on a PATH disk) it is removed in place. A missing path is fine.
+ * Returns 0, or -1 if something stayed. */
+int agent_ckpt_trash(struct agent_ckpt *ck, const char *path);
 
 /* Remove every checkpoint: the agent id, every framework and task, the
  * checkpointed resources (the meta directory itself stays; volume

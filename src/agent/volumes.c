@@ -1,18 +1,30 @@
 /*
  * Checkpointed resources and persistent volume directories (volumes.h).
+ *
+ * What keeps a crash from leaking or losing a volume directory is one
+ * invariant between the two files of meta/resources/ and the directories:
+ * every volume directory that exists is named by the list (checkpointed)
+ * or by the removal file (removing), durably, and a volume that the list
+ * names is never removed. agent_vols_apply keeps it by writing the removal
+ * file first, naming every volume whose directory may exist during the
+ * change and that the old or the new list leaves out, before it makes a
+ * directory; agent_vols_recover reads "named by the removal file, not by
+ * the list" as "remove it", and searches volumes/ for directories that
+ * neither file names (left by an older offerd), which it removes too.
  */
 #include "agent/volumes.h"
 
 #include "agent/checkpoint.h"
-#include "agent/pb_copy.h"
 #include "common/fs.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +39,9 @@ struct vol {
     char *role;              /* the role it is reserved to */
     char *id;                /* its persistence id */
     char *path;              /* its directory */
-    Mesos__V1__Resource *pb; /* the resource as the master sent it (owned) */
+    Mesos__V1__Resource *pb; /* the resource as the master sent it (owned);
+                                NULL for a directory found on disk that no
+                                record names (never written to a file) */
 };
 
 struct agent_vols {
@@ -43,6 +57,11 @@ struct agent_vols {
     size_t nheld;
     struct vol *removing; /* volumes awaiting removal (none is listed) */
     size_t nremoving;
+    bool applying;       /* inside agent_vols_apply: crash points count */
+    char *crash_point;   /* OFFERD_TEST_CRASH_AT's point ("any": every one),
+                            NULL when unset */
+    unsigned crash_nth;  /* the pass of it that kills the agent (from 1) */
+    unsigned crash_seen; /* passes so far */
 };
 
 /* ---- Paths ---- */
@@ -240,72 +259,6 @@ bool agent_vol_task_uses(const Mesos__V1__TaskInfo *ti, const char *role,
 
 /* ---- Totals ---- */
 
-/* r as it was before its dynamic reservations and volume were made: the
- * volume and persistence dropped, then the dynamic reservations popped. */
-static void strip_to_base(struct resource *r)
-{
-    struct res_disk *d = r->disk;
-    if (d != NULL) {
-        free(d->persistence_id);
-        free(d->persistence_principal);
-        free(d->container_path);
-        free(d->host_path);
-        d->persistence_id = d->persistence_principal = NULL;
-        d->container_path = d->host_path = NULL;
-        d->has_volume = false;
-        if (d->source == RES_DISK_SOURCE_NONE) {
-            free(d->source_root);
-            free(d->source_id);
-            free(d->source_profile);
-            free(d);
-            r->disk = NULL;
-        }
-    }
-    r->shared = false;
-    r->shared_count = 0;
-    while (r->nresv > 0 && r->resv[r->nresv - 1].type == RES_RESV_DYNAMIC) {
-        struct res_reservation *top = &r->resv[r->nresv - 1];
-        free(top->role);
-        free(top->principal);
-        for (uint32_t i = 0; i < top->nlabels; i++) {
-            free(top->labels[i].key);
-            free(top->labels[i].value);
-        }
-        free(top->labels);
-        memset(top, 0, sizeof(*top));
-        r->nresv--;
-    }
-    free(r->alloc_role);
-    r->alloc_role = NULL;
-}
-
-int agent_vols_total_of(const res_list *static_res, const res_list *ckpt,
-                        res_list *out, char *err, size_t errlen)
-{
-    res_list base = RES_LIST_INIT;
-    for (uint32_t i = 0; i < ckpt->n; i++) {
-        struct resource r;
-        res_copy(&r, &ckpt->v[i]);
-        strip_to_base(&r);
-        res_list_add(&base, &r);
-        res_clear(&r);
-    }
-    res_list_clear(out);
-    res_list_copy(out, static_res);
-    int rc = 0;
-    if (!res_list_contains(static_res, &base)) {
-        snprintf(err, errlen,
-                 "the checkpointed resources do not fit the "
-                 "agent's resources");
-        rc = -1;
-    } else {
-        res_list_sub_all(out, &base);
-        res_list_add_all(out, ckpt);
-    }
-    res_list_clear(&base);
-    return rc;
-}
-
 /* ---- The set ---- */
 
 static void vol_clear(struct vol *x)
@@ -367,7 +320,8 @@ static int volumes_of(const char *work_dir, Mesos__V1__Resource *const *pb,
         v[k].role = xstrdup(res_reservation_role(&r));
         v[k].id = xstrdup(r.disk->persistence_id);
         v[k].path = path;
-        v[k].pb = (Mesos__V1__Resource *)agent_pb_copy(&pb[i]->base);
+        v[k].pb = (Mesos__V1__Resource *)jpb_copy(
+            &mesos__v1__resource__descriptor, &pb[i]->base);
         k++;
         res_clear(&r);
     }
@@ -394,7 +348,82 @@ static void vol_copy(struct vol *dst, const struct vol *src)
     dst->role = xstrdup(src->role);
     dst->id = xstrdup(src->id);
     dst->path = xstrdup(src->path);
-    dst->pb = (Mesos__V1__Resource *)agent_pb_copy(&src->pb->base);
+    dst->pb = src->pb != NULL
+                  ? (Mesos__V1__Resource *)jpb_copy(
+                        &mesos__v1__resource__descriptor, &src->pb->base)
+                  : NULL;
+}
+
+/* True when the n volumes of a and the m of b are the same volumes. */
+static bool same_vols(const struct vol *a, size_t n, const struct vol *b,
+                      size_t m)
+{
+    if (n != m)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (vol_index(b, m, &a[i]) < 0)
+            return false;
+    return true;
+}
+
+/* ---- Crash points (tests) ----
+ *
+ * OFFERD_TEST_CRASH_AT=<point>[:<n>] makes the agent kill itself (SIGKILL,
+ * as kill -9 would) the n-th time (default: the first) agent_vols_apply
+ * passes <point>, to test what a crash there leaves (docs/agent.md, "Crash
+ * points"). The points, in the order an apply passes them:
+ *
+ *   begin             the list is checked, nothing is written yet
+ *   intent-written    the removal file names the volumes about to be made
+ *   dir-made          one new volume directory made (once per directory)
+ *   list-written      the new list and version are durable
+ *   dir-removed       one volume directory removed (once per directory)
+ *   removing-written  the removal file is final (passed even when it needed
+ *                     no write)
+ *
+ * "any" counts every point. Unset (production), a point costs a test. */
+
+/* Read OFFERD_TEST_CRASH_AT into v. */
+static void crash_point_arm(struct agent_vols *v)
+{
+    const char *spec = getenv("OFFERD_TEST_CRASH_AT");
+    if (spec == NULL || spec[0] == '\0')
+        return;
+    const char *colon = strchr(spec, ':');
+    size_t len = colon != NULL ? (size_t)(colon - spec) : strlen(spec);
+    unsigned long nth = 1;
+    if (colon != NULL) {
+        char *end;
+        errno = 0;
+        nth = strtoul(colon + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || nth == 0 || nth > 1000000)
+            nth = 0;
+    }
+    if (len == 0 || nth == 0) {
+        log_warn("OFFERD_TEST_CRASH_AT='%s' is not <point>[:<n>]: ignored",
+                 spec);
+        return;
+    }
+    v->crash_point = xstrndup(spec, len);
+    v->crash_nth = (unsigned)nth;
+    log_warn("OFFERD_TEST_CRASH_AT: this agent kills itself at pass %u of "
+             "crash point %s (a test setting)",
+             v->crash_nth, v->crash_point);
+}
+
+/* Pass crash point name (see above): SIGKILL on the armed pass. */
+static void crash_point(struct agent_vols *v, const char *name)
+{
+    if (v->crash_point == NULL || !v->applying ||
+        (strcmp(v->crash_point, "any") != 0 &&
+         strcmp(v->crash_point, name) != 0))
+        return;
+    if (++v->crash_seen < v->crash_nth)
+        return;
+    log_warn("crash point %s reached (OFFERD_TEST_CRASH_AT): killing the "
+             "agent",
+             name);
+    raise(SIGKILL);
 }
 
 struct agent_vols *agent_vols_new(const char *work_dir, struct agent_ckpt *ck,
@@ -405,6 +434,7 @@ struct agent_vols *agent_vols_new(const char *work_dir, struct agent_ckpt *ck,
     v->ck = ck;
     v->in_use = in_use;
     v->arg = arg;
+    crash_point_arm(v);
     return v;
 }
 
@@ -428,21 +458,143 @@ void agent_vols_free(struct agent_vols *v)
         return;
     clear_list(v);
     vols_free(v->removing, v->nremoving);
+    free(v->crash_point);
     free(v->work_dir);
     free(v);
 }
 
-/* Write the volumes awaiting removal (w of them). */
+/* Write the removal file: the volumes of w (n of them) that have a
+ * resource (a directory found on disk without a record has none: it is
+ * found again after a restart). */
 static int save_removing(struct agent_vols *v, const struct vol *w, size_t n,
                          char *err, size_t errlen)
 {
     Mesos__V1__Resource **pb = xcalloc(n ? n : 1, sizeof(*pb));
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        pb[i] = w[i].pb;
-    int rc = agent_ckpt_save_resources(v->ck, AGENT_CKPT_RES_REMOVING, pb, n, 0,
+        if (w[i].pb != NULL)
+            pb[k++] = w[i].pb;
+    int rc = agent_ckpt_save_resources(v->ck, AGENT_CKPT_RES_REMOVING, pb, k, 0,
                                        err, errlen);
     free(pb);
     return rc;
+}
+
+/* A directory's identity: paths are compared by it, not as strings, since
+ * one directory has many names ("<root>/./volumes", a root given with a
+ * trailing '/', a PATH disk whose root is the work_dir). */
+struct dir_id {
+    dev_t dev;
+    ino_t ino;
+};
+
+/* True when ids (n of them) hold the identity st gives. */
+static bool has_id(const struct dir_id *ids, size_t n, const struct stat *st)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i].dev == st->st_dev && ids[i].ino == st->st_ino)
+            return true;
+    return false;
+}
+
+/* Queue for removal every directory <base>/volumes/roles/<role>/<id> (not a
+ * link) whose identity is not among the n claimed ones. */
+static void find_unclaimed_under(struct agent_vols *v, const char *base,
+                                 const struct dir_id *claimed, size_t n)
+{
+    char *roles = xasprintf("%s/volumes/roles", base);
+    DIR *d = opendir(roles);
+    if (d == NULL) {
+        if (errno != ENOENT)
+            log_warn("checkpoint: cannot read %s: %s", roles, strerror(errno));
+        free(roles);
+        return;
+    }
+    struct dirent *rde;
+    while ((rde = readdir(d)) != NULL) {
+        if (strcmp(rde->d_name, ".") == 0 || strcmp(rde->d_name, "..") == 0)
+            continue;
+        char *rdir = xasprintf("%s/%s", roles, rde->d_name);
+        struct stat st;
+        DIR *r =
+            lstat(rdir, &st) == 0 && S_ISDIR(st.st_mode) ? opendir(rdir) : NULL;
+        struct dirent *ide;
+        while (r != NULL && (ide = readdir(r)) != NULL) {
+            if (strcmp(ide->d_name, ".") == 0 || strcmp(ide->d_name, "..") == 0)
+                continue;
+            char *path = xasprintf("%s/%s", rdir, ide->d_name);
+            if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+                has_id(claimed, n, &st)) {
+                free(path);
+                continue;
+            }
+            log_warn("checkpoint: %s is the directory of no persistent volume "
+                     "the checkpoint names (left by a crash, e.g. of an older "
+                     "offerd): removed",
+                     path);
+            v->removing = xreallocarray(v->removing, v->nremoving + 1,
+                                        sizeof(*v->removing));
+            struct vol *x = &v->removing[v->nremoving++];
+            x->role = xstrdup(rde->d_name); /* decoded: ' ' is '/' */
+            for (char *p = x->role; *p != '\0'; p++)
+                if (*p == ' ')
+                    *p = '/';
+            x->id = xstrdup(ide->d_name);
+            x->path = path;
+            x->pb = NULL;
+        }
+        if (r != NULL)
+            closedir(r);
+        free(rdir);
+    }
+    closedir(d);
+    free(roles);
+}
+
+/* The directory volumes/ lies in for the volume directory path
+ * (<base>/volumes/roles/<role>/<id>): <base>, newly allocated. */
+static char *base_of(const char *path)
+{
+    char *base = xstrdup(path);
+    for (int i = 0; i < 4; i++) {
+        char *slash = strrchr(base, '/');
+        if (slash != NULL)
+            *slash = '\0';
+    }
+    return base;
+}
+
+/* Queue every volume directory no record names, under the agent's
+ * work_dir and the roots of the PATH disks of the volumes held or awaiting
+ * removal (each directory once, whatever its names). */
+static void find_unclaimed(struct agent_vols *v)
+{
+    size_t nvols = v->nheld + v->nremoving;
+    struct dir_id *claimed = xcalloc(nvols + 1, sizeof(*claimed));
+    struct dir_id *scanned = xcalloc(nvols + 1, sizeof(*scanned));
+    size_t nclaimed = 0, nscanned = 0;
+    struct stat st;
+    for (size_t i = 0; i < nvols; i++) {
+        const struct vol *x =
+            i < v->nheld ? &v->held[i] : &v->removing[i - v->nheld];
+        if (stat(x->path, &st) == 0)
+            claimed[nclaimed++] = (struct dir_id){st.st_dev, st.st_ino};
+    }
+    for (size_t i = 0; i <= nvols; i++) {
+        char *base = i == 0 ? xstrdup(v->work_dir)
+                     : i <= v->nheld
+                         ? base_of(v->held[i - 1].path)
+                         : base_of(v->removing[i - 1 - v->nheld].path);
+        char *roles = xasprintf("%s/volumes/roles", base);
+        if (stat(roles, &st) == 0 && !has_id(scanned, nscanned, &st)) {
+            scanned[nscanned++] = (struct dir_id){st.st_dev, st.st_ino};
+            find_unclaimed_under(v, base, claimed, nclaimed);
+        }
+        free(roles);
+        free(base);
+    }
+    free(claimed);
+    free(scanned);
 }
 
 size_t agent_vols_recover(struct agent_vols *v)
@@ -457,6 +609,7 @@ size_t agent_vols_recover(struct agent_vols *v)
     int rc = agent_ckpt_load_resources(v->ck, AGENT_CKPT_RES_CHECKPOINTED, &cr,
                                        err, sizeof(err));
     bool trusted = rc >= 0;
+    bool listed = false; /* a list was read */
     if (rc < 0) {
         log_error("checkpoint: %s: taken as version 0 with no checkpointed "
                   "resources (the master sends its list again)",
@@ -477,6 +630,7 @@ size_t agent_vols_recover(struct agent_vols *v)
             trusted = false;
             res_list_clear(&l);
         } else {
+            listed = true;
             v->version = cr->version;
             v->list = l;
             v->held = held;
@@ -484,8 +638,8 @@ size_t agent_vols_recover(struct agent_vols *v)
             v->npb = cr->n_resources;
             v->pb = xcalloc(v->npb ? v->npb : 1, sizeof(*v->pb));
             for (size_t i = 0; i < v->npb; i++)
-                v->pb[i] = (Mesos__V1__Resource *)agent_pb_copy(
-                    &cr->resources[i]->base);
+                v->pb[i] = (Mesos__V1__Resource *)jpb_copy(
+                    &mesos__v1__resource__descriptor, &cr->resources[i]->base);
             log_info("checkpointed resources: version %llu, %zu resource(s), "
                      "%zu persistent volume(s)",
                      (unsigned long long)v->version, v->npb, v->nheld);
@@ -501,12 +655,12 @@ size_t agent_vols_recover(struct agent_vols *v)
     rc = agent_ckpt_load_resources(v->ck, AGENT_CKPT_RES_REMOVING, &cr, err,
                                    sizeof(err));
     if (rc < 0) {
-        log_error("checkpoint: %s: no volume is removed on its strength", err);
+        log_error("checkpoint: %s: no volume is removed on its strength (nor "
+                  "any directory that no record names)",
+                  err);
         return problems + 1;
     }
-    if (rc == 0)
-        return problems;
-    for (size_t i = 0; i < cr->n_resources; i++) {
+    for (size_t i = 0; rc == 1 && i < cr->n_resources; i++) {
         struct vol *one = NULL;
         size_t n1 = 0;
         if (volumes_of(v->work_dir, &cr->resources[i], 1, &one, &n1, err,
@@ -518,7 +672,9 @@ size_t agent_vols_recover(struct agent_vols *v)
             vols_free(one, n1);
             continue;
         }
-        /* Listed again (or a write of the list cut short): kept. */
+        /* Listed (again, or made by an apply whose list was written): kept.
+         * Not listed: leaving the list, or made by an apply cut short
+         * before its list was written: removed. */
         if (vol_index(v->held, v->nheld, &one[0]) < 0 &&
             vol_index(v->removing, v->nremoving, &one[0]) < 0) {
             v->removing = xreallocarray(v->removing, v->nremoving + 1,
@@ -529,7 +685,12 @@ size_t agent_vols_recover(struct agent_vols *v)
             vols_free(one, n1);
         }
     }
-    jpb_free(&cr->base);
+    if (rc == 1)
+        jpb_free(&cr->base);
+    /* Without a list (a new agent, or --recover=cleanup removed it) the
+     * directories found are an earlier agent's: kept for the operator. */
+    if (listed)
+        find_unclaimed(v);
     if (v->nremoving > 0)
         log_info("checkpoint: %zu persistent volume(s) await removal",
                  v->nremoving);
@@ -542,6 +703,8 @@ static bool exists(const char *path)
     struct stat st;
     return lstat(path, &st) == 0;
 }
+
+static size_t collect(struct agent_vols *v, bool save);
 
 enum agent_vols_result agent_vols_apply(struct agent_vols *v,
                                         Mesos__V1__Resource *const *res,
@@ -568,11 +731,50 @@ enum agent_vols_result agent_vols_apply(struct agent_vols *v,
         res_list_clear(&l);
         return AGENT_VOLS_FAILED;
     }
+    v->applying = true;
+    crash_point(v, "begin");
 
-    /* Directories first: a volume listed durably has its directory. */
+    /* rm: awaiting removal once the new list is in effect: those awaiting
+     * already and those leaving the list, less those (still or again)
+     * listed. */
     bool *created = xcalloc(nnv ? nnv : 1, sizeof(*created));
     struct vol *rm = NULL;
     size_t nrm = 0;
+    for (size_t pass = 0; pass < 2; pass++) {
+        const struct vol *src = pass == 0 ? v->removing : v->held;
+        size_t nsrc = pass == 0 ? v->nremoving : v->nheld;
+        for (size_t i = 0; i < nsrc; i++) {
+            if (vol_index(nv, nnv, &src[i]) >= 0 ||
+                vol_index(rm, nrm, &src[i]) >= 0)
+                continue;
+            rm = xreallocarray(rm, nrm + 1, sizeof(*rm));
+            vol_copy(&rm[nrm++], &src[i]);
+        }
+    }
+    /* The intent, written before any directory is made: rm and every
+     * listed volume the old list does not hold, i.e. every volume whose
+     * directory may exist while this runs and that one of the two lists
+     * leaves out. After a crash before the new list is written, recovery
+     * removes what it names beyond the old list: the new volumes too. */
+    struct vol *intent = xcalloc(nrm + nnv + 1, sizeof(*intent));
+    size_t nintent = 0;
+    for (size_t i = 0; i < nrm; i++)
+        vol_copy(&intent[nintent++], &rm[i]);
+    for (size_t i = 0; i < nnv; i++)
+        if (vol_index(v->held, v->nheld, &nv[i]) < 0)
+            vol_copy(&intent[nintent++], &nv[i]);
+    bool intent_written = false;
+    if (!same_vols(intent, nintent, v->removing, v->nremoving)) {
+        if (save_removing(v, intent, nintent, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s", why);
+            goto fail;
+        }
+        intent_written = true;
+    }
+    crash_point(v, "intent-written");
+
+    /* Every listed volume has its directory (one of a volume listed
+     * already and found missing is made again). */
     for (size_t i = 0; i < nnv; i++) {
         bool existed = exists(nv[i].path);
         if (fs_mkdirs(nv[i].path, why, sizeof(why)) != 0) {
@@ -588,35 +790,15 @@ enum agent_vols_result agent_vols_apply(struct agent_vols *v,
         log_info("created the directory of persistent volume %s of role %s: "
                  "%s",
                  nv[i].id, nv[i].role, nv[i].path);
+        crash_point(v, "dir-made");
     }
 
-    /* Awaiting removal: those awaiting already and those leaving the
-     * list, less those (still or again) listed. */
-    for (size_t pass = 0; pass < 2; pass++) {
-        const struct vol *src = pass == 0 ? v->removing : v->held;
-        size_t nsrc = pass == 0 ? v->nremoving : v->nheld;
-        for (size_t i = 0; i < nsrc; i++) {
-            if (vol_index(nv, nnv, &src[i]) >= 0 ||
-                vol_index(rm, nrm, &src[i]) >= 0)
-                continue;
-            rm = xreallocarray(rm, nrm + 1, sizeof(*rm));
-            vol_copy(&rm[nrm++], &src[i]);
-        }
-    }
-    /* Written before the list: after a crash between the two writes the
-     * old list holds, and a listed volume is never removed (recover). */
-    bool same = nrm == v->nremoving;
-    for (size_t i = 0; same && i < nrm; i++)
-        same = vol_index(v->removing, v->nremoving, &rm[i]) >= 0;
-    if (!same && save_removing(v, rm, nrm, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "%s", why);
-        goto fail;
-    }
     if (agent_ckpt_save_resources(v->ck, AGENT_CKPT_RES_CHECKPOINTED, res, n,
                                   version, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s", why);
         goto fail;
     }
+    crash_point(v, "list-written");
 
     clear_list(v);
     v->version = version;
@@ -626,26 +808,42 @@ enum agent_vols_result agent_vols_apply(struct agent_vols *v,
     v->npb = n;
     v->pb = xcalloc(n ? n : 1, sizeof(*v->pb));
     for (size_t i = 0; i < n; i++)
-        v->pb[i] = (Mesos__V1__Resource *)agent_pb_copy(&res[i]->base);
+        v->pb[i] = (Mesos__V1__Resource *)jpb_copy(
+            &mesos__v1__resource__descriptor, &res[i]->base);
     vols_free(v->removing, v->nremoving);
     v->removing = rm;
     v->nremoving = nrm;
     free(created);
-    agent_vols_collect(v);
+    /* The removal file still names the volumes just made: rewritten. */
+    collect(v, !same_vols(intent, nintent, rm, nrm));
+    vols_free(intent, nintent);
+    crash_point(v, "removing-written");
+    v->applying = false;
     return AGENT_VOLS_APPLIED;
 
 fail:
     for (size_t i = 0; i < nnv; i++)
         if (created[i] && rmdir(nv[i].path) != 0)
             log_warn("cannot remove %s again: %s", nv[i].path, strerror(errno));
+    /* Put the removal file back as it was. Were it left, what it names
+     * beyond the old list (nothing it holds) would be removed at the next
+     * start: the directories just removed, and any that existed before
+     * without a record. */
+    if (intent_written &&
+        save_removing(v, v->removing, v->nremoving, why, sizeof(why)) != 0)
+        log_error("checkpoint: %s", why);
     free(created);
+    vols_free(intent, nintent);
     vols_free(rm, nrm);
     vols_free(nv, nnv);
     res_list_clear(&l);
+    v->applying = false;
     return AGENT_VOLS_FAILED;
 }
 
-size_t agent_vols_collect(struct agent_vols *v)
+/* agent_vols_collect; save: write the removal file even when nothing was
+ * removed (it names volumes it should not). */
+static size_t collect(struct agent_vols *v, bool save)
 {
     size_t removed = 0, k = 0;
     for (size_t i = 0; i < v->nremoving; i++) {
@@ -656,7 +854,7 @@ size_t agent_vols_collect(struct agent_vols *v)
                      "a task uses it: removed when it ends",
                      x->id, x->role);
             keep = true;
-        } else if (fs_remove_tree(x->path) != 0) {
+        } else if (agent_ckpt_trash(v->ck, x->path) != 0) {
             log_error("cannot remove the directory of persistent volume %s "
                       "of role %s (%s): retried later",
                       x->id, x->role, x->path);
@@ -666,6 +864,8 @@ size_t agent_vols_collect(struct agent_vols *v)
                      "%s: %s",
                      x->id, x->role, x->path);
             removed++;
+            save = save || x->pb != NULL;
+            crash_point(v, "dir-removed");
         }
         if (keep)
             v->removing[k++] = *x;
@@ -673,12 +873,17 @@ size_t agent_vols_collect(struct agent_vols *v)
             vol_clear(x);
     }
     v->nremoving = k;
-    if (removed > 0) {
+    if (save) {
         char err[1024];
         if (save_removing(v, v->removing, v->nremoving, err, sizeof(err)) != 0)
             log_error("checkpoint: %s", err);
     }
     return removed;
+}
+
+size_t agent_vols_collect(struct agent_vols *v)
+{
+    return collect(v, false);
 }
 
 /* Create the directories of rel (a normalised container path) but its last
@@ -782,7 +987,8 @@ Mesos__V1__Resource **agent_vols_resources_pb(const struct agent_vols *v,
 {
     Mesos__V1__Resource **out = xcalloc(v->npb ? v->npb : 1, sizeof(*out));
     for (size_t i = 0; i < v->npb; i++)
-        out[i] = (Mesos__V1__Resource *)agent_pb_copy(&v->pb[i]->base);
+        out[i] = (Mesos__V1__Resource *)jpb_copy(
+            &mesos__v1__resource__descriptor, &v->pb[i]->base);
     *n = v->npb;
     return out;
 }

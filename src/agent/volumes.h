@@ -26,9 +26,15 @@
  * A volume that leaves the list has its directory removed at once when no
  * task of the agent uses it (a task uses a volume while its processes may
  * run: launching or running), otherwise when the last such task ends. The
- * volumes awaiting removal are checkpointed too (meta/resources/removing,
- * written before the list), so that a restart neither forgets nor loses
- * them: a volume that is listed is never removed.
+ * volumes awaiting removal are checkpointed too (meta/resources/removing),
+ * so that a restart neither forgets nor loses them. That file is written
+ * before the list and before any directory is made, naming also the
+ * volumes about to be made: every volume directory that exists is named by
+ * one of the two files, and after a crash anywhere in between, recovery
+ * removes what the removal file names beyond the list. A volume that is
+ * listed is never removed; a directory under volumes/ that neither file
+ * names is (through meta/trash/). docs/agent.md, "Persistent volumes",
+ * has the order and the rule.
  *
  * Nothing here touches the event loop; file system calls are synchronous
  * (removing a large volume blocks the loop for as long as it takes).
@@ -77,15 +83,6 @@ int agent_vol_container_path(const char *p, char *out, size_t outlen, char *err,
 bool agent_vol_task_uses(const Mesos__V1__TaskInfo *ti, const char *role,
                          const char *id);
 
-/* The agent's total resources: static_res (--resources or detected) with
- * the checkpointed resources ckpt applied, as the master computes it: the
- * unreserved (or statically reserved) resources under each dynamic
- * reservation or volume are replaced by it. Returns 0 and fills *out
- * (replaced), or -1 with *out a copy of static_res and a reason in err when
- * ckpt does not fit static_res. */
-int agent_vols_total_of(const res_list *static_res, const res_list *ckpt,
-                        res_list *out, char *err, size_t errlen);
-
 /* ---- The agent's checkpointed resources ---- */
 
 /* Whether a task of the agent uses the volume (role, id) now. */
@@ -94,7 +91,9 @@ typedef bool (*agent_vols_in_use_fn)(const char *role, const char *id,
 
 /* An empty set (version 0, no resources) for the agent with work_dir
  * (absolute; copied), checkpointing through ck (borrowed; must outlive
- * it). in_use is asked before a volume directory is removed. */
+ * it). in_use is asked before a volume directory is removed. A test
+ * setting, OFFERD_TEST_CRASH_AT in the environment, is read here (the crash
+ * points in volumes.c and docs/agent.md). */
 struct agent_vols *agent_vols_new(const char *work_dir, struct agent_ckpt *ck,
                                   agent_vols_in_use_fn in_use, void *arg);
 
@@ -106,9 +105,12 @@ void agent_vols_free(struct agent_vols *v);
  * resources; an unreadable or corrupt one is logged at ERROR and treated
  * the same, and then the removal file is not trusted either (no directory
  * is removed on its strength). Removal entries that are unreadable, or
- * name a volume that is listed, are dropped. Removes nothing itself (call
- * agent_vols_collect once the tasks are known). Returns the number of
- * problems logged. */
+ * name a volume that is listed, are dropped; the others await removal.
+ * When both files were read and the list exists, every directory
+ * <base>/volumes/roles/<role>/<id> that neither names (base: work_dir, and
+ * the roots of the PATH disks the files name) awaits removal too, logged
+ * at WARNING. Removes nothing itself (call agent_vols_collect once the
+ * tasks are known). Returns the number of problems logged. */
 size_t agent_vols_recover(struct agent_vols *v);
 
 /* What agent_vols_apply did. */
@@ -122,22 +124,26 @@ enum agent_vols_result {
  * replace the list, at version. In order: refuse a version older than the
  * one held; decode the resources and build every volume's directory path
  * (a bad resource, an unsafe role or id, two volumes with one path, fail
- * it); create the missing volume directories (mode 0755); write the
- * volumes awaiting removal, then the list and its version (atomically and
- * durably); then take the new list and remove the directories of the
- * volumes no longer listed that no task uses (agent_vols_collect). On
+ * it); write the removal file naming the volumes that will await removal
+ * and those the old list does not hold (when that changes it); create the
+ * missing volume directories (mode 0755; an existing one is kept, with its
+ * data); write the list and its version; then take the new list, remove the
+ * directories of the volumes no longer listed that no task uses
+ * (agent_vols_collect), and write the removal file without the volumes
+ * now listed. Each file is written atomically and durably. On
  * AGENT_VOLS_FAILED the directories it created are removed again, the
- * previous list and version hold, and err says why; on AGENT_VOLS_STALE
- * err says so. */
+ * removal file is put back, the previous list and version hold, and err
+ * says why; on AGENT_VOLS_STALE err says so. */
 enum agent_vols_result agent_vols_apply(struct agent_vols *v,
                                         Mesos__V1__Resource *const *res,
                                         size_t n, uint64_t version, char *err,
                                         size_t errlen);
 
 /* Remove the directory of every volume awaiting removal that no task uses
- * (asking in_use), and checkpoint what is left awaiting. A directory that
- * cannot be removed is logged and stays awaiting (retried at the next
- * call). Returns how many were removed. */
+ * (asking in_use), through meta/trash/ (agent_ckpt_trash), and checkpoint
+ * what is left awaiting. A directory that cannot be removed is logged and
+ * stays awaiting (retried at the next call). Returns how many were
+ * removed. */
 size_t agent_vols_collect(struct agent_vols *v);
 
 /* Make the persistent volumes among ti's resources available in the
@@ -165,7 +171,8 @@ Mesos__V1__Resource **agent_vols_resources_pb(const struct agent_vols *v,
 const char *agent_vols_find(const struct agent_vols *v, const char *role,
                             const char *id);
 
-/* How many volumes await removal. */
+/* How many volumes await removal (directories found without a record
+ * included). */
 size_t agent_vols_removing(const struct agent_vols *v);
 
 #endif

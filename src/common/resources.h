@@ -173,7 +173,6 @@ void res_init_set(struct resource *r, const char *name,
 void res_push_reservation(struct resource *r, enum res_resv_type type,
                           const char *role, const char *principal,
                           const struct res_label *labels, uint32_t nlabels);
-
 /* Convert a double to milli-units, rounding to nearest as Mesos does.
  * Returns 0 and sets *out, or -1 when d is NaN, infinite, negative or above
  * RES_SCALAR_MAX_UNITS. */

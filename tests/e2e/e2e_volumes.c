@@ -67,40 +67,14 @@ static void teardown(void)
     e2e_proc_cleanup(&master);
 }
 
-/* Percent-encode s for a form body. */
-static void form_escape(const char *s, char *out, size_t outlen)
-{
-    size_t o = 0;
-    for (; *s != '\0' && o + 4 < outlen; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')
-            out[o++] = (char)c;
-        else
-            o += (size_t)snprintf(out + o, outlen - o, "%%%02X", c);
-    }
-    out[o] = '\0';
-}
-
-/* POST a Mesos-style operator form (slaveId and field=json) to the
- * master; returns the status, the body in reason. */
+/* POST a Mesos-style operator form to the master; returns the status,
+ * the body in reason. */
 static int operator_form(const char *path, const char *agent_id,
                          const char *field, const char *json, char *reason,
                          size_t reasonlen)
 {
-    char enc[8192], body[9000];
-    form_escape(json, enc, sizeof(enc));
-    snprintf(body, sizeof(body), "slaveId=%s&%s=%s", agent_id, field, enc);
-    const char *headers[] = {"Content-Type: application/x-www-form-urlencoded",
-                             NULL};
-    struct e2e_response r;
-    ck_assert_int_eq(
-        e2e_http(master.port, "POST", path, headers, body, strlen(body), T, &r),
-        0);
-    int status = r.status;
-    snprintf(reason, reasonlen, "%s", r.body != NULL ? r.body : "");
-    e2e_response_free(&r);
-    return status;
+    return api_operator_form(master.port, path, agent_id, field, json, reason,
+                             reasonlen);
 }
 
 /* The master's only agent, as /slaves shows it (new reference). */
@@ -116,11 +90,7 @@ static json_t *master_agent(void)
 
 static long long agent_ckpt_version(void)
 {
-    json_t *st = api_get_json(agent.port, "/state");
-    long long v = json_integer_value(
-        json_object_get(st, "checkpointed_resources_version"));
-    json_decref(st);
-    return v;
+    return api_agent_ckpt_version(agent.port);
 }
 
 static bool volume_file_exists(const char *name)

@@ -107,6 +107,48 @@ json_t *api_get_json(uint16_t port, const char *path)
     return j;
 }
 
+/* Percent-encode s for a form body into out (outlen bytes; truncated). */
+static void form_escape(const char *s, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (; *s != '\0' && o + 4 < outlen; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, outlen - o, "%%%02X", c);
+    }
+    out[o] = '\0';
+}
+
+int api_operator_form(uint16_t port, const char *path, const char *agent_id,
+                      const char *field, const char *json, char *reason,
+                      size_t reasonlen)
+{
+    char enc[8192], body[9000];
+    form_escape(json, enc, sizeof(enc));
+    snprintf(body, sizeof(body), "slaveId=%s&%s=%s", agent_id, field, enc);
+    const char *headers[] = {"Content-Type: application/x-www-form-urlencoded",
+                             NULL};
+    struct e2e_response r;
+    ck_assert_int_eq(
+        e2e_http(port, "POST", path, headers, body, strlen(body), T, &r), 0);
+    int status = r.status;
+    snprintf(reason, reasonlen, "%s", r.body != NULL ? r.body : "");
+    e2e_response_free(&r);
+    return status;
+}
+
+long long api_agent_ckpt_version(uint16_t agent_port)
+{
+    json_t *st = api_get_json(agent_port, "/state");
+    long long v = json_integer_value(
+        json_object_get(st, "checkpointed_resources_version"));
+    json_decref(st);
+    return v;
+}
+
 /* ---- A scripted framework --------------------------------------------------
  */
 

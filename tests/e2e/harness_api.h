@@ -47,6 +47,16 @@ int api_post(uint16_t port, const char *path, const char *stream_id,
              const char *body, char *reason, size_t reasonlen);
 /* GET path; asserts 200 and JSON. */
 json_t *api_get_json(uint16_t port, const char *path);
+/* POST a Mesos-style operator form to the master on port, as /reserve,
+ * /unreserve, /create-volumes and /destroy-volumes take: slaveId=agent_id
+ * and field=json (percent-encoded). Returns the status, the body in
+ * reason (reasonlen bytes). */
+int api_operator_form(uint16_t port, const char *path, const char *agent_id,
+                      const char *field, const char *json, char *reason,
+                      size_t reasonlen);
+/* The checkpointed resources version an agent (its port) holds, from its
+ * /state. */
+long long api_agent_ckpt_version(uint16_t agent_port);
 /* Subscribe a framework with framework_info (JSON) and wait for
  * SUBSCRIBED. */
 void api_subscribe_framework(struct conn *c, uint16_t port,

@@ -4,7 +4,9 @@
  * checkpoint file's round trip and corruption, volume directory paths and
  * unsafe roles and ids, container paths, applying lists (directories made,
  * versions, failures leaving the previous list), removal deferred while a
- * task uses a volume (and across a restart), the links made in a sandbox,
+ * task uses a volume (and across a restart), a crash at every step of an
+ * apply (OFFERD_TEST_CRASH_AT, in a forked child) and what recovery makes
+ * of it, directories that no record names, the links made in a sandbox,
  * and the agent's total resources.
  */
 #include "agent/volumes.h"
@@ -21,8 +23,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[PATH_MAX];
@@ -525,10 +530,16 @@ START_TEST(test_apply_directory_failure)
                            2, err, sizeof(err)),
                      AGENT_VOLS_FAILED);
     ck_assert_ptr_nonnull(strstr(err, "w1"));
-    /* What it made on the way is gone again; the old list holds. */
+    /* What it made on the way is gone again; the old list holds, after a
+     * restart too (the removal file was put back). */
     ck_assert(!exists("volumes/roles/eng/v9"));
     ck_assert_uint_eq(agent_vols_version(f.v), 1);
     ck_assert_ptr_null(agent_vols_find(f.v, "eng", "v9"));
+    close_set(&f);
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_version(f.v), 1);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+    ck_assert(exists("volumes/roles/eng/v1"));
     close_set(&f);
 }
 END_TEST
@@ -553,8 +564,9 @@ START_TEST(test_apply_checkpoint_failure)
     ck_assert(exists("volumes/roles/eng/v1"));
     ck_assert(!exists("volumes/roles/eng/v2"));
     close_set(&f);
-    /* The removal file written before the list names v1, which the list
-     * still holds: after a restart v1 is kept. */
+    /* The removal file written before the directory (naming v1, leaving,
+     * and v2, made) was put back: after a restart nothing awaits removal,
+     * and v1, which the list still holds, is kept. */
     ck_assert_int_eq(rmdir(path), 0);
     open_set(&f);
     ck_assert_uint_eq(agent_vols_version(f.v), 1);
@@ -642,6 +654,404 @@ START_TEST(test_relisted_volume_is_not_removed)
     ck_assert_uint_eq(agent_vols_collect(f.v), 0);
     ck_assert(exists("volumes/roles/eng/v1"));
     close_set(&f);
+}
+END_TEST
+
+/* ---- Crashes ---- */
+
+/* Apply json at version in a child process over dir, with
+ * OFFERD_TEST_CRASH_AT=spec. Returns true when the child killed itself at
+ * the crash point, false when the apply ran to its end. */
+static bool crash_apply(const char *json, uint64_t version, const char *spec)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("OFFERD_TEST_CRASH_AT", spec, 1);
+        struct fixture f;
+        open_set(&f);
+        char err[512];
+        enum agent_vols_result r = apply(&f, json, version, err, sizeof(err));
+        close_set(&f);
+        _exit(r == AGENT_VOLS_APPLIED ? 0 : 3);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+        ck_assert_int_eq(WTERMSIG(status), SIGKILL);
+        return true;
+    }
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "%s: the apply failed (status %d)", spec, status);
+    return false;
+}
+
+/* Write a data file into the directory of volume rel (under dir). */
+static void put_data(const char *rel)
+{
+    char p[PATH_MAX + 256];
+    snprintf(p, sizeof(p), "%s/%s/data", dir, rel);
+    ck_assert_int_eq(fs_write_atomic(p, "precious", 8), 0);
+}
+
+/* Assert the recovery rule after a restart (recover, then collect): every
+ * directory volumes/roles/<role>/<id> is a volume the list holds, or the
+ * one a task uses (busy_id); every volume the list holds has its
+ * directory. Returns how many directories there are. */
+static size_t check_dirs(const struct fixture *f, const char *busy_id,
+                         const char *what)
+{
+    char roles[PATH_MAX + 64];
+    snprintf(roles, sizeof(roles), "%s/volumes/roles", dir);
+    size_t found = 0;
+    DIR *d = opendir(roles);
+    struct dirent *rde;
+    while (d != NULL && (rde = readdir(d)) != NULL) {
+        if (rde->d_name[0] == '.')
+            continue;
+        char rdir[PATH_MAX + 512];
+        snprintf(rdir, sizeof(rdir), "%s/%s", roles, rde->d_name);
+        DIR *r = opendir(rdir);
+        ck_assert_ptr_nonnull(r);
+        struct dirent *ide;
+        while ((ide = readdir(r)) != NULL) {
+            if (strcmp(ide->d_name, ".") == 0 || strcmp(ide->d_name, "..") == 0)
+                continue;
+            char *role = agent_vol_role_dir(rde->d_name);
+            for (char *c = role; *c != '\0'; c++)
+                if (*c == ' ')
+                    *c = '/';
+            ck_assert_msg(agent_vols_find(f->v, role, ide->d_name) != NULL ||
+                              strcmp(ide->d_name, busy_id) == 0,
+                          "%s: volumes/roles/%s/%s is left behind", what,
+                          rde->d_name, ide->d_name);
+            free(role);
+            found++;
+        }
+        closedir(r);
+    }
+    if (d != NULL)
+        closedir(d);
+    size_t n;
+    Mesos__V1__Resource **pb = agent_vols_resources_pb(f->v, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (pb[i]->disk != NULL && pb[i]->disk->persistence != NULL) {
+            const char *id = pb[i]->disk->persistence->id;
+            const char *role =
+                pb[i]->reservations[pb[i]->n_reservations - 1]->role;
+            const char *path = agent_vols_find(f->v, role, id);
+            struct stat st;
+            ck_assert_msg(path != NULL && stat(path, &st) == 0 &&
+                              S_ISDIR(st.st_mode),
+                          "%s: listed volume %s has no directory", what, id);
+        }
+        jpb_free(&pb[i]->base);
+    }
+    free(pb);
+    return found;
+}
+
+/* One change cut short at each of its crash points in turn. */
+static const struct crash_case {
+    const char *name;
+    const char *before; /* the list at version 1; NULL: none ever applied */
+    const char *then;   /* the list at version 2; NULL: none */
+    const char *change; /* the list at version 5, cut short */
+    const char *after;  /* the master's list at version 6, after restart */
+    const char *busy;   /* the id of a volume a task uses ("": none) */
+    size_t points;      /* crash points the change passes */
+} crash_cases[] = {
+    /* The issue: v is made, the agent dies, v is destroyed meanwhile. */
+    {"create", "[" VOLUME("eng", "keep") "]", NULL,
+     "[" VOLUME("eng", "keep") "," VOLUME("eng", "v") "]",
+     "[" VOLUME("eng", "keep") "]", "", 5},
+    /* The first list ever, two volumes made. */
+    {"first", NULL, NULL, "[" VOLUME("eng", "a") "," VOLUME("eng/db", "b") "]",
+     "[]", "", 6},
+    {"destroy", "[" VOLUME("eng", "keep") "," VOLUME("eng", "v") "]", NULL,
+     "[" VOLUME("eng", "keep") "]", "[" VOLUME("eng", "keep") "]", "", 5},
+    /* One made and one removed by the same list. */
+    {"replace", "[" VOLUME("eng", "keep") "," VOLUME("eng", "old") "]", NULL,
+     "[" VOLUME("eng", "keep") "," VOLUME("eng", "new") "]",
+     "[" VOLUME("eng", "keep") "]", "", 6},
+    /* Destroyed while a task uses it: kept until the task ends. */
+    {"destroy-used", "[" VOLUME("eng", "keep") "," VOLUME("eng", "v") "]", NULL,
+     "[" VOLUME("eng", "keep") "]", "[" VOLUME("eng", "keep") "]", "v", 4},
+    /* Created again while its removal waits for a task. */
+    {"recreate-used", "[" VOLUME("eng", "keep") "," VOLUME("eng", "v") "]",
+     "[" VOLUME("eng", "keep") "]",
+     "[" VOLUME("eng", "keep") "," VOLUME("eng", "v") "]",
+     "[" VOLUME("eng", "keep") "]", "v", 4},
+};
+
+/* True when rel (under dir) is missing or an empty directory. */
+static bool empty_or_missing(const char *rel)
+{
+    char p[PATH_MAX + 256];
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    DIR *d = opendir(p);
+    if (d == NULL)
+        return true;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n == 0;
+}
+
+START_TEST(test_crash_at_every_step)
+{
+    const struct crash_case *c = &crash_cases[_i];
+    uint64_t old_version = c->then != NULL ? 2 : c->before != NULL ? 1 : 0;
+    size_t crashed = 0;
+    for (unsigned k = 1;; k++) {
+        char spec[32], what[96];
+        snprintf(spec, sizeof(spec), "any:%u", k);
+        snprintf(what, sizeof(what), "%s, crash at point %u", c->name, k);
+        ck_assert_int_eq(fs_remove_tree(dir), 0);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        struct fixture f;
+        char err[512];
+        snprintf(busy, sizeof(busy), "%s", c->busy);
+        if (c->before != NULL) {
+            open_set(&f);
+            ck_assert_int_eq(apply(&f, c->before, 1, err, sizeof(err)),
+                             AGENT_VOLS_APPLIED);
+            if (c->then != NULL)
+                ck_assert_int_eq(apply(&f, c->then, 2, err, sizeof(err)),
+                                 AGENT_VOLS_APPLIED);
+            close_set(&f);
+            put_data("volumes/roles/eng/keep");
+        }
+        if (!crash_apply(c->change, 5, spec))
+            break;
+        crashed++;
+        /* The agent restarts: recovery, then the removals. The list in
+         * effect is the old one or the new one, and the directories are
+         * exactly its volumes' (and the one in use). */
+        open_set(&f);
+        uint64_t ver = agent_vols_version(f.v);
+        ck_assert_msg(ver == old_version || ver == 5, "%s: version %llu", what,
+                      (unsigned long long)ver);
+        agent_vols_collect(f.v);
+        check_dirs(&f, c->busy, what);
+        /* The master's newer list (the volume destroyed meanwhile). */
+        ck_assert_int_eq(apply(&f, c->after, 6, err, sizeof(err)),
+                         AGENT_VOLS_APPLIED);
+        check_dirs(&f, c->busy, what);
+        close_set(&f);
+        /* Nothing listed was removed, and after the next restart (a task
+         * that used a volume has ended) nothing else is left. */
+        if (c->before != NULL)
+            ck_assert_msg(exists("volumes/roles/eng/keep/data"),
+                          "%s: keep's data is gone", what);
+        busy[0] = '\0';
+        open_set(&f);
+        ck_assert_uint_eq(agent_vols_version(f.v), 6);
+        agent_vols_collect(f.v);
+        size_t left = check_dirs(&f, "", what);
+        ck_assert_uint_eq(left, c->before != NULL ? 1 : 0);
+        ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+        close_set(&f);
+        open_set(&f);
+        ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+        close_set(&f);
+        ck_assert_msg(empty_or_missing("meta/trash"), "%s: trash left", what);
+        ck_assert_msg(k < 50, "%s: no end of crash points", c->name);
+    }
+    ck_assert_msg(crashed == c->points, "%s: %zu crash points, %zu expected",
+                  c->name, crashed, c->points);
+}
+END_TEST
+
+START_TEST(test_crash_points_by_name)
+{
+    static const struct {
+        const char *spec;
+        bool crashes;
+        uint64_t version; /* after the restart */
+    } cases[] = {
+        {"begin", true, 1},
+        {"intent-written", true, 1},
+        {"dir-made", true, 1},
+        {"list-written", true, 2},
+        {"dir-removed", false, 2}, /* nothing is removed */
+        {"removing-written", true, 2},
+        {"list-written:2", false, 2}, /* passed once only */
+        {"no-such-point", false, 2},
+        {"dir-made:x", false, 2}, /* not <point>[:<n>]: ignored */
+        {":3", false, 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ck_assert_int_eq(fs_remove_tree(dir), 0);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        busy[0] = '\0';
+        struct fixture f;
+        char err[512];
+        open_set(&f);
+        ck_assert_int_eq(apply(&f, "[]", 1, err, sizeof(err)),
+                         AGENT_VOLS_APPLIED);
+        close_set(&f);
+        ck_assert_msg(crash_apply("[" VOLUME("eng", "v") "]", 2,
+                                  cases[i].spec) == cases[i].crashes,
+                      "%s", cases[i].spec);
+        open_set(&f);
+        ck_assert_msg(agent_vols_version(f.v) == cases[i].version, "%s",
+                      cases[i].spec);
+        agent_vols_collect(f.v);
+        /* The directory exists exactly when the list holds it. */
+        ck_assert_msg(exists("volumes/roles/eng/v") == (cases[i].version == 2),
+                      "%s", cases[i].spec);
+        close_set(&f);
+    }
+}
+END_TEST
+
+/* ---- Directories no record names ---- */
+
+#define PATH_VOLUME(root, role, id)                                            \
+    "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":8},"         \
+    "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"" role "\"}],"         \
+    "\"disk\":{\"source\":{\"type\":\"PATH\",\"path\":{\"root\":\"" root       \
+    "\"}},\"persistence\":{\"id\":\"" id "\"},"                                \
+    "\"volume\":{\"container_path\":\"x\",\"mode\":\"RW\"}}}"
+
+/* Make directory rel under dir (and its parents) holding a data file. */
+static void make_stray(const char *rel)
+{
+    char p[PATH_MAX + 256], err[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    ck_assert_int_eq(fs_mkdirs(p, err, sizeof(err)), 0);
+    put_data(rel);
+}
+
+START_TEST(test_unclaimed_dirs_removed)
+{
+    struct fixture f;
+    busy[0] = '\0';
+    open_set(&f);
+    char err[512], p[PATH_MAX + 64];
+    ck_assert_int_eq(apply(&f,
+                           "[" VOLUME("eng", "keep") "," PATH_VOLUME(
+                               "disks/d1", "r", "p") "]",
+                           1, err, sizeof(err)),
+                     AGENT_VOLS_APPLIED);
+    close_set(&f);
+    put_data("volumes/roles/eng/keep");
+    put_data("disks/d1/volumes/roles/r/p");
+    /* Left by a crash of an older offerd: on the default disk, under a
+     * hierarchical role, on a PATH disk the list names. */
+    make_stray("volumes/roles/eng/ghost");
+    make_stray("volumes/roles/eng db/ghost2");
+    make_stray("disks/d1/volumes/roles/r/ghost3");
+    /* Not volume directories: a file, a link, a directory elsewhere. */
+    snprintf(p, sizeof(p), "%s/volumes/roles/eng/file", dir);
+    ck_assert_int_eq(fs_write_atomic(p, "x", 1), 0);
+    snprintf(p, sizeof(p), "%s/volumes/roles/eng/link", dir);
+    ck_assert_int_eq(symlink(dir, p), 0);
+    make_stray("volumes/other/x");
+
+    strcpy(busy, "ghost2"); /* a task would hold it: it waits */
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 3);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 2);
+    ck_assert(!exists("volumes/roles/eng/ghost"));
+    ck_assert(!exists("disks/d1/volumes/roles/r/ghost3"));
+    ck_assert(exists("volumes/roles/eng db/ghost2"));
+    busy[0] = '\0';
+    ck_assert_uint_eq(agent_vols_collect(f.v), 1);
+    ck_assert(!exists("volumes/roles/eng db/ghost2"));
+    ck_assert(exists("volumes/roles/eng/keep/data"));
+    ck_assert(exists("disks/d1/volumes/roles/r/p/data"));
+    ck_assert(exists("volumes/roles/eng/file"));
+    ck_assert(exists("volumes/roles/eng/link"));
+    ck_assert(exists("volumes/other/x/data"));
+    /* Removed through trash/, which is left empty. */
+    ck_assert(empty_or_missing("meta/trash"));
+    /* A volume created with the id of one of them starts empty. */
+    ck_assert_int_eq(
+        apply(&f,
+              "[" VOLUME("eng", "keep") "," VOLUME(
+                  "eng", "ghost") "," PATH_VOLUME("disks/d1", "r", "p") "]",
+              2, err, sizeof(err)),
+        AGENT_VOLS_APPLIED);
+    ck_assert(exists("volumes/roles/eng/ghost"));
+    ck_assert(!exists("volumes/roles/eng/ghost/data"));
+    close_set(&f);
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+    close_set(&f);
+}
+END_TEST
+
+START_TEST(test_unclaimed_dirs_by_identity)
+{
+    /* One directory, several names: a PATH disk whose root is the work_dir
+     * ("." and the absolute path with a trailing '/'). Each volume is
+     * claimed by its directory, not by the spelling of its path. */
+    char q[PATH_MAX + 512], json[PATH_MAX + 2048], err[512];
+    snprintf(q, sizeof(q),
+             "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":8},"
+             "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"r\"}],"
+             "\"disk\":{\"source\":{\"type\":\"PATH\",\"path\":{\"root\":"
+             "\"%s/\"}},\"persistence\":{\"id\":\"q\"},"
+             "\"volume\":{\"container_path\":\"x\",\"mode\":\"RW\"}}}",
+             dir);
+    snprintf(json, sizeof(json), "[%s,%s,%s]", VOLUME("eng", "keep"),
+             PATH_VOLUME(".", "eng", "p"), q);
+    struct fixture f;
+    busy[0] = '\0';
+    open_set(&f);
+    ck_assert_int_eq(apply(&f, json, 1, err, sizeof(err)), AGENT_VOLS_APPLIED);
+    close_set(&f);
+    put_data("volumes/roles/eng/keep");
+    put_data("volumes/roles/eng/p");
+    put_data("volumes/roles/r/q");
+    make_stray("volumes/roles/r/ghost");
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 1);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 1);
+    close_set(&f);
+    ck_assert(exists("volumes/roles/eng/keep/data"));
+    ck_assert(exists("volumes/roles/eng/p/data"));
+    ck_assert(exists("volumes/roles/r/q/data"));
+    ck_assert(!exists("volumes/roles/r/ghost"));
+}
+END_TEST
+
+START_TEST(test_unclaimed_dirs_kept_without_records)
+{
+    struct fixture f;
+    busy[0] = '\0';
+    /* No list was ever written (a new agent, or --recover=cleanup removed
+     * the checkpoint): the directories are an earlier agent's. */
+    make_stray("volumes/roles/eng/old");
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 0);
+    close_set(&f);
+    ck_assert(exists("volumes/roles/eng/old/data"));
+    /* A list, but an unreadable removal file: nothing is removed. */
+    open_set(&f);
+    char err[512], p[PATH_MAX + 64];
+    ck_assert_int_eq(apply(&f, "[]", 1, err, sizeof(err)), AGENT_VOLS_APPLIED);
+    close_set(&f);
+    snprintf(p, sizeof(p), "%s/meta/resources/removing", dir);
+    ck_assert_int_eq(fs_write_atomic(p, "\xff\xff", 2), 0);
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 0);
+    close_set(&f);
+    ck_assert(exists("volumes/roles/eng/old/data"));
+    /* Both readable: it goes. */
+    ck_assert_int_eq(unlink(p), 0);
+    open_set(&f);
+    ck_assert_uint_eq(agent_vols_collect(f.v), 1);
+    close_set(&f);
+    ck_assert(!exists("volumes/roles/eng/old"));
 }
 END_TEST
 
@@ -776,8 +1186,8 @@ START_TEST(test_total_of)
                      0);
     struct pbs p = pbs_of("[" VOLUME("eng", "v1") "," RESERVED_CPUS("eng") "]");
     ck_assert_int_eq(res_list_from_pb(p.v, p.n, &ckpt, err, sizeof(err)), 0);
-    ck_assert_int_eq(
-        agent_vols_total_of(&stat, &ckpt, &total, err, sizeof(err)), 0);
+    ck_assert_int_eq(res_agent_total(&stat, &ckpt, &total, err, sizeof(err)),
+                     0);
     /* The sums are the static ones; the volume and reservation replace
      * what they were made of. */
     ck_assert_int_eq(res_list_scalar(&total, "cpus"), 4 * RES_SCALE);
@@ -794,8 +1204,8 @@ START_TEST(test_total_of)
     res_list small = RES_LIST_INIT;
     ck_assert_int_eq(
         res_list_parse("cpus:0.5;disk:10", NULL, &small, err, sizeof(err)), 0);
-    ck_assert_int_eq(
-        agent_vols_total_of(&small, &ckpt, &total, err, sizeof(err)), -1);
+    ck_assert_int_eq(res_agent_total(&small, &ckpt, &total, err, sizeof(err)),
+                     -1);
     ck_assert(res_list_equal(&total, &small));
     res_list_clear(&small);
     res_list_clear(&stat);
@@ -825,6 +1235,12 @@ static Suite *agent_volumes_suite(void)
     tcase_add_test(tc, test_dropped_volume_removed_when_unused);
     tcase_add_test(tc, test_removal_deferred_while_in_use);
     tcase_add_test(tc, test_relisted_volume_is_not_removed);
+    tcase_add_loop_test(tc, test_crash_at_every_step, 0,
+                        (int)(sizeof(crash_cases) / sizeof(crash_cases[0])));
+    tcase_add_test(tc, test_crash_points_by_name);
+    tcase_add_test(tc, test_unclaimed_dirs_removed);
+    tcase_add_test(tc, test_unclaimed_dirs_by_identity);
+    tcase_add_test(tc, test_unclaimed_dirs_kept_without_records);
     tcase_add_test(tc, test_task_uses);
     tcase_add_test(tc, test_attach_links_volumes);
     tcase_add_test(tc, test_attach_refusals);
