@@ -36,13 +36,6 @@
 
 static struct e2e_proc agent;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void setup(void)
 {
     hfm_start();
@@ -54,8 +47,8 @@ static void teardown(void)
         /* SIGUSR1: kill every task and exit; the fake master keeps
          * answering meanwhile so that the last updates go through. */
         kill(agent.pid, SIGUSR1);
-        int64_t deadline = now_ms() + 15000;
-        while (e2e_proc_running(&agent) && now_ms() < deadline)
+        int64_t deadline = e2e_now_ms() + 15000;
+        while (e2e_proc_running(&agent) && e2e_now_ms() < deadline)
             hfm_pump(20);
         int rc = e2e_proc_stop(&agent, SIGKILL, 1000);
         if (rc != 0)
@@ -136,41 +129,6 @@ static const Mesos__V1__TaskStatus *last_update(const char *task_id)
     const Mesos__V1__TaskStatus *u[32];
     size_t n = hfm_updates_of(task_id, 0, u, 32);
     return n > 0 ? u[n - 1] : NULL;
-}
-
-/* The sandbox of a task, from the agent's /state. */
-static bool sandbox_of(const char *task_id, char *out, size_t outlen)
-{
-    struct e2e_response r;
-    ck_assert_int_eq(
-        e2e_http(agent.port, "GET", "/state", NULL, NULL, 0, 5000, &r), 0);
-    json_t *st = json_loadb(r.body, r.body_len, 0, NULL);
-    e2e_response_free(&r);
-    bool found = false;
-    size_t i, k;
-    json_t *f, *e;
-    json_array_foreach(json_object_get(st, "frameworks"), i, f)
-    {
-        json_array_foreach(json_object_get(f, "executors"), k, e)
-        {
-            const char *id = json_string_value(json_object_get(e, "id"));
-            if (id != NULL && strcmp(id, task_id) == 0) {
-                snprintf(out, outlen, "%s",
-                         json_string_value(json_object_get(e, "directory")));
-                found = true;
-            }
-        }
-    }
-    json_decref(st);
-    return found;
-}
-
-static bool file_exists(const char *dir, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 /* ---- Tests ---- */
@@ -269,8 +227,8 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     run("rev3", STUBBORN, "cpus:0.5", true, 1000, false);
     wait_running("rev3");
     char sb2[PATH_MAX], sb3[PATH_MAX];
-    ck_assert(sandbox_of("rev2", sb2, sizeof(sb2)));
-    ck_assert(sandbox_of("rev3", sb3, sizeof(sb3)));
+    ck_assert(e2e_agent_sandbox(agent.port, "rev2", sb2, sizeof(sb2)));
+    ck_assert(e2e_agent_sandbox(agent.port, "rev3", sb3, sizeof(sb3)));
 
     /* Nothing is evicted while they fit. */
     hfm_pump(500);
@@ -282,7 +240,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     /* The estimate shrinks to 1.2 cpus: rev3 (newest) and rev2 must go;
      * rev1 alone would have fitted too, but the newest go first. */
     size_t mark = hfm.ncalls;
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     ck_assert_int_eq(fs_write_atomic(path, "cpus:1.2;mem:512", 16), 0);
     size_t from = mark;
     long k3 = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev3",
@@ -290,14 +248,14 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     from = mark;
     long k2 = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev2",
                             MESOS__V1__TASK_STATE__TASK_KILLED, 15000);
-    int64_t elapsed = now_ms() - t0;
+    int64_t elapsed = e2e_now_ms() - t0;
     ck_assert_msg(k3 >= 0 && k2 >= 0, "rev2/rev3 were not evicted");
     /* After their grace period: they ignore SIGTERM, so only the SIGKILL
      * 1 s later ends them. */
     ck_assert_msg(elapsed >= 1000, "evicted after %lld ms only",
                   (long long)elapsed);
-    ck_assert(file_exists(sb2, "term"));
-    ck_assert(file_exists(sb3, "term"));
+    ck_assert(e2e_file_exists(sb2, "term"));
+    ck_assert(e2e_file_exists(sb3, "term"));
     const long ks[2] = {k3, k2};
     for (int i = 0; i < 2; i++) {
         const Mesos__V1__TaskStatus *st = hfm.calls[ks[i]]->update->status;
@@ -397,8 +355,8 @@ START_TEST(test_kill_reason_survives_agent_crash)
     snprintf(kill_file, sizeof(kill_file),
              "%s/meta/frameworks/" FW "/tasks/slow/kill", agent.work_dir);
     struct stat st;
-    int64_t deadline = now_ms() + 10000;
-    while (stat(kill_file, &st) != 0 && now_ms() < deadline)
+    int64_t deadline = e2e_now_ms() + 10000;
+    while (stat(kill_file, &st) != 0 && e2e_now_ms() < deadline)
         hfm_pump(20);
     ck_assert_msg(stat(kill_file, &st) == 0, "no %s", kill_file);
     /* Crash, start again: the kill resumes and keeps its reason. */
@@ -425,12 +383,12 @@ END_TEST
 static void wait_estimate(size_t *from, int64_t lo, int64_t hi, int64_t *cpus,
                           int64_t *mem, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     int64_t last = -1;
     for (;;) {
         long i = hfm_wait_call(
             from, OFFERD__AGENT__CALL__TYPE__UPDATE_OVERSUBSCRIBED, NULL, -1,
-            (int)(deadline - now_ms() > 0 ? deadline - now_ms() : 0));
+            (int)(deadline - e2e_now_ms() > 0 ? deadline - e2e_now_ms() : 0));
         ck_assert_msg(i >= 0,
                       "no estimate with cpus in [%lld, %lld] (last %lld)",
                       (long long)lo, (long long)hi, (long long)last);
@@ -501,11 +459,11 @@ START_TEST(test_usage_estimate)
      * whole core, more than it holds, which eats the other's slack too. */
     run("busy", "while :; do :; done", "cpus:0.5;mem:64", false, 200, false);
     wait_running("busy");
-    int64_t deadline = now_ms() + 15000;
+    int64_t deadline = e2e_now_ms() + 15000;
     for (;;) {
         hfm_pump(100);
         last_estimate(&cpus, &mem);
-        if (mem >= 260000 || now_ms() > deadline)
+        if (mem >= 260000 || e2e_now_ms() > deadline)
             break;
     }
     ck_assert_msg(mem >= 260000, "the busy task was not measured: mem %lld",

@@ -108,10 +108,10 @@ static bool cond_agents_back(void *arg)
 {
     (void)arg;
     static int64_t next;
-    if (wl_now_ms() < next)
+    if (e2e_now_ms() < next)
         return false;
-    next = wl_now_ms() + 200;
-    return wl_metric(master.port, "master/slaves_active") == NAGENTS;
+    next = e2e_now_ms() + 200;
+    return e2e_metric(master.port, "master/slaves_active") == NAGENTS;
 }
 
 START_TEST(test_chaos_proxy)
@@ -148,7 +148,7 @@ START_TEST(test_chaos_proxy)
         ck_assert(k > 0 && (size_t)k < sizeof(cmd));
         wl_add(&w, id, cmd, WL_EXIT_KILLED);
     }
-    ck_assert_msg(hfw_run_until(base, cond_long_running, NULL, 30000),
+    ck_assert_msg(e2e_loop_until(base, cond_long_running, NULL, 30000),
                   "the long tasks did not start");
 
     /* Chaos, while the short tasks are queued a few at a time. */
@@ -156,12 +156,12 @@ START_TEST(test_chaos_proxy)
         e2e_proxy_chaos(proxies[i], CHAOS_MS);
     int64_t next_feed = 0;
     while (!healed() || nshort_added < NSHORT) {
-        if (nshort_added < NSHORT && wl_now_ms() >= next_feed) {
+        if (nshort_added < NSHORT && e2e_now_ms() >= next_feed) {
             for (int k = 0; k < FEED_N && nshort_added < NSHORT; k++)
                 add_short(nshort_added++);
-            next_feed = wl_now_ms() + FEED_MS;
+            next_feed = e2e_now_ms() + FEED_MS;
         }
-        hfw_run_for(base, 20);
+        e2e_loop_for(base, 20);
     }
     for (int i = 0; i < NAGENTS; i++) {
         struct e2e_proxy_stats st;
@@ -179,16 +179,16 @@ START_TEST(test_chaos_proxy)
             "removals, %.0f re-registrations, %.0f tasks adopted, %.0f tasks "
             "asked about\n",
             wl_terminal_count(&w), w.ntasks,
-            wl_metric(master.port, "master/slave_removals"),
-            wl_metric(master.port, "master/slave_reregistrations"),
-            wl_metric(master.port, "master/tasks_adopted"),
-            wl_metric(master.port, "master/agent_task_reconciliations"));
+            e2e_metric(master.port, "master/slave_removals"),
+            e2e_metric(master.port, "master/slave_reregistrations"),
+            e2e_metric(master.port, "master/tasks_adopted"),
+            e2e_metric(master.port, "master/agent_task_reconciliations"));
 
     /* Healed: the agents come back, every short task ends. */
-    ck_assert_msg(hfw_run_until(base, cond_agents_back, NULL, 30000),
+    ck_assert_msg(e2e_loop_until(base, cond_agents_back, NULL, 30000),
                   "the agents did not come back after the chaos");
     int want = NSHORT;
-    bool done = hfw_run_until(base, cond_all_terminal, &want, 90000);
+    bool done = e2e_loop_until(base, cond_all_terminal, &want, 90000);
     int stuck = 0;
     if (!done)
         wl_dump_unfinished(&w, &stuck);
@@ -208,7 +208,7 @@ START_TEST(test_chaos_proxy)
     for (int i = 0; i < NLONG; i++)
         wl_kill(&w, &w.tasks[i]);
     want = NSHORT + NLONG;
-    ck_assert_msg(hfw_run_until(base, cond_all_terminal, &want, 30000),
+    ck_assert_msg(e2e_loop_until(base, cond_all_terminal, &want, 30000),
                   "the long tasks were not killed");
     ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, 0, 30000),
                   "the agents still hold tasks");

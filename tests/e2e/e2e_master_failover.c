@@ -79,15 +79,15 @@ static bool kill_fired;
 
 static void run_feeding(int ms, bool until_killed)
 {
-    int64_t end = wl_now_ms() + ms;
+    int64_t end = e2e_now_ms() + ms;
     static int64_t next_feed;
-    while (wl_now_ms() < end && !(until_killed && kill_fired)) {
-        if (nshort_added < NSHORT && wl_now_ms() >= next_feed) {
+    while (e2e_now_ms() < end && !(until_killed && kill_fired)) {
+        if (nshort_added < NSHORT && e2e_now_ms() >= next_feed) {
             for (int k = 0; k < 4 && nshort_added < NSHORT; k++)
                 add_short(nshort_added++);
-            next_feed = wl_now_ms() + 500;
+            next_feed = e2e_now_ms() + 500;
         }
-        hfw_run_for(base, 20);
+        e2e_loop_for(base, 20);
     }
 }
 
@@ -144,11 +144,11 @@ static bool cond_recovered(void *arg)
 {
     (void)arg;
     static int64_t next;
-    if (wl_now_ms() < next)
+    if (e2e_now_ms() < next)
         return false;
-    next = wl_now_ms() + 200;
+    next = e2e_now_ms() + 200;
     return w.subscribed &&
-           wl_metric(master.port, "master/slaves_active") == NAGENTS;
+           e2e_metric(master.port, "master/slaves_active") == NAGENTS;
 }
 
 static bool cond_long_running(void *arg)
@@ -203,7 +203,7 @@ START_TEST(test_master_kill9_rounds)
         ck_assert(k > 0 && (size_t)k < sizeof(cmd));
         wl_add(&w, id, cmd, WL_EXIT_KILLED);
     }
-    ck_assert_msg(hfw_run_until(base, cond_long_running, NULL, 30000),
+    ck_assert_msg(e2e_loop_until(base, cond_long_running, NULL, 30000),
                   "the long tasks did not start");
 
     for (int r = 0; r < ROUNDS; r++) {
@@ -219,7 +219,7 @@ START_TEST(test_master_kill9_rounds)
             run_feeding(3000, true);
             armed = KILL_NOW;
             while (kill_pending && !kill_fired)
-                hfw_run_for(base, 5); /* the timer is set: let it fire */
+                e2e_loop_for(base, 5); /* the timer is set: let it fire */
             kill_pending = false;
         }
         fprintf(stderr,
@@ -231,18 +231,18 @@ START_TEST(test_master_kill9_rounds)
         ck_assert_int_eq(e2e_proc_stop(&master, SIGKILL, 5000), -1);
         run_feeding(down, false);
         ck_assert_int_eq(e2e_restart_master(&master, MASTER_ARGS), 0);
-        int64_t t0 = wl_now_ms();
-        ck_assert_msg(hfw_run_until(base, cond_recovered, NULL, 30000),
+        int64_t t0 = e2e_now_ms();
+        ck_assert_msg(e2e_loop_until(base, cond_recovered, NULL, 30000),
                       "round %d: agents and framework did not come back", r);
         fprintf(stderr, "round %d: recovered in %lld ms\n", r,
-                (long long)(wl_now_ms() - t0));
+                (long long)(e2e_now_ms() - t0));
     }
     while (nshort_added < NSHORT)
         run_feeding(500, false);
 
     /* Every short task ends; the long ones run on. */
     int want = NSHORT;
-    bool done = hfw_run_until(base, cond_all_terminal, &want, 60000);
+    bool done = e2e_loop_until(base, cond_all_terminal, &want, 60000);
     if (!done)
         wl_dump_unfinished(&w, NULL);
     ck_assert_msg(done, "%d of %d short tasks ended", wl_terminal_count(&w),
@@ -259,7 +259,7 @@ START_TEST(test_master_kill9_rounds)
     for (int i = 0; i < NLONG; i++)
         wl_kill(&w, &w.tasks[i]);
     want = NSHORT + NLONG;
-    ck_assert_msg(hfw_run_until(base, cond_all_terminal, &want, 30000),
+    ck_assert_msg(e2e_loop_until(base, cond_all_terminal, &want, 30000),
                   "the long tasks were not killed");
     ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, 0, 30000),
                   "the agents still hold tasks");
@@ -268,8 +268,8 @@ START_TEST(test_master_kill9_rounds)
     fprintf(stderr,
             "master: %.0f tasks adopted, %.0f agent re-registrations after "
             "the last restart\n",
-            wl_metric(master.port, "master/tasks_adopted"),
-            wl_metric(master.port, "master/slave_reregistrations"));
+            e2e_metric(master.port, "master/tasks_adopted"),
+            e2e_metric(master.port, "master/slave_reregistrations"));
     ck_assert_int_eq(w.errors, 0);
 
     wl_free(&w);

@@ -3,6 +3,8 @@
  */
 #include "harness_agent_master.h"
 
+#include "harness.h"
+
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/json_pb.h"
@@ -24,13 +26,6 @@ static struct {
     struct http_stream *stream; /* the agent's current stream */
     char stream_id[ID_UUID_SIZE];
 } priv;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void hfm_send(const Offerd__Agent__Event *ev)
 {
@@ -183,9 +178,9 @@ void hfm_close_stream(void)
 
 void hfm_wait_subscribed(int count, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     while ((hfm.subscribes < count || priv.stream == NULL) &&
-           now_ms() < deadline)
+           e2e_now_ms() < deadline)
         hfm_pump(10);
     ck_assert_msg(hfm.subscribes >= count && priv.stream != NULL,
                   "the agent did not subscribe (%d of %d)", hfm.subscribes,
@@ -195,7 +190,7 @@ void hfm_wait_subscribed(int count, int timeout_ms)
 long hfm_wait_call(size_t *from, Offerd__Agent__Call__Type type,
                    const char *task_id, int state, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     for (;;) {
         for (size_t i = *from; i < hfm.ncalls; i++) {
             const Offerd__Agent__Call *c = hfm.calls[i];
@@ -211,7 +206,7 @@ long hfm_wait_call(size_t *from, Offerd__Agent__Call__Type type,
             *from = i + 1;
             return (long)i;
         }
-        if (now_ms() >= deadline)
+        if (e2e_now_ms() >= deadline)
             return -1;
         hfm_pump(10);
     }

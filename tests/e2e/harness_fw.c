@@ -4,6 +4,7 @@
 #include "harness_fw.h"
 
 #include "cli/offer_fit.h"
+#include "harness.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -15,13 +16,6 @@
 #include <time.h>
 
 #define DEFAULT_TASK_RES "cpus:0.1;mem:16"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool hfw_state_is_terminal(int st)
 {
@@ -37,30 +31,6 @@ bool hfw_state_is_terminal(int st)
         return true;
     default:
         return false;
-    }
-}
-
-bool hfw_run_until(struct event_base *base, bool (*cond)(void *), void *arg,
-                   int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (!cond(arg)) {
-        if (now_ms() >= deadline)
-            return false;
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-    return true;
-}
-
-void hfw_run_for(struct event_base *base, int ms)
-{
-    int64_t deadline = now_ms() + ms;
-    while (now_ms() < deadline) {
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
     }
 }
 
@@ -293,7 +263,7 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
     f->s = offerd_sched_new(base, &o, err, sizeof(err));
     ck_assert_msg(f->s != NULL, "offerd_sched_new: %s", err);
     ck_assert_int_eq(offerd_sched_start(f->s), 0);
-    ck_assert_msg(hfw_run_until(base, cond_subscribed, f, 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_subscribed, f, 10000),
                   "framework %s did not subscribe", fi.name);
 }
 

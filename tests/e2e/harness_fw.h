@@ -1,6 +1,7 @@
 /*
  * A framework for end-to-end tests, written on libofferd and run on the
- * test's own event loop while the test waits (hfw_run_until): it
+ * test's own event loop while the test waits (e2e_loop_until of
+ * harness.h): it
  * subscribes, launches the shell tasks a test queues on the offers it
  * gets, records every status update in arrival order with its uuid, and
  * acknowledges updates as its policy says. libofferd's auto-acknowledgement
@@ -81,13 +82,6 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
 /* Close the client (no TEARDOWN: the master keeps the framework for its
  * failover timeout). */
 void hfw_free(struct hfw *f);
-
-/* Run base until cond(arg) holds or timeout_ms pass; true if it held. */
-bool hfw_run_until(struct event_base *base, bool (*cond)(void *), void *arg,
-                   int timeout_ms);
-
-/* Run base for ms milliseconds. */
-void hfw_run_for(struct event_base *base, int ms);
 
 /* Queue a shell task; it is launched on the next offer it fits (a REVIVE
  * is sent). */

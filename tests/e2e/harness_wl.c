@@ -28,13 +28,6 @@
 #define REC_BATCH        256 /* tasks per RECONCILE call */
 #define MAX_PER_ACCEPT   64
 
-int64_t wl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 uint64_t wl_seed(const char *test_name)
 {
     const char *env = getenv("OFFERD_E2E_SEED");
@@ -43,7 +36,7 @@ uint64_t wl_seed(const char *test_name)
         seed = strtoull(env, NULL, 0);
     else
         seed = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
-               (uint64_t)wl_now_ms();
+               (uint64_t)e2e_now_ms();
     fprintf(stderr, "%s: seed %llu (replay: OFFERD_E2E_SEED=%llu)\n", test_name,
             (unsigned long long)seed, (unsigned long long)seed);
     return seed;
@@ -133,7 +126,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct wl *w = arg;
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     reconcile_due(w, now);
     /* Offers may have been filtered while the queue was empty: ask again
      * now and then while tasks wait. */
@@ -157,7 +150,7 @@ static void on_subscribed(struct offerd_sched *s, const char *framework_id,
     w->subscriptions++;
     /* As Mesos advises: reconcile every non-terminal task after each
      * (re-)subscription. */
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     for (int i = 0; i < w->ntasks; i++)
         if (w->tasks[i].launched && w->tasks[i].first_terminal < 0)
             reconcile_soon(&w->tasks[i], now);
@@ -263,7 +256,7 @@ static void launch_on(struct wl *w, const Mesos__V1__Offer *offer)
         res_pb_array_free(pres[i], nres[i]);
     if (rc != 0)
         return; /* not sent (not subscribed): the tasks stay queued */
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     for (int i = 0; i < n; i++) {
         struct wl_task *t = &w->tasks[w->queue[i]];
         t->launched = true;
@@ -401,7 +394,7 @@ static void on_update(struct offerd_sched *s,
     if (state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE) {
         t->unreachable++;
         if (!answer)
-            reconcile_soon(t, wl_now_ms());
+            reconcile_soon(t, e2e_now_ms());
     }
 }
 
@@ -463,7 +456,7 @@ void wl_start(struct wl *w, struct event_base *base, uint16_t master_port)
     struct timeval tv = {0, TICK_MS * 1000};
     event_add(w->tick, &tv);
     ck_assert_int_eq(offerd_sched_start(w->s), 0);
-    ck_assert_msg(hfw_run_until(base, cond_subscribed, w, 20000),
+    ck_assert_msg(e2e_loop_until(base, cond_subscribed, w, 20000),
                   "framework %s did not subscribe", fi.name);
 }
 
@@ -498,7 +491,7 @@ int wl_add(struct wl *w, const char *id, const char *command, int exit_code)
     w->queue[w->nqueue++] = idx;
     if (w->nqueue == 1 && w->subscribed &&
         offerd_sched_revive(w->s, NULL, 0) == 0)
-        w->last_revive_ms = wl_now_ms();
+        w->last_revive_ms = e2e_now_ms();
     return idx;
 }
 
@@ -530,7 +523,7 @@ void wl_implicit_reconcile(struct wl *w, const char *agent_id, int timeout_ms)
     ck_assert_msg(w->subscribed, "implicit reconciliation: not subscribed");
     /* Nothing of ours in flight, so the answers to come are the ones asked
      * for here. */
-    ck_assert(hfw_run_until(w->base, cond_no_calls, w, timeout_ms));
+    ck_assert(e2e_loop_until(w->base, cond_no_calls, w, timeout_ms));
     w->nanswers = 0;
     w->sentinel_seen = false;
     snprintf(w->sentinel, sizeof(w->sentinel), "wl-sentinel-%d",
@@ -539,29 +532,19 @@ void wl_implicit_reconcile(struct wl *w, const char *agent_id, int timeout_ms)
     ck_assert_int_eq(offerd_sched_reconcile(w->s, NULL, 0), 0);
     /* The master queues every answer on the stream before its 202; the
      * sentinel's answer is queued after them. */
-    ck_assert(hfw_run_until(w->base, cond_no_calls, w, timeout_ms));
+    ck_assert(e2e_loop_until(w->base, cond_no_calls, w, timeout_ms));
     struct offerd_reconcile_task st = {w->sentinel, agent_id};
     ck_assert_int_eq(offerd_sched_reconcile(w->s, &st, 1), 0);
-    bool ok = hfw_run_until(w->base, cond_sentinel, w, timeout_ms);
+    bool ok = e2e_loop_until(w->base, cond_sentinel, w, timeout_ms);
     w->capturing = false;
     ck_assert_msg(ok, "no answer to the reconciliation of %s", w->sentinel);
 }
 
 /* ---- Agents' reports ---- */
 
-static json_t *get_json(uint16_t port, const char *path)
-{
-    struct e2e_response r;
-    if (e2e_http(port, "GET", path, NULL, NULL, 0, 5000, &r) != 0)
-        return NULL;
-    json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
-    e2e_response_free(&r);
-    return j;
-}
-
 void wl_agent_id(uint16_t agent_port, char *out, size_t outlen)
 {
-    json_t *j = get_json(agent_port, "/state");
+    json_t *j = e2e_get_json(agent_port, "/state");
     const char *id = json_string_value(json_object_get(j, "id"));
     snprintf(out, outlen, "%s", id != NULL ? id : "");
     json_decref(j);
@@ -594,7 +577,7 @@ static int add_agent_tasks(json_t *list, bool completed, const char *agent_id,
 
 int wl_agent_tasks(uint16_t agent_port, struct wl_agent_task *out, int max)
 {
-    json_t *j = get_json(agent_port, "/state");
+    json_t *j = e2e_get_json(agent_port, "/state");
     if (j == NULL)
         return -1;
     const char *aid = json_string_value(json_object_get(j, "id"));
@@ -681,15 +664,6 @@ void wl_check_agreement(struct wl *w, const uint16_t *agent_ports, int nagents,
                   "%d live tasks in the cluster, %d expected", live, want_live);
 }
 
-double wl_metric(uint16_t master_port, const char *name)
-{
-    json_t *j = get_json(master_port, "/metrics/snapshot");
-    json_t *v = json_object_get(j, name);
-    double d = json_is_number(v) ? json_number_value(v) : -1;
-    json_decref(j);
-    return d;
-}
-
 struct quiet {
     struct wl *w;
     const uint16_t *ports;
@@ -700,7 +674,7 @@ struct quiet {
 static bool cond_quiet(void *arg)
 {
     struct quiet *q = arg;
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     if (now < q->next_poll)
         return false;
     q->next_poll = now + 250;
@@ -726,7 +700,7 @@ bool wl_wait_quiet(struct wl *w, const uint16_t *agent_ports, int nagents,
                    int want_live, int timeout_ms)
 {
     struct quiet q = {w, agent_ports, nagents, want_live, 0};
-    return hfw_run_until(w->base, cond_quiet, &q, timeout_ms);
+    return e2e_loop_until(w->base, cond_quiet, &q, timeout_ms);
 }
 
 /* ---- Outcomes ---- */

@@ -1,7 +1,7 @@
 /*
  * A workload framework for the end-to-end failure tests (master kill -9,
  * chaos proxy), on libofferd and run on the test's own event loop while the
- * test waits (hfw_run_until of harness_fw.h). Unlike harness_fw.h it keeps
+ * test waits (e2e_loop_until of harness.h). Unlike harness_fw.h it keeps
  * up to WL_MAX_TASKS tasks and behaves as a careful framework does after
  * failures (docs/reconciliation.md):
  *
@@ -132,9 +132,6 @@ struct wl {
     int nsentinels;
 };
 
-/* Monotonic milliseconds. */
-int64_t wl_now_ms(void);
-
 /* The seed of a randomized test: OFFERD_E2E_SEED from the environment
  * when set (to replay a run), else one made from the time and the pid.
  * Printed to stderr with how to replay it. */
@@ -145,10 +142,6 @@ uint64_t wl_rand(uint64_t *state);
 
 /* A number in [lo, hi] from *state. */
 int wl_rand_between(uint64_t *state, int lo, int hi);
-
-/* A metric of the master's /metrics/snapshot, or -1 when it cannot be read
- * (e.g. the master is down). */
-double wl_metric(uint16_t master_port, const char *name);
 
 /* Run w's loop until the agents (ports) hold exactly want_live live tasks
  * of w's framework and no ended one (every terminal update acknowledged),
