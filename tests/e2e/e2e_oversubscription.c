@@ -145,6 +145,32 @@ static void wait_state(struct conn *fw, const char *task_id, const char *state,
     }
 }
 
+/* Read fw's events for ms: none may be a status update of another task
+ * than ended (whose terminal update may come again, as a retry that
+ * crossed the acknowledgement). */
+static void expect_no_update_within(struct conn *fw, const char *ended, int ms)
+{
+    int64_t deadline = e2e_now_ms() + ms;
+    int64_t left;
+    while ((left = deadline - e2e_now_ms()) > 0) {
+        json_t *ev = api_next_event(fw, (int)left);
+        if (ev == NULL)
+            break;
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        const char *tid = json_string_value(json_object_get(
+            json_object_get(
+                json_object_get(json_object_get(ev, "update"), "status"),
+                "task_id"),
+            "value"));
+        if (type != NULL && strcmp(type, "UPDATE") == 0 &&
+            (tid == NULL || strcmp(tid, ended) != 0)) {
+            char *dump = json_dumps(ev, 0);
+            ck_abort_msg("unexpected update: %s", dump);
+        }
+        json_decref(ev);
+    }
+}
+
 START_TEST(test_estimate_shrink_evicts_newest_revocable)
 {
     const char *margs[] = {"--allocation_interval=50ms", NULL};
@@ -216,8 +242,10 @@ START_TEST(test_estimate_shrink_evicts_newest_revocable)
     wait_state(&fw, "rev-new", "TASK_KILLED", reason, source);
     ck_assert_str_eq(reason, "REASON_CONTAINER_PREEMPTED");
     ck_assert_str_eq(source, "SOURCE_AGENT");
-    /* The others still run. */
-    usleep(1000 * 1000);
+    /* The others still run: no update ends them within five QoS rounds
+     * (200 ms each). A window that proves an absence: there is nothing to
+     * wait for instead. */
+    expect_no_update_within(&fw, "rev-new", 1000);
     json_t *tasks_json = api_get_json(master.port, "/tasks");
     size_t i;
     json_t *t;
