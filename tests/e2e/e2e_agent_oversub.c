@@ -43,18 +43,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (agent.pid > 0) {
-        /* SIGUSR1: kill every task and exit; the fake master keeps
-         * answering meanwhile so that the last updates go through. */
-        kill(agent.pid, SIGUSR1);
-        int64_t deadline = e2e_now_ms() + 15000;
-        while (e2e_proc_running(&agent) && e2e_now_ms() < deadline)
-            hfm_pump(20);
-        int rc = e2e_proc_stop(&agent, SIGKILL, 1000);
-        if (rc != 0)
-            e2e_proc_dump_log(&agent, 16384);
-        ck_assert_int_eq(rc, 0); /* under the sanitizers: no leak */
-    }
+    /* Exit 0: under the sanitizers, no leak. */
+    ck_assert_int_eq(hfm_stop_agent(&agent), 0);
     e2e_proc_cleanup(&agent);
     hfm_stop();
 }
@@ -191,7 +181,8 @@ START_TEST(test_fixed_estimate_sent_after_each_registration)
     ck_assert_int_eq(res_list_scalar(&est, "cpus"), 1500);
     res_list_clear(&est);
 
-    /* Unchanged, it is not sent again by the rounds. */
+    /* Unchanged, it is not sent again by the rounds: a window that proves
+     * an absence, nothing to wait for. */
     hfm_pump(300);
     size_t again = (size_t)i + 1;
     ck_assert_int_lt(
@@ -230,7 +221,8 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     ck_assert(e2e_agent_sandbox(agent.port, "rev2", sb2, sizeof(sb2)));
     ck_assert(e2e_agent_sandbox(agent.port, "rev3", sb3, sizeof(sb3)));
 
-    /* Nothing is evicted while they fit. */
+    /* Nothing is evicted while they fit: five rounds (100 ms each), a
+     * window that proves an absence. */
     hfm_pump(500);
     ck_assert_int_eq(last_update("rev1")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -277,7 +269,8 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     ck_assert_int_eq(res_list_scalar(&est, "cpus"), 1200);
     res_list_clear(&est);
 
-    /* Rounds go on; rev1 and the regular task keep running. */
+    /* Rounds go on; rev1 and the regular task keep running (a window of 15
+     * rounds that proves an absence). */
     hfm_pump(1500);
     ck_assert_int_eq(last_update("rev1")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -290,6 +283,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     from = mark;
     ck_assert(hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev1",
                             MESOS__V1__TASK_STATE__TASK_KILLED, 15000) >= 0);
+    /* A window of five rounds that proves an absence. */
     hfm_pump(500);
     ck_assert_int_eq(last_update("regular")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -341,6 +335,12 @@ START_TEST(test_kill_with_reason)
 }
 END_TEST
 
+static bool file_there(void *arg)
+{
+    struct stat st;
+    return stat(arg, &st) == 0;
+}
+
 START_TEST(test_kill_reason_survives_agent_crash)
 {
     hfm.auto_ack = true;
@@ -354,11 +354,8 @@ START_TEST(test_kill_reason_survives_agent_crash)
     char kill_file[PATH_MAX];
     snprintf(kill_file, sizeof(kill_file),
              "%s/meta/frameworks/" FW "/tasks/slow/kill", agent.work_dir);
-    struct stat st;
-    int64_t deadline = e2e_now_ms() + 10000;
-    while (stat(kill_file, &st) != 0 && e2e_now_ms() < deadline)
-        hfm_pump(20);
-    ck_assert_msg(stat(kill_file, &st) == 0, "no %s", kill_file);
+    ck_assert_msg(hfm_pump_until(file_there, kill_file, 10000), "no %s",
+                  kill_file);
     /* Crash, start again: the kill resumes and keeps its reason. */
     e2e_proc_stop(&agent, SIGKILL, 1000);
     size_t mark = hfm.ncalls;
@@ -420,6 +417,19 @@ static void last_estimate(int64_t *cpus, int64_t *mem)
     res_list_clear(&est);
 }
 
+/* The last estimate has at least min_mem and at most max_cpus (milli). */
+struct estimate_wait {
+    int64_t min_mem, max_cpus;
+    int64_t cpus, mem; /* OUT: the last estimate read */
+};
+
+static bool estimate_is(void *arg)
+{
+    struct estimate_wait *w = arg;
+    last_estimate(&w->cpus, &w->mem);
+    return w->mem >= w->min_mem && w->cpus <= w->max_cpus;
+}
+
 START_TEST(test_usage_estimate)
 {
     const char *extra[] = {"--resource_estimator=usage",
@@ -447,6 +457,8 @@ START_TEST(test_usage_estimate)
      * regular tasks' (and its use runs on the estimate itself). */
     run("rev", "sleep 1000", "cpus:0.5;mem:128", true, 200, false);
     wait_running("rev");
+    /* Seven rounds (200 ms each) with it: a window that proves the
+     * estimate does not move. */
     hfm_pump(1500);
     last_estimate(&cpus, &mem);
     ck_assert_msg(cpus >= 850 && cpus <= 900, "cpus %lld", (long long)cpus);
@@ -459,18 +471,14 @@ START_TEST(test_usage_estimate)
      * whole core, more than it holds, which eats the other's slack too. */
     run("busy", "while :; do :; done", "cpus:0.5;mem:64", false, 200, false);
     wait_running("busy");
-    int64_t deadline = e2e_now_ms() + 15000;
-    for (;;) {
-        hfm_pump(100);
-        last_estimate(&cpus, &mem);
-        if (mem >= 260000 || e2e_now_ms() > deadline)
-            break;
-    }
-    ck_assert_msg(mem >= 260000, "the busy task was not measured: mem %lld",
-                  (long long)mem);
-    hfm_pump(1000);
-    last_estimate(&cpus, &mem);
-    ck_assert_msg(cpus <= 1150, "cpus %lld", (long long)cpus);
+    struct estimate_wait measured = {.min_mem = 260000, .max_cpus = INT64_MAX};
+    ck_assert_msg(hfm_pump_until(estimate_is, &measured, 15000),
+                  "the busy task was not measured: mem %lld",
+                  (long long)measured.mem);
+    /* Its use eats into the estimate as the rounds average it in. */
+    struct estimate_wait eaten = {.min_mem = 260000, .max_cpus = 1150};
+    ck_assert_msg(hfm_pump_until(estimate_is, &eaten, 10000), "cpus %lld",
+                  (long long)eaten.cpus);
 }
 END_TEST
 

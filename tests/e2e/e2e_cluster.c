@@ -199,22 +199,6 @@ static struct task_rec *task_add(struct fw *f, const char *id,
     return t;
 }
 
-static bool is_terminal(int st)
-{
-    switch (st) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static void decline(struct fw *f, const char *offer_id, double secs)
 {
     Mesos__V1__Filters filters = MESOS__V1__FILTERS__INIT;
@@ -425,7 +409,7 @@ static void on_update(struct offerd_sched *s,
     t->source = st->has_source ? (int)st->source : -1;
     snprintf(t->message, sizeof(t->message), "%s",
              st->message != NULL ? st->message : "");
-    if (is_terminal(t->state) && t->terminal_ms == 0)
+    if (e2e_task_state_is_terminal(t->state) && t->terminal_ms == 0)
         t->terminal_ms = e2e_now_ms();
 }
 
@@ -524,7 +508,7 @@ static bool cond_all_terminal(void *arg)
     if (f->to_launch > 0)
         return false;
     for (int i = 0; i < f->ntasks; i++)
-        if (!is_terminal(f->tasks[i].state))
+        if (!e2e_task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }
@@ -658,7 +642,7 @@ static bool cond_first_task_terminal(void *arg)
 {
     struct fw *f = arg;
     return f->ntasks > 0 &&
-           (is_terminal(f->tasks[0].state) ||
+           (e2e_task_state_is_terminal(f->tasks[0].state) ||
             f->tasks[0].state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE);
 }
 
@@ -992,7 +976,7 @@ static bool cond_all_ended(void *arg)
 {
     struct fw *f = arg;
     for (int i = 0; i < f->ntasks; i++)
-        if (!is_terminal(f->tasks[i].state))
+        if (!e2e_task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }

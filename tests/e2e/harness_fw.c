@@ -17,23 +17,6 @@
 
 #define DEFAULT_TASK_RES "cpus:0.1;mem:16"
 
-bool hfw_state_is_terminal(int st)
-{
-    switch (st) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static bool was_acked(const struct hfw *f, const uint8_t *uuid)
 {
     for (int i = 0; i < f->nacked; i++)
@@ -216,7 +199,8 @@ static void on_update(struct offerd_sched *s,
     /* A uuid acknowledged before is acknowledged again (the agent did not
      * get the first one), whatever the policy. */
     if (again || f->ack == HFW_ACK_ALL ||
-        (f->ack == HFW_ACK_NONTERMINAL && !hfw_state_is_terminal(u->state)))
+        (f->ack == HFW_ACK_NONTERMINAL &&
+         !e2e_task_state_is_terminal(u->state)))
         ack(f, u);
 }
 

@@ -110,7 +110,4 @@ int hfw_ack_held(struct hfw *f);
 /* Kill task_id. */
 void hfw_kill(struct hfw *f, const char *task_id);
 
-/* True for terminal states. */
-bool hfw_state_is_terminal(int state);
-
 #endif
