@@ -60,16 +60,58 @@ static void cluster_stop(void)
     e2e_proc_cleanup(&master);
 }
 
+static bool cond_connected(void *arg)
+{
+    return e2e_metric(master.port, "master/slaves_connected") ==
+           *(const int *)arg;
+}
+
 /* Wait (running the framework's loop) until the master counts n connected
  * agents. */
 static void wait_connected(int n, int timeout_ms)
 {
-    int64_t deadline = e2e_now_ms() + timeout_ms;
-    while (e2e_metric(master.port, "master/slaves_connected") != n &&
-           e2e_now_ms() < deadline)
-        e2e_loop_for(base, 50);
-    ck_assert_msg(e2e_metric(master.port, "master/slaves_connected") == n,
+    ck_assert_msg(e2e_loop_until(base, cond_connected, &n, timeout_ms),
                   "the master does not count %d connected agent(s)", n);
+}
+
+/* Every update of the framework's task arg sent so far is acknowledged at
+ * the agent: its checkpointed pending updates (src/agent/checkpoint.h's
+ * layout) are none. */
+static bool cond_acks_through(void *arg)
+{
+    char p[PATH_MAX + 512];
+    snprintf(p, sizeof(p), "%s/meta/frameworks/%s/tasks/%s/updates",
+             agent.work_dir, fw.id, (const char *)arg);
+    struct stat st;
+    return stat(p, &st) == 0 && st.st_size == 0;
+}
+
+/* Wait until the acknowledgements of the n tasks' updates reached the
+ * agent. */
+static void wait_acks_through(const char *const *tasks, int n)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(
+            e2e_loop_until(base, cond_acks_through, (void *)tasks[i], 10000),
+            "task %s: acknowledgements not through", tasks[i]);
+}
+
+struct sandbox_file {
+    const char *dir, *name;
+};
+
+static bool cond_sandbox_file(void *arg)
+{
+    const struct sandbox_file *f = arg;
+    return e2e_file_exists(f->dir, f->name);
+}
+
+/* Wait (running the loop) until sandbox/name exists. */
+static bool wait_sandbox_file(const char *sandbox, const char *name,
+                              int timeout_ms)
+{
+    struct sandbox_file f = {sandbox, name};
+    return e2e_loop_until(base, cond_sandbox_file, &f, timeout_ms);
 }
 
 /* Tasks the agent holds (running or kept until acknowledged). */
@@ -154,6 +196,14 @@ static bool cond_agent_holds(void *arg)
     return agent_task_count() == *(const int *)arg;
 }
 
+/* The master's /tasks no longer shows task arg. */
+static bool cond_master_forgot(void *arg)
+{
+    char st[64];
+    master_task_state(arg, st, sizeof(st));
+    return st[0] == '\0';
+}
+
 /* The distinct updates of a task (by uuid) are exactly states[0..n). */
 static void assert_update_states(const char *task_id, const int *states, int n)
 {
@@ -184,7 +234,7 @@ START_TEST(test_kill9_running_tasks_survive)
     for (int i = 0; i < 5; i++)
         hfw_launch(&fw, ids[i], "sleep 120");
     wait_states(ids, 5, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    e2e_loop_for(base, 300); /* the acknowledgements reach the agent */
+    wait_acks_through(ids, 5);
     pid_t pids[5];
     for (int i = 0; i < 5; i++) {
         char sb[PATH_MAX];
@@ -201,6 +251,8 @@ START_TEST(test_kill9_running_tasks_survive)
                       ids[i]);
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
     wait_connected(1, 20000);
+    /* The re-registered agent resends nothing (all was acknowledged): a
+     * window that proves an absence, nothing to wait for. */
     e2e_loop_for(base, 1000);
 
     for (int i = 0; i < 5; i++) {
@@ -252,7 +304,7 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     static const char *const live[] = {"done", "fail7", "long"};
     wait_states(ended_before, 1, MESOS__V1__TASK_STATE__TASK_FAILED, 30000);
     wait_states(live, 3, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    e2e_loop_for(base, 300); /* the acknowledgements reach the agent */
+    wait_acks_through(live, 3);
     char sb_done[PATH_MAX], sb_fail7[PATH_MAX], sb_long[PATH_MAX];
     ck_assert(e2e_agent_sandbox(agent.port, "done", sb_done, sizeof(sb_done)));
     ck_assert(
@@ -273,13 +325,8 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
                   "machine for this test");
     wait_connected(0, 10000);
     /* Down until both have ended (about 5 s after their start). */
-    int64_t deadline = e2e_now_ms() + 20000;
-    while (!(e2e_file_exists(sb_done, ".offerd.exit_status") &&
-             e2e_file_exists(sb_fail7, ".offerd.exit_status")) &&
-           e2e_now_ms() < deadline)
-        e2e_loop_for(base, 50);
-    ck_assert(e2e_file_exists(sb_done, ".offerd.exit_status"));
-    ck_assert(e2e_file_exists(sb_fail7, ".offerd.exit_status"));
+    ck_assert(wait_sandbox_file(sb_done, ".offerd.exit_status", 20000));
+    ck_assert(wait_sandbox_file(sb_fail7, ".offerd.exit_status", 20000));
     ck_assert(e2e_pid_alive(long_pid));
     assert_master_state("done", "TASK_RUNNING"); /* nobody told it yet */
 
@@ -287,6 +334,8 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     wait_connected(1, 20000);
     static const char *const ended_down[] = {"done", "fail7"};
     wait_states(ended_down, 2, -1, 20000);
+    /* Each update arrives once (counted below): a window for duplicates
+     * that proves an absence, nothing to wait for. */
     e2e_loop_for(base, 1000);
 
     static const int finished[] = {MESOS__V1__TASK_STATE__TASK_STARTING,
@@ -329,10 +378,9 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     int one = 1;
     ck_assert_msg(e2e_loop_until(base, cond_agent_holds, &one, 10000),
                   "the agent did not forget the acknowledged tasks");
-    e2e_loop_for(base, 300);
-    char st[64];
-    master_task_state("done", st, sizeof(st));
-    ck_assert_str_eq(st, "");
+    /* ... and so does the master. */
+    ck_assert_msg(e2e_loop_until(base, cond_master_forgot, "done", 10000),
+                  "the master still shows the acknowledged task");
 
     hfw_kill(&fw, "long");
     static const char *const l[] = {"long"};
@@ -357,23 +405,28 @@ START_TEST(test_sigterm_with_pending_updates)
 }
 END_TEST
 
-/* A kill of a task that ignores SIGTERM is under way (grace period 3 s)
+/* A kill of a task that survives SIGTERM is under way (grace period 3 s)
  * when the agent is killed -9; after the restart the task is killed all
  * the same and the framework gets TASK_KILLED. */
 START_TEST(test_kill_in_progress_survives_restart)
 {
     cluster_start(OFFERD_ENCODING_JSON, HFW_ACK_ALL);
     fw.kill_grace_secs = 3;
-    hfw_launch(&fw, "stubborn", "trap '' TERM; sleep 120");
+    /* It notes in its sandbox that its SIGTERM handler is set ("trapped")
+     * and each SIGTERM it gets ("term"), and keeps running. */
+    hfw_launch(&fw, "stubborn",
+               "trap 'echo TERM >> term' TERM; touch trapped; "
+               "while :; do sleep 0.05; done");
     static const char *const ids[] = {"stubborn"};
     wait_states(ids, 1, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    e2e_loop_for(base, 300);
     char sb[PATH_MAX];
     ck_assert(e2e_agent_sandbox(agent.port, "stubborn", sb, sizeof(sb)));
+    ck_assert(wait_sandbox_file(sb, "trapped", 10000));
     pid_t pid = e2e_read_pid_file(sb, ".offerd.task.pid");
     hfw_kill(&fw, "stubborn");
-    e2e_loop_for(base, 500);
-    ck_assert(e2e_pid_alive(pid)); /* SIGTERM ignored, grace period running */
+    ck_assert_msg(wait_sandbox_file(sb, "term", 10000),
+                  "the task got no SIGTERM");
+    ck_assert(e2e_pid_alive(pid)); /* SIGTERM survived, grace period running */
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGKILL, 5000), -1);
     wait_connected(0, 10000);
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);

@@ -646,6 +646,11 @@ static bool cond_first_task_terminal(void *arg)
             f->tasks[0].state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE);
 }
 
+static bool cond_trapped(void *arg)
+{
+    return e2e_file_exists(arg, "trapped");
+}
+
 /* KILL of a long task that stops on SIGTERM gives TASK_KILLED at once,
  * well inside its grace period; one that ignores SIGTERM is killed with
  * SIGKILL when its grace period ends, not before. */
@@ -666,9 +671,13 @@ START_TEST(test_kill_honours_grace_period)
     /* A task that ignores SIGTERM, with a 1 s grace period. */
     f.ntasks = 0;
     f.grace_secs = 1;
-    fw_launch(&f, "stubborn", "trap '' TERM; sleep 60", 1, false, 20000);
-    /* Let the shell install its trap before the kill. */
-    e2e_loop_for(base, 300);
+    fw_launch(&f, "stubborn", "trap '' TERM; touch trapped; sleep 60", 1, false,
+              20000);
+    /* The shell has set its trap (and said so) before the kill. */
+    char sandbox[4096];
+    ck_assert(e2e_agent_sandbox(agents[0].port, "stubborn-0", sandbox,
+                                sizeof(sandbox)));
+    ck_assert(e2e_loop_until(base, cond_trapped, sandbox, 10000));
     t0 = e2e_now_ms();
     ck_assert_int_eq(offerd_sched_kill(f.s, "stubborn-0", NULL, NULL), 0);
     ck_assert(e2e_loop_until(base, cond_first_task_terminal, &f, 15000));
@@ -682,6 +691,18 @@ START_TEST(test_kill_honours_grace_period)
 }
 END_TEST
 
+/* A counter of the framework has reached a value. */
+struct count_wait {
+    const int *counter;
+    int want;
+};
+
+static bool cond_count_reached(void *arg)
+{
+    const struct count_wait *w = arg;
+    return *w->counter >= w->want;
+}
+
 /* DECLINE with refuse_seconds keeps that agent's resources away from the
  * framework while other agents' offers keep coming; REVIVE lifts it. */
 START_TEST(test_decline_filter_honoured)
@@ -691,9 +712,8 @@ START_TEST(test_decline_filter_honoured)
     f.mode = OFFERS_HOLD;
     fw_subscribe(&f, encoding_of(_i));
     /* Both agents' offers arrive (held). */
-    int64_t deadline = e2e_now_ms() + 10000;
-    while (f.nheld < 2 && e2e_now_ms() < deadline)
-        e2e_loop_for(base, 20);
+    struct count_wait held2 = {&f.nheld, 2};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &held2, 10000));
     ck_assert_int_eq(f.nheld, 2);
     int a0 = agent_index(f.held[0].agent_id) == 0 ? 0 : 1;
     int a1 = 1 - a0;
@@ -703,19 +723,20 @@ START_TEST(test_decline_filter_honoured)
     memset(f.offers_from, 0, sizeof(f.offers_from));
     decline(&f, h0.id, 60);
     decline(&f, h1.id, 0);
-    /* Keep declining agent 1 with refuse 0.2 s: it keeps coming back. */
+    /* Keep declining agent 1 with refuse 0.2 s: it comes back again and
+     * again, agent 0 meanwhile never. */
     f.mode = OFFERS_DECLINE;
     f.refuse_seconds = 0.2;
-    e2e_loop_for(base, 2000);
+    struct count_wait back3 = {&f.offers_from[1], 3};
+    ck_assert_msg(e2e_loop_until(base, cond_count_reached, &back3, 10000),
+                  "agent 1 was offered %d times only", f.offers_from[1]);
     ck_assert_int_eq(f.offers_from[0], 0);
-    ck_assert_int_ge(f.offers_from[1], 3);
     /* REVIVE clears the filter. */
     f.mode = OFFERS_HOLD;
     memset(f.offers_from, 0, sizeof(f.offers_from));
     ck_assert_int_eq(offerd_sched_revive(f.s, NULL, 0), 0);
-    deadline = e2e_now_ms() + 5000;
-    while (f.offers_from[0] == 0 && e2e_now_ms() < deadline)
-        e2e_loop_for(base, 20);
+    struct count_wait back0 = {&f.offers_from[0], 1};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &back0, 5000));
     ck_assert_int_eq(f.offers_from[0], 1);
     fw_free(&f);
     cluster_stop();
@@ -758,6 +779,12 @@ static bool cond_agent_idle(void *arg)
     return agent_task_count(arg) == 0;
 }
 
+static bool cond_framework_disconnected(void *arg)
+{
+    (void)arg;
+    return e2e_metric(master.port, "master/frameworks_disconnected") == 1;
+}
+
 /* A framework that disconnects and re-subscribes within its failover
  * timeout keeps its task (still running, reconciled as TASK_RUNNING). */
 START_TEST(test_failover_keeps_tasks)
@@ -771,7 +798,9 @@ START_TEST(test_failover_keeps_tasks)
     snprintf(id, sizeof(id), "%s", f.id);
 
     fw_free(&f); /* the connection drops; no TEARDOWN */
-    e2e_loop_for(base, 500);
+    ck_assert_msg(
+        e2e_loop_until(base, cond_framework_disconnected, NULL, 10000),
+        "the master did not see the framework go");
     ck_assert_int_eq(agent_task_count(&agents[0]), 1);
 
     f.tasks[0].state = -1;
@@ -888,9 +917,8 @@ START_TEST(test_bad_calls_leave_master_serving)
     int before = a.tasks[0].nupdates;
     launch_one(&a, a.held[0].id, a.held[0].agent_id, "dup", &res);
     a.nheld = 0;
-    int64_t deadline = e2e_now_ms() + 10000;
-    while (a.tasks[0].nupdates == before && e2e_now_ms() < deadline)
-        e2e_loop_for(base, 20);
+    struct count_wait next = {&a.tasks[0].nupdates, before + 1};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &next, 10000));
     ck_assert_int_eq(a.tasks[0].state, MESOS__V1__TASK_STATE__TASK_ERROR);
     ck_assert_int_eq(agent_task_count(&agents[0]), 1);
     res_list_clear(&res);
