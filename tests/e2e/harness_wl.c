@@ -804,3 +804,135 @@ void wl_check_outcomes(const struct wl *w, const char *marker_dir)
             by_state[MESOS__V1__TASK_STATE__TASK_GONE], unreachable,
             reregistered, dup, stale, w->subscriptions, w->call_failures);
 }
+
+/* ---- The scenario of the failure tests ---- */
+
+void wl_start_agent(struct e2e_proc *agent, int i, uint16_t master_port)
+{
+    char host[32];
+    snprintf(host, sizeof(host), "--hostname=agent%d", i);
+    const char *args[] = {"--resources=cpus:2;mem:512;disk:1024", host,
+                          "--status_update_retry_interval_min=500ms",
+                          "--status_update_retry_interval_max=2secs", NULL};
+    ck_assert_int_eq(e2e_start_agent(agent, master_port, args), 0);
+}
+
+void wl_make_marker_dir(const struct e2e_proc *master, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "%s/markers", master->dir);
+    ck_assert(n > 0 && (size_t)n < outlen);
+    ck_assert_int_eq(mkdir(out, 0700), 0);
+}
+
+void wl_add_long(struct wl *w, int n, const char *marker_dir)
+{
+    for (int i = 0; i < n; i++) {
+        char id[48], cmd[320];
+        snprintf(id, sizeof(id), "long-%d", i);
+        int k = snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep 600",
+                         marker_dir, id);
+        ck_assert(k > 0 && (size_t)k < sizeof(cmd));
+        wl_add(w, id, cmd, WL_EXIT_KILLED);
+    }
+}
+
+void wl_add_short(struct wl *w, uint64_t *rng, const char *prefix, int i,
+                  int max_tenths, const char *marker_dir)
+{
+    static const int codes[] = {1, 2, 3, 7, 42};
+    int tenths = wl_rand_between(rng, 1, max_tenths);
+    int code = wl_rand_between(rng, 0, 9) < 7 ? 0 : codes[wl_rand(rng) % 5];
+    char id[48], cmd[320];
+    snprintf(id, sizeof(id), "%s-%03d", prefix, i);
+    int n =
+        snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep %d.%d; exit %d",
+                 marker_dir, id, tenths / 10, tenths % 10, code);
+    ck_assert(n > 0 && (size_t)n < sizeof(cmd));
+    wl_add(w, id, cmd, code);
+}
+
+struct first_running {
+    const struct wl *w;
+    int n;
+};
+
+static bool cond_first_running(void *arg)
+{
+    const struct first_running *f = arg;
+    if (f->w->ntasks < f->n)
+        return false;
+    for (int i = 0; i < f->n; i++)
+        if (f->w->tasks[i].state != MESOS__V1__TASK_STATE__TASK_RUNNING)
+            return false;
+    return true;
+}
+
+bool wl_wait_first_running(struct wl *w, int n, int timeout_ms)
+{
+    struct first_running f = {w, n};
+    return e2e_loop_until(w->base, cond_first_running, &f, timeout_ms);
+}
+
+struct terminal {
+    const struct wl *w;
+    int want;
+};
+
+static bool cond_terminal(void *arg)
+{
+    const struct terminal *t = arg;
+    return wl_queued(t->w) == 0 && wl_terminal_count(t->w) == t->want;
+}
+
+bool wl_wait_terminal(struct wl *w, int want, int timeout_ms)
+{
+    struct terminal t = {w, want};
+    return e2e_loop_until(w->base, cond_terminal, &t, timeout_ms);
+}
+
+struct recovered {
+    const struct wl *w;
+    uint16_t port;
+    int n;
+    int64_t next_read; /* the metrics are read at most every 200 ms */
+};
+
+static bool cond_recovered(void *arg)
+{
+    struct recovered *r = arg;
+    int64_t now = e2e_now_ms();
+    if (!r->w->subscribed || now < r->next_read)
+        return false;
+    r->next_read = now + 200;
+    return e2e_metric(r->port, "master/slaves_active") == r->n;
+}
+
+bool wl_wait_recovered(struct wl *w, uint16_t master_port, int n,
+                       int timeout_ms)
+{
+    struct recovered r = {w, master_port, n, 0};
+    return e2e_loop_until(w->base, cond_recovered, &r, timeout_ms);
+}
+
+void wl_finish(struct wl *w, const uint16_t *agent_ports, int nagents,
+               int nlong, const char *marker_dir)
+{
+    /* Master, agents and framework agree: the long tasks run, nothing
+     * else is held. */
+    char aid[128];
+    wl_agent_id(agent_ports[0], aid, sizeof(aid));
+    ck_assert_msg(wl_wait_quiet(w, agent_ports, nagents, nlong, 30000),
+                  "the agents still hold ended tasks");
+    wl_check_agreement(w, agent_ports, nagents, aid, nlong);
+
+    /* The long tasks are killed; then nothing is left anywhere. */
+    for (int i = 0; i < nlong; i++)
+        wl_kill(w, &w->tasks[i]);
+    ck_assert_msg(wl_wait_terminal(w, w->ntasks, 30000),
+                  "the long tasks were not killed");
+    ck_assert_msg(wl_wait_quiet(w, agent_ports, nagents, 0, 30000),
+                  "the agents still hold tasks");
+    wl_check_agreement(w, agent_ports, nagents, aid, 0);
+    wl_check_outcomes(w, marker_dir);
+    ck_assert_int_eq(w->errors, 0);
+}
