@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/offer_fit.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 #include "harness.h"
+#include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/scheduler.h"
 
@@ -261,58 +261,18 @@ static void launch_one(struct fw *f, const char *offer_id, const char *agent_id,
  * (several LAUNCH operations in it). */
 static void launch_on_offer(struct fw *f, const Mesos__V1__Offer *offer)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT;
-    char err[256];
-    ck_assert_msg(res_list_from_pb(offer->resources, offer->n_resources, &avail,
-                                   err, sizeof(err)) == 0,
-                  "offer resources: %s", err);
-    ck_assert_int_eq(res_list_parse(TASK_RES, NULL, &want, err, sizeof(err)),
-                     0);
-    const char *role =
-        offer->allocation_info != NULL ? offer->allocation_info->role : "*";
-    Mesos__V1__Offer__Operation *ops[MAX_TASKS];
-    Mesos__V1__Offer__Operation__Launch launches[MAX_TASKS];
-    Mesos__V1__TaskInfo infos[MAX_TASKS], *pinfos[MAX_TASKS];
-    Mesos__V1__TaskID tids[MAX_TASKS];
-    Mesos__V1__Resource **pres[MAX_TASKS];
-    size_t nres[MAX_TASKS];
-    char ids[MAX_TASKS][64];
-    Mesos__V1__Offer__Operation opv[MAX_TASKS];
-    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.has_shell = 1;
-    cmd.shell = 1;
-    cmd.value = (char *)f->command;
-    int n = 0;
-    while (f->to_launch > 0 && n < MAX_TASKS) {
-        res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &want, role, &taken) != 0)
-            break;
-        pres[n] = res_list_to_pb(&taken, false, &nres[n]);
-        res_list_clear(&taken);
-        snprintf(ids[n], sizeof(ids[n]), "%s-%d", f->prefix, f->next_index++);
-        mesos__v1__task_id__init(&tids[n]);
-        tids[n].value = ids[n];
-        mesos__v1__task_info__init(&infos[n]);
-        infos[n].name = (char *)f->name;
-        infos[n].task_id = &tids[n];
-        infos[n].agent_id = offer->agent_id;
-        infos[n].n_resources = nres[n];
-        infos[n].resources = pres[n];
-        infos[n].command = &cmd;
-        pinfos[n] = &infos[n];
-        mesos__v1__offer__operation__launch__init(&launches[n]);
-        launches[n].n_task_infos = 1;
-        launches[n].task_infos = &pinfos[n];
-        mesos__v1__offer__operation__init(&opv[n]);
-        opv[n].has_type = 1;
-        opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-        opv[n].launch = &launches[n];
-        ops[n] = &opv[n];
-        f->to_launch--;
-        n++;
+    char ids[HFW_MAX_PER_ACCEPT][64];
+    const char *pids[HFW_MAX_PER_ACCEPT], *cmds[HFW_MAX_PER_ACCEPT];
+    int want = 0;
+    for (; want < f->to_launch && want < HFW_MAX_PER_ACCEPT; want++) {
+        snprintf(ids[want], sizeof(ids[want]), "%s-%d", f->prefix,
+                 f->next_index + want);
+        pids[want] = ids[want];
+        cmds[want] = f->command;
     }
-    res_list_clear(&avail);
-    res_list_clear(&want);
+    static struct hfw_launches l;
+    int n =
+        hfw_pack_launches(&l, offer, TASK_RES, pids, cmds, want, f->grace_secs);
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(f, oid, 0);
@@ -322,11 +282,12 @@ static void launch_on_offer(struct fw *f, const Mesos__V1__Offer *offer)
     filters.has_refuse_seconds = 1;
     filters.refuse_seconds = 0;
     ck_assert_int_eq(
-        offerd_sched_accept(f->s, &oid, 1, ops, (size_t)n, &filters), 0);
-    for (int i = 0; i < n; i++) {
+        offerd_sched_accept(f->s, &oid, 1, l.ops, (size_t)n, &filters), 0);
+    hfw_launches_clear(&l);
+    for (int i = 0; i < n; i++)
         task_add(f, ids[i], offer->agent_id->value);
-        res_pb_array_free(pres[i], nres[i]);
-    }
+    f->next_index += n;
+    f->to_launch -= n;
 }
 
 static void on_subscribed(struct offerd_sched *s, const char *framework_id,

@@ -18,10 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/offer_fit.h"
-#include "common/resources.h"
-#include "common/resources_pb.h"
 #include "harness.h"
+#include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/scheduler.h"
 
@@ -192,43 +190,14 @@ static void on_subscribed(struct offerd_sched *s, const char *framework_id,
 
 static void launch(struct fw *f, const Mesos__V1__Offer *o)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT, taken = RES_LIST_INIT;
-    char err[128];
-    ck_assert_int_eq(res_list_from_pb(o->resources, o->n_resources, &avail, err,
-                                      sizeof(err)),
-                     0);
+    static struct hfw_launches l;
+    const char *cmd = "sleep 60";
     ck_assert_int_eq(
-        res_list_parse("cpus:0.1;mem:16", NULL, &want, err, sizeof(err)), 0);
-    ck_assert_int_eq(cli_offer_fit(&avail, &want, "*", &taken), 0);
-    size_t nres;
-    Mesos__V1__Resource **pres = res_list_to_pb(&taken, false, &nres);
-    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
-    tid.value = (char *)f->task_id;
-    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.value = "sleep 60";
-    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
-    ti.name = "maint";
-    ti.task_id = &tid;
-    ti.agent_id = o->agent_id;
-    ti.n_resources = nres;
-    ti.resources = pres;
-    ti.command = &cmd;
-    Mesos__V1__TaskInfo *tis[1] = {&ti};
-    Mesos__V1__Offer__Operation__Launch l =
-        MESOS__V1__OFFER__OPERATION__LAUNCH__INIT;
-    l.n_task_infos = 1;
-    l.task_infos = tis;
-    Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
-    op.has_type = 1;
-    op.type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-    op.launch = &l;
-    Mesos__V1__Offer__Operation *ops[1] = {&op};
+        hfw_pack_launches(&l, o, "cpus:0.1;mem:16", &f->task_id, &cmd, 1, 0),
+        1);
     const char *oid = o->id->value;
-    ck_assert_int_eq(offerd_sched_accept(f->s, &oid, 1, ops, 1, NULL), 0);
-    res_pb_array_free(pres, nres);
-    res_list_clear(&avail);
-    res_list_clear(&want);
-    res_list_clear(&taken);
+    ck_assert_int_eq(offerd_sched_accept(f->s, &oid, 1, l.ops, 1, NULL), 0);
+    hfw_launches_clear(&l);
     f->launched = true;
 }
 

@@ -3,10 +3,7 @@
  */
 #include "harness_wl.h"
 
-#include "cli/offer_fit.h"
 #include "common/hmap.h"
-#include "common/resources.h"
-#include "common/resources_pb.h"
 #include "harness.h"
 #include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -26,7 +23,6 @@
 #define REC_MIN_MS       500
 #define REC_MAX_MS       4000
 #define REC_BATCH        256 /* tasks per RECONCILE call */
-#define MAX_PER_ACCEPT   64
 
 uint64_t wl_seed(const char *test_name)
 {
@@ -190,57 +186,17 @@ static void decline(struct wl *w, const char *offer_id, double secs)
 /* Launch as many queued tasks as fit in the offer, in one ACCEPT. */
 static void launch_on(struct wl *w, const Mesos__V1__Offer *offer)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT;
-    char err[256];
-    ck_assert_msg(res_list_from_pb(offer->resources, offer->n_resources, &avail,
-                                   err, sizeof(err)) == 0,
-                  "offer resources: %s", err);
-    ck_assert_msg(res_list_parse(w->task_res ? w->task_res : DEFAULT_TASK_RES,
-                                 NULL, &want, err, sizeof(err)) == 0,
-                  "task resources: %s", err);
-    const char *role =
-        offer->allocation_info != NULL ? offer->allocation_info->role : "*";
-    Mesos__V1__Offer__Operation opv[MAX_PER_ACCEPT], *ops[MAX_PER_ACCEPT];
-    Mesos__V1__Offer__Operation__Launch launches[MAX_PER_ACCEPT];
-    Mesos__V1__TaskInfo infos[MAX_PER_ACCEPT], *pinfos[MAX_PER_ACCEPT];
-    Mesos__V1__TaskID tids[MAX_PER_ACCEPT];
-    Mesos__V1__CommandInfo cmds[MAX_PER_ACCEPT];
-    Mesos__V1__Resource **pres[MAX_PER_ACCEPT];
-    size_t nres[MAX_PER_ACCEPT];
-    int n = 0;
-    while (n < w->nqueue && n < MAX_PER_ACCEPT) {
-        res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &want, role, &taken) != 0)
-            break;
-        pres[n] = res_list_to_pb(&taken, false, &nres[n]);
-        res_list_clear(&taken);
-        struct wl_task *t = &w->tasks[w->queue[n]];
-        mesos__v1__task_id__init(&tids[n]);
-        tids[n].value = t->id;
-        mesos__v1__command_info__init(&cmds[n]);
-        cmds[n].has_shell = 1;
-        cmds[n].shell = 1;
-        cmds[n].value = t->command;
-        mesos__v1__task_info__init(&infos[n]);
-        infos[n].name = t->id;
-        infos[n].task_id = &tids[n];
-        infos[n].agent_id = offer->agent_id;
-        infos[n].n_resources = nres[n];
-        infos[n].resources = pres[n];
-        infos[n].command = &cmds[n];
-        pinfos[n] = &infos[n];
-        mesos__v1__offer__operation__launch__init(&launches[n]);
-        launches[n].n_task_infos = 1;
-        launches[n].task_infos = &pinfos[n];
-        mesos__v1__offer__operation__init(&opv[n]);
-        opv[n].has_type = 1;
-        opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-        opv[n].launch = &launches[n];
-        ops[n] = &opv[n];
-        n++;
+    const char *ids[HFW_MAX_PER_ACCEPT], *cmds[HFW_MAX_PER_ACCEPT];
+    int want = 0;
+    for (; want < w->nqueue && want < HFW_MAX_PER_ACCEPT; want++) {
+        const struct wl_task *t = &w->tasks[w->queue[want]];
+        ids[want] = t->id;
+        cmds[want] = t->command;
     }
-    res_list_clear(&avail);
-    res_list_clear(&want);
+    static struct hfw_launches l;
+    int n = hfw_pack_launches(&l, offer,
+                              w->task_res ? w->task_res : DEFAULT_TASK_RES, ids,
+                              cmds, want, 0);
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(w, oid, 1);
@@ -251,9 +207,8 @@ static void launch_on(struct wl *w, const Mesos__V1__Offer *offer)
     filters.refuse_seconds = 0.05;
     /* Sent is launched, for the framework: whether the master got the
      * ACCEPT or not, reconciliation tells. */
-    int rc = offerd_sched_accept(w->s, &oid, 1, ops, (size_t)n, &filters);
-    for (int i = 0; i < n; i++)
-        res_pb_array_free(pres[i], nres[i]);
+    int rc = offerd_sched_accept(w->s, &oid, 1, l.ops, (size_t)n, &filters);
+    hfw_launches_clear(&l);
     if (rc != 0)
         return; /* not sent (not subscribed): the tasks stay queued */
     int64_t now = e2e_now_ms();
