@@ -232,15 +232,6 @@ static char *read_sandbox_file(const char *sandbox, const char *name)
     return data;
 }
 
-static const char *reason_name(const Mesos__V1__TaskStatus *st)
-{
-    if (!st->has_reason)
-        return "(none)";
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
-    return v != NULL ? v->name : "?";
-}
-
 /* ---- Tests ---- */
 
 START_TEST(test_help_and_bad_flags)
@@ -451,7 +442,7 @@ START_TEST(test_task_fails)
     ck_assert_msg(i >= 0, "no TASK_FAILED");
     const Mesos__V1__TaskStatus *st = hfm.calls[i]->update->status;
     ck_assert_str_eq(st->message, "Command exited with status 3");
-    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
 
     /* An argv command that cannot be executed fails its launch. */
     char *argv[] = {"no-such-program", "x", NULL};
@@ -464,7 +455,7 @@ START_TEST(test_task_fails)
                       MESOS__V1__TASK_STATE__TASK_FAILED, 15000);
     ck_assert_msg(i >= 0, "no TASK_FAILED for a bad program");
     st = hfm.calls[i]->update->status;
-    ck_assert_str_eq(reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
     ck_assert_ptr_nonnull(strstr(st->message, "No such file"));
 
     /* An argv command with arguments runs without a shell. */
@@ -733,7 +724,7 @@ START_TEST(test_unknown_task_kill_is_lost)
     ck_assert_msg(i >= 0, "no TASK_LOST");
     const Mesos__V1__TaskStatus *st = hfm.calls[i]->update->status;
     ck_assert_int_eq(st->source, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
-    ck_assert_str_eq(reason_name(st), "REASON_TASK_UNKNOWN");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_TASK_UNKNOWN");
 }
 END_TEST
 
@@ -1132,7 +1123,7 @@ START_TEST(test_restart_reports_tasks_ended_while_down)
     ck_assert(u >= 0);
     const Mesos__V1__TaskStatus *st = hfm.calls[u]->update->status;
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
     ck_assert_ptr_nonnull(strstr(st->message, "status 5"));
     g = mark;
     u = hfm_wait_call(&g, OFFERD__AGENT__CALL__TYPE__UPDATE, "e2", -1, 10000);
@@ -1373,18 +1364,18 @@ START_TEST(test_recovery_from_crafted_checkpoint)
 
     const Mesos__V1__TaskStatus *st = wait_update_of(0, "ended3");
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_COMMAND_EXECUTOR_FAILED");
     ck_assert_str_eq(st->message, "Command exited with status 3");
     st = wait_update_of(0, "nostatus");
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_EXECUTOR_TERMINATED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_EXECUTOR_TERMINATED");
     st = wait_update_of(0, "half");
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_AGENT_RESTARTED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_AGENT_RESTARTED");
     ck_assert_int_eq(st->source, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
     st = wait_update_of(0, "junk");
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_EXECUTOR_TERMINATED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_EXECUTOR_TERMINATED");
     long i = hfm_wait_call(&(size_t){0}, OFFERD__AGENT__CALL__TYPE__UPDATE,
                            "lostonly", MESOS__V1__TASK_STATE__TASK_LOST, 10000);
     ck_assert(i >= 0);
@@ -1465,7 +1456,7 @@ START_TEST(test_reconcile)
     long i = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "nobody",
                            MESOS__V1__TASK_STATE__TASK_LOST, 10000);
     ck_assert_msg(i >= 0, "no TASK_LOST for an unknown task");
-    ck_assert_str_eq(reason_name(hfm.calls[i]->update->status),
+    ck_assert_str_eq(hfm_reason_name(hfm.calls[i]->update->status),
                      "REASON_RECONCILIATION");
     ck_assert_int_eq(hfm.calls[i]->update->status->source,
                      MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
@@ -1474,7 +1465,7 @@ START_TEST(test_reconcile)
     i = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rc1",
                       MESOS__V1__TASK_STATE__TASK_RUNNING, 10000);
     ck_assert_msg(i >= 0, "no status for a known task");
-    ck_assert_str_eq(reason_name(hfm.calls[i]->update->status),
+    ck_assert_str_eq(hfm_reason_name(hfm.calls[i]->update->status),
                      "REASON_RECONCILIATION");
 }
 END_TEST
@@ -1768,7 +1759,7 @@ START_TEST(test_volume_data_persists_across_tasks)
     run_task_with("stranger", "true", "[" E2E_VOLUME("v9") "]");
     st = wait_terminal("stranger");
     ck_assert_int_eq(st->state, MESOS__V1__TASK_STATE__TASK_FAILED);
-    ck_assert_str_eq(reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
+    ck_assert_str_eq(hfm_reason_name(st), "REASON_CONTAINER_LAUNCH_FAILED");
     ck_assert_ptr_nonnull(strstr(st->message, "'v9'"));
     ck_assert_ptr_nonnull(strstr(st->message, "not held"));
 }

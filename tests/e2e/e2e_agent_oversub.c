@@ -61,15 +61,6 @@ static void start_agent(const char *const *extra)
                   "offerd-agent did not start");
 }
 
-static const char *reason_name(const Mesos__V1__TaskStatus *st)
-{
-    if (!st->has_reason)
-        return "(none)";
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
-    return v != NULL ? v->name : "?";
-}
-
 /* The resources of an UPDATE_OVERSUBSCRIBED call, checked to be all
  * revocable and unreserved. */
 static void estimate_of(const Offerd__Agent__Call *c, res_list *out)
@@ -257,7 +248,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
             st->has_reason &&
                 st->reason ==
                     MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-            "reason %s", reason_name(st));
+            "reason %s", hfm_reason_name(st));
     }
     /* The new estimate went to the master. */
     from = mark;
@@ -322,7 +313,7 @@ START_TEST(test_kill_with_reason)
             u[i]->has_reason &&
                 u[i]->reason ==
                     MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-            "reason %s", reason_name(u[i]));
+            "reason %s", hfm_reason_name(u[i]));
     }
     /* Without a reason: as before, the executor's kill. */
     n = hfm_updates_of("plain", 0, u, 8);
@@ -371,7 +362,7 @@ START_TEST(test_kill_reason_survives_agent_crash)
         s->has_reason &&
             s->reason ==
                 MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-        "reason %s", reason_name(s));
+        "reason %s", hfm_reason_name(s));
 }
 END_TEST
 

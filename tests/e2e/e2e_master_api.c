@@ -444,12 +444,7 @@ START_TEST(test_decline_filter_and_revive)
     json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    char payload[512];
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":3600}}",
-             offer);
-    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
+    ck_assert_int_eq(api_decline(&fw, p, offer, 3600), 202);
     /* Ten allocation intervals pass without an offer (a window that proves
      * an absence: there is nothing to wait for instead). */
     ev = api_wait_offer(&fw, offer, agent, 1000);
@@ -461,11 +456,7 @@ START_TEST(test_decline_filter_and_revive)
     /* SUPPRESS: nothing more after a short default decline (again a window
      * proving an absence, eight allocation intervals). */
     ck_assert_int_eq(api_fw_call(&fw, p, "SUPPRESS", NULL, NULL), 202);
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":0}}",
-             offer);
-    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
+    ck_assert_int_eq(api_decline(&fw, p, offer, 0), 202);
     ck_assert_ptr_null(api_wait_offer(&fw, offer, agent, 800));
     api_conn_close(&fw);
     api_conn_close(&ag);

@@ -25,33 +25,6 @@
 
 static struct e2e_proc master, agent;
 
-static double revocable_cpus(json_t *ev)
-{
-    double sum = 0;
-    json_t *offer = json_array_get(
-        json_object_get(json_object_get(ev, "offers"), "offers"), 0);
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(offer, "resources"), i, r)
-    {
-        if (json_object_get(r, "revocable") != NULL &&
-            strcmp(json_string_value(json_object_get(r, "name")), "cpus") == 0)
-            sum += json_real_value(
-                json_object_get(json_object_get(r, "scalar"), "value"));
-    }
-    return sum;
-}
-
-static void decline(struct conn *fw, const char *offer, int secs)
-{
-    char dec[512];
-    snprintf(dec, sizeof(dec),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":%d}}",
-             offer, secs);
-    api_fw_call(fw, master.port, "DECLINE", "decline", dec);
-}
-
 /* Launch task_id with `cpus` cpus of `kind` (a JSON fragment added to the
  * cpus resource: revocable, reservations) allocated to role, on the offer;
  * its kill policy has a 1 s grace period. */
@@ -97,10 +70,10 @@ static void wait_state(struct conn *fw, const char *task_id, const char *state,
             json_array_foreach(
                 json_object_get(json_object_get(up, "offers"), "offers"), k, o)
             {
-                decline(fw,
-                        json_string_value(
-                            json_object_get(json_object_get(o, "id"), "value")),
-                        0);
+                api_decline(fw, master.port,
+                            json_string_value(json_object_get(
+                                json_object_get(o, "id"), "value")),
+                            0);
             }
         }
         if (strcmp(type, "UPDATE") != 0) {
@@ -200,9 +173,9 @@ START_TEST(test_estimate_shrink_evicts_newest_revocable)
     for (int i = 0; i < 3; i++) {
         json_t *ev = api_wait_offer(&plain, offer, agent_id, T);
         ck_assert_ptr_nonnull(ev);
-        ck_assert_double_eq(revocable_cpus(ev), 0);
+        ck_assert_double_eq(api_offered_revocable(ev, "cpus"), 0);
         json_decref(ev);
-        decline(&plain, offer, i == 2 ? 3600 : 0);
+        api_decline(&plain, master.port, offer, i == 2 ? 3600 : 0);
     }
     api_conn_close(&plain);
 
@@ -212,11 +185,11 @@ START_TEST(test_estimate_shrink_evicts_newest_revocable)
     for (int i = 0; i < 20; i++) {
         ev = api_wait_offer(&fw, offer, agent_id, T);
         ck_assert_ptr_nonnull(ev);
-        if (revocable_cpus(ev) == 2)
+        if (api_offered_revocable(ev, "cpus") == 2)
             break;
         json_decref(ev);
         ev = NULL;
-        decline(&fw, offer, 0);
+        api_decline(&fw, master.port, offer, 0);
     }
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
@@ -310,11 +283,11 @@ START_TEST(test_slack_revoked_for_the_owner)
     for (int i = 0; i < 20; i++) {
         ev = api_wait_offer(&b, offer, agent_id, T);
         ck_assert_ptr_nonnull(ev);
-        if (revocable_cpus(ev) == 1)
+        if (api_offered_revocable(ev, "cpus") == 1)
             break;
         json_decref(ev);
         ev = NULL;
-        decline(&b, offer, 0);
+        api_decline(&b, master.port, offer, 0);
     }
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);

@@ -180,12 +180,7 @@ static json_t *wait_volume_offer(struct conn *fw, char *offer_id,
             break;
         if (offered_volume(ev) != NULL)
             return ev;
-        char payload[512];
-        snprintf(payload, sizeof(payload),
-                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-                 "\"refuse_seconds\":0}}",
-                 offer_id);
-        api_fw_call(fw, master.port, "DECLINE", "decline", payload);
+        api_decline(fw, master.port, offer_id, 0);
         json_decref(ev);
     }
     ck_abort_msg("no offer with the volume");
@@ -371,12 +366,7 @@ START_TEST(test_volume_lifecycle)
     json_t *vol = offered_volume(ev);
     ck_assert(json_number_value(json_object_get(json_object_get(vol, "scalar"),
                                                 "value")) == 128.0);
-    char payload[512];
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":0}}",
-             offer_id);
-    api_fw_call(&fw, master.port, "DECLINE", "decline", payload);
+    api_decline(&fw, master.port, offer_id, 0);
     json_decref(ev);
     run_on_volume(&fw, "reader-again", "test \"$(cat data/f)\" = hello");
     api_conn_close(&fw);

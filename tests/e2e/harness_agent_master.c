@@ -406,3 +406,12 @@ int hfm_stop_agent(struct e2e_proc *agent)
         e2e_proc_dump_log(agent, 16384);
     return rc;
 }
+
+const char *hfm_reason_name(const Mesos__V1__TaskStatus *st)
+{
+    if (!st->has_reason)
+        return "(none)";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
+    return v != NULL ? v->name : "?";
+}

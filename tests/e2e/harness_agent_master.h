@@ -105,6 +105,9 @@ void hfm_run_task(const struct hfm_task *t);
 /* KILL_TASK; reason < 0: none. */
 void hfm_kill(const char *framework_id, const char *task_id, int reason);
 
+/* The name of st's reason ("REASON_..."), "(none)" when unset. */
+const char *hfm_reason_name(const Mesos__V1__TaskStatus *st);
+
 /* Resource messages of a JSON array of mesos.v1.Resource (fails the test
  * on bad JSON); *n gets how many. Free with hfm_resources_free. */
 Mesos__V1__Resource **hfm_resources_from_json(const char *json, size_t *n);
