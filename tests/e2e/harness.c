@@ -421,36 +421,64 @@ bool e2e_wait_log(const struct e2e_proc *p, const char *needle, int count,
     return e2e_poll_until(log_has, &w, timeout_ms);
 }
 
-int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
+/* A daemon's command line (argv[0] excluded): the harness's flags, then
+ * the test's (a later flag wins). */
+struct cmdline {
+    const char *args[64];
+    char a_master[64], a_port[32];
+};
+
+/* The master's command line (master_port 0), or an agent's. */
+static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
+                         const char *const *extra_args)
 {
+    int n = 0;
+    if (master_port != 0) {
+        snprintf(c->a_master, sizeof(c->a_master), "--master=127.0.0.1:%u",
+                 (unsigned)master_port);
+        c->args[n++] = c->a_master;
+    }
+    snprintf(c->a_port, sizeof(c->a_port), "--port=%u", (unsigned)port);
+    c->args[n++] = "--ip=127.0.0.1";
+    c->args[n++] = c->a_port;
+    /* Relative to the temporary directory the daemon runs in, so it is
+     * p->work_dir. */
+    c->args[n++] = "--work_dir=work";
+    if (master_port != 0) {
+        c->args[n++] = "--registration_backoff_factor=20ms";
+        c->args[n++] = "--registration_backoff_max=200ms";
+    }
+    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
+        c->args[n++] = *extra_args;
+    c->args[n] = NULL;
+}
+
+/* Start the master (master_port 0) or an agent on a free port and wait
+ * until healthy; a daemon that exits because another process took the port
+ * meanwhile (its log says so) is started again on another. */
+static int start_daemon(struct e2e_proc *p, uint16_t master_port,
+                        const char *const *extra_args)
+{
+    const char *bin = master_port != 0 ? OFFERD_AGENT_BIN : OFFERD_BIN;
+    const char *what = master_port != 0 ? "agent" : "master";
+    const char *bind_error = master_port != 0 ? "listen" : "cannot listen on";
     for (int attempt = 0; attempt < 5; attempt++) {
         uint16_t port = e2e_free_port();
         if (port == 0)
             continue;
-        char a_port[32];
-        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
-        const char *args[64];
-        int n = 0;
-        args[n++] = "--ip=127.0.0.1";
-        args[n++] = a_port;
-        /* Relative to the temporary directory the daemon runs in, so it is
-         * p->work_dir. */
-        args[n++] = "--work_dir=work";
-        for (; extra_args != NULL && *extra_args != NULL && n < 63;
-             extra_args++)
-            args[n++] = *extra_args;
-        args[n] = NULL;
-        if (e2e_spawn(p, OFFERD_BIN, args) != 0) {
+        struct cmdline c;
+        cmdline_make(&c, master_port, port, extra_args);
+        if (e2e_spawn(p, bin, c.args) != 0) {
             e2e_proc_cleanup(p);
             return -1;
         }
         p->port = port;
         if (e2e_wait_healthy(p, 20000) == 0)
             return 0;
-        int bind_race =
-            !e2e_proc_running(p) && e2e_log_count(p, "cannot listen on") > 0;
+        bool bind_race =
+            !e2e_proc_running(p) && e2e_log_count(p, bind_error) > 0;
         if (!bind_race) {
-            fprintf(stderr, "harness: master did not become healthy\n");
+            fprintf(stderr, "harness: %s did not become healthy\n", what);
             e2e_proc_dump_log(p, 8192);
             e2e_proc_cleanup(p);
             return -1;
@@ -461,54 +489,46 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
     return -1;
 }
 
-/* The agent's command line (argv[0] excluded) into args (64 slots); the
- * buffers hold the formatted flags. */
-static void agent_args(const char **args, char a_master[64], char a_port[32],
-                       uint16_t master_port, uint16_t port,
-                       const char *const *extra_args)
+/* Start a stopped daemon again in its directory, on its port. */
+static int restart_daemon(struct e2e_proc *p, uint16_t master_port,
+                          const char *const *extra_args)
 {
-    snprintf(a_master, 64, "--master=127.0.0.1:%u", (unsigned)master_port);
-    snprintf(a_port, 32, "--port=%u", (unsigned)port);
-    int n = 0;
-    args[n++] = a_master;
-    args[n++] = "--ip=127.0.0.1";
-    args[n++] = a_port;
-    args[n++] = "--work_dir=work";
-    args[n++] = "--registration_backoff_factor=20ms";
-    args[n++] = "--registration_backoff_max=200ms";
-    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
-        args[n++] = *extra_args;
-    args[n] = NULL;
+    if (p->pid > 0 || p->dir[0] == '\0')
+        return -1;
+    struct cmdline c;
+    cmdline_make(&c, master_port, p->port, extra_args);
+    if (spawn_in_dir(p, master_port != 0 ? OFFERD_AGENT_BIN : OFFERD_BIN,
+                     c.args) != 0)
+        return -1;
+    if (e2e_wait_healthy(p, 20000) != 0) {
+        fprintf(stderr, "harness: restarted %s did not become healthy\n",
+                master_port != 0 ? "agent" : "master");
+        e2e_proc_dump_log(p, 8192);
+        return -1;
+    }
+    return 0;
+}
+
+int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    return start_daemon(p, 0, extra_args);
 }
 
 int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
                     const char *const *extra_args)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
-        if (port == 0)
-            continue;
-        char a_master[64], a_port[32];
-        const char *args[64];
-        agent_args(args, a_master, a_port, master_port, port, extra_args);
-        if (e2e_spawn(p, OFFERD_AGENT_BIN, args) != 0) {
-            e2e_proc_cleanup(p);
-            return -1;
-        }
-        p->port = port;
-        if (e2e_wait_healthy(p, 20000) == 0)
-            return 0;
-        int bind_race = !e2e_proc_running(p) && e2e_log_count(p, "listen") > 0;
-        if (!bind_race) {
-            fprintf(stderr, "harness: agent did not become healthy\n");
-            e2e_proc_dump_log(p, 8192);
-            e2e_proc_cleanup(p);
-            return -1;
-        }
-        e2e_proc_cleanup(p); /* port taken meanwhile: try another */
-    }
-    fprintf(stderr, "harness: no free port after 5 attempts\n");
-    return -1;
+    return start_daemon(p, master_port, extra_args);
+}
+
+int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    return restart_daemon(p, 0, extra_args);
+}
+
+int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
+                      const char *const *extra_args)
+{
+    return restart_daemon(p, master_port, extra_args);
 }
 
 struct agents_wait {
@@ -557,48 +577,6 @@ int e2e_kill_under(const char *dir)
     }
     closedir(d);
     return n;
-}
-
-int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
-{
-    if (p->pid > 0 || p->dir[0] == '\0')
-        return -1;
-    char a_port[32];
-    snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)p->port);
-    const char *args[64];
-    int n = 0;
-    args[n++] = "--ip=127.0.0.1";
-    args[n++] = a_port;
-    args[n++] = "--work_dir=work";
-    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
-        args[n++] = *extra_args;
-    args[n] = NULL;
-    if (spawn_in_dir(p, OFFERD_BIN, args) != 0)
-        return -1;
-    if (e2e_wait_healthy(p, 20000) != 0) {
-        fprintf(stderr, "harness: restarted master did not become healthy\n");
-        e2e_proc_dump_log(p, 8192);
-        return -1;
-    }
-    return 0;
-}
-
-int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
-                      const char *const *extra_args)
-{
-    if (p->pid > 0 || p->dir[0] == '\0')
-        return -1;
-    char a_master[64], a_port[32];
-    const char *args[64];
-    agent_args(args, a_master, a_port, master_port, p->port, extra_args);
-    if (spawn_in_dir(p, OFFERD_AGENT_BIN, args) != 0)
-        return -1;
-    if (e2e_wait_healthy(p, 20000) != 0) {
-        fprintf(stderr, "harness: restarted agent did not become healthy\n");
-        e2e_proc_dump_log(p, 8192);
-        return -1;
-    }
-    return 0;
 }
 
 int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms)
