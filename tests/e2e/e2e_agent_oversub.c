@@ -36,13 +36,6 @@
 
 static struct e2e_proc agent;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void setup(void)
 {
     hfm_start();
@@ -50,18 +43,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-    if (agent.pid > 0) {
-        /* SIGUSR1: kill every task and exit; the fake master keeps
-         * answering meanwhile so that the last updates go through. */
-        kill(agent.pid, SIGUSR1);
-        int64_t deadline = now_ms() + 15000;
-        while (e2e_proc_running(&agent) && now_ms() < deadline)
-            hfm_pump(20);
-        int rc = e2e_proc_stop(&agent, SIGKILL, 1000);
-        if (rc != 0)
-            e2e_proc_dump_log(&agent, 16384);
-        ck_assert_int_eq(rc, 0); /* under the sanitizers: no leak */
-    }
+    /* Exit 0: under the sanitizers, no leak. */
+    ck_assert_int_eq(hfm_stop_agent(&agent), 0);
     e2e_proc_cleanup(&agent);
     hfm_stop();
 }
@@ -76,15 +59,6 @@ static void start_agent(const char *const *extra)
     args[n] = NULL;
     ck_assert_msg(e2e_start_agent(&agent, hfm.port, args) == 0,
                   "offerd-agent did not start");
-}
-
-static const char *reason_name(const Mesos__V1__TaskStatus *st)
-{
-    if (!st->has_reason)
-        return "(none)";
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
-    return v != NULL ? v->name : "?";
 }
 
 /* The resources of an UPDATE_OVERSUBSCRIBED call, checked to be all
@@ -136,41 +110,6 @@ static const Mesos__V1__TaskStatus *last_update(const char *task_id)
     const Mesos__V1__TaskStatus *u[32];
     size_t n = hfm_updates_of(task_id, 0, u, 32);
     return n > 0 ? u[n - 1] : NULL;
-}
-
-/* The sandbox of a task, from the agent's /state. */
-static bool sandbox_of(const char *task_id, char *out, size_t outlen)
-{
-    struct e2e_response r;
-    ck_assert_int_eq(
-        e2e_http(agent.port, "GET", "/state", NULL, NULL, 0, 5000, &r), 0);
-    json_t *st = json_loadb(r.body, r.body_len, 0, NULL);
-    e2e_response_free(&r);
-    bool found = false;
-    size_t i, k;
-    json_t *f, *e;
-    json_array_foreach(json_object_get(st, "frameworks"), i, f)
-    {
-        json_array_foreach(json_object_get(f, "executors"), k, e)
-        {
-            const char *id = json_string_value(json_object_get(e, "id"));
-            if (id != NULL && strcmp(id, task_id) == 0) {
-                snprintf(out, outlen, "%s",
-                         json_string_value(json_object_get(e, "directory")));
-                found = true;
-            }
-        }
-    }
-    json_decref(st);
-    return found;
-}
-
-static bool file_exists(const char *dir, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 /* ---- Tests ---- */
@@ -233,7 +172,8 @@ START_TEST(test_fixed_estimate_sent_after_each_registration)
     ck_assert_int_eq(res_list_scalar(&est, "cpus"), 1500);
     res_list_clear(&est);
 
-    /* Unchanged, it is not sent again by the rounds. */
+    /* Unchanged, it is not sent again by the rounds: a window that proves
+     * an absence, nothing to wait for. */
     hfm_pump(300);
     size_t again = (size_t)i + 1;
     ck_assert_int_lt(
@@ -269,10 +209,11 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     run("rev3", STUBBORN, "cpus:0.5", true, 1000, false);
     wait_running("rev3");
     char sb2[PATH_MAX], sb3[PATH_MAX];
-    ck_assert(sandbox_of("rev2", sb2, sizeof(sb2)));
-    ck_assert(sandbox_of("rev3", sb3, sizeof(sb3)));
+    ck_assert(e2e_agent_sandbox(agent.port, "rev2", sb2, sizeof(sb2)));
+    ck_assert(e2e_agent_sandbox(agent.port, "rev3", sb3, sizeof(sb3)));
 
-    /* Nothing is evicted while they fit. */
+    /* Nothing is evicted while they fit: five rounds (100 ms each), a
+     * window that proves an absence. */
     hfm_pump(500);
     ck_assert_int_eq(last_update("rev1")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -282,7 +223,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     /* The estimate shrinks to 1.2 cpus: rev3 (newest) and rev2 must go;
      * rev1 alone would have fitted too, but the newest go first. */
     size_t mark = hfm.ncalls;
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     ck_assert_int_eq(fs_write_atomic(path, "cpus:1.2;mem:512", 16), 0);
     size_t from = mark;
     long k3 = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev3",
@@ -290,14 +231,14 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     from = mark;
     long k2 = hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev2",
                             MESOS__V1__TASK_STATE__TASK_KILLED, 15000);
-    int64_t elapsed = now_ms() - t0;
+    int64_t elapsed = e2e_now_ms() - t0;
     ck_assert_msg(k3 >= 0 && k2 >= 0, "rev2/rev3 were not evicted");
     /* After their grace period: they ignore SIGTERM, so only the SIGKILL
      * 1 s later ends them. */
     ck_assert_msg(elapsed >= 1000, "evicted after %lld ms only",
                   (long long)elapsed);
-    ck_assert(file_exists(sb2, "term"));
-    ck_assert(file_exists(sb3, "term"));
+    ck_assert(e2e_file_exists(sb2, "term"));
+    ck_assert(e2e_file_exists(sb3, "term"));
     const long ks[2] = {k3, k2};
     for (int i = 0; i < 2; i++) {
         const Mesos__V1__TaskStatus *st = hfm.calls[ks[i]]->update->status;
@@ -307,7 +248,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
             st->has_reason &&
                 st->reason ==
                     MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-            "reason %s", reason_name(st));
+            "reason %s", hfm_reason_name(st));
     }
     /* The new estimate went to the master. */
     from = mark;
@@ -319,7 +260,8 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     ck_assert_int_eq(res_list_scalar(&est, "cpus"), 1200);
     res_list_clear(&est);
 
-    /* Rounds go on; rev1 and the regular task keep running. */
+    /* Rounds go on; rev1 and the regular task keep running (a window of 15
+     * rounds that proves an absence). */
     hfm_pump(1500);
     ck_assert_int_eq(last_update("rev1")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -332,6 +274,7 @@ START_TEST(test_shrink_evicts_exactly_the_needed_newest_first)
     from = mark;
     ck_assert(hfm_wait_call(&from, OFFERD__AGENT__CALL__TYPE__UPDATE, "rev1",
                             MESOS__V1__TASK_STATE__TASK_KILLED, 15000) >= 0);
+    /* A window of five rounds that proves an absence. */
     hfm_pump(500);
     ck_assert_int_eq(last_update("regular")->state,
                      MESOS__V1__TASK_STATE__TASK_RUNNING);
@@ -370,7 +313,7 @@ START_TEST(test_kill_with_reason)
             u[i]->has_reason &&
                 u[i]->reason ==
                     MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-            "reason %s", reason_name(u[i]));
+            "reason %s", hfm_reason_name(u[i]));
     }
     /* Without a reason: as before, the executor's kill. */
     n = hfm_updates_of("plain", 0, u, 8);
@@ -382,6 +325,12 @@ START_TEST(test_kill_with_reason)
     }
 }
 END_TEST
+
+static bool file_there(void *arg)
+{
+    struct stat st;
+    return stat(arg, &st) == 0;
+}
 
 START_TEST(test_kill_reason_survives_agent_crash)
 {
@@ -396,11 +345,8 @@ START_TEST(test_kill_reason_survives_agent_crash)
     char kill_file[PATH_MAX];
     snprintf(kill_file, sizeof(kill_file),
              "%s/meta/frameworks/" FW "/tasks/slow/kill", agent.work_dir);
-    struct stat st;
-    int64_t deadline = now_ms() + 10000;
-    while (stat(kill_file, &st) != 0 && now_ms() < deadline)
-        hfm_pump(20);
-    ck_assert_msg(stat(kill_file, &st) == 0, "no %s", kill_file);
+    ck_assert_msg(hfm_pump_until(file_there, kill_file, 10000), "no %s",
+                  kill_file);
     /* Crash, start again: the kill resumes and keeps its reason. */
     e2e_proc_stop(&agent, SIGKILL, 1000);
     size_t mark = hfm.ncalls;
@@ -416,7 +362,7 @@ START_TEST(test_kill_reason_survives_agent_crash)
         s->has_reason &&
             s->reason ==
                 MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED,
-        "reason %s", reason_name(s));
+        "reason %s", hfm_reason_name(s));
 }
 END_TEST
 
@@ -425,12 +371,12 @@ END_TEST
 static void wait_estimate(size_t *from, int64_t lo, int64_t hi, int64_t *cpus,
                           int64_t *mem, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     int64_t last = -1;
     for (;;) {
         long i = hfm_wait_call(
             from, OFFERD__AGENT__CALL__TYPE__UPDATE_OVERSUBSCRIBED, NULL, -1,
-            (int)(deadline - now_ms() > 0 ? deadline - now_ms() : 0));
+            (int)(deadline - e2e_now_ms() > 0 ? deadline - e2e_now_ms() : 0));
         ck_assert_msg(i >= 0,
                       "no estimate with cpus in [%lld, %lld] (last %lld)",
                       (long long)lo, (long long)hi, (long long)last);
@@ -462,6 +408,19 @@ static void last_estimate(int64_t *cpus, int64_t *mem)
     res_list_clear(&est);
 }
 
+/* The last estimate has at least min_mem and at most max_cpus (milli). */
+struct estimate_wait {
+    int64_t min_mem, max_cpus;
+    int64_t cpus, mem; /* OUT: the last estimate read */
+};
+
+static bool estimate_is(void *arg)
+{
+    struct estimate_wait *w = arg;
+    last_estimate(&w->cpus, &w->mem);
+    return w->mem >= w->min_mem && w->cpus <= w->max_cpus;
+}
+
 START_TEST(test_usage_estimate)
 {
     const char *extra[] = {"--resource_estimator=usage",
@@ -489,6 +448,8 @@ START_TEST(test_usage_estimate)
      * regular tasks' (and its use runs on the estimate itself). */
     run("rev", "sleep 1000", "cpus:0.5;mem:128", true, 200, false);
     wait_running("rev");
+    /* Seven rounds (200 ms each) with it: a window that proves the
+     * estimate does not move. */
     hfm_pump(1500);
     last_estimate(&cpus, &mem);
     ck_assert_msg(cpus >= 850 && cpus <= 900, "cpus %lld", (long long)cpus);
@@ -501,18 +462,14 @@ START_TEST(test_usage_estimate)
      * whole core, more than it holds, which eats the other's slack too. */
     run("busy", "while :; do :; done", "cpus:0.5;mem:64", false, 200, false);
     wait_running("busy");
-    int64_t deadline = now_ms() + 15000;
-    for (;;) {
-        hfm_pump(100);
-        last_estimate(&cpus, &mem);
-        if (mem >= 260000 || now_ms() > deadline)
-            break;
-    }
-    ck_assert_msg(mem >= 260000, "the busy task was not measured: mem %lld",
-                  (long long)mem);
-    hfm_pump(1000);
-    last_estimate(&cpus, &mem);
-    ck_assert_msg(cpus <= 1150, "cpus %lld", (long long)cpus);
+    struct estimate_wait measured = {.min_mem = 260000, .max_cpus = INT64_MAX};
+    ck_assert_msg(hfm_pump_until(estimate_is, &measured, 15000),
+                  "the busy task was not measured: mem %lld",
+                  (long long)measured.mem);
+    /* Its use eats into the estimate as the rounds average it in. */
+    struct estimate_wait eaten = {.min_mem = 260000, .max_cpus = 1150};
+    ck_assert_msg(hfm_pump_until(estimate_is, &eaten, 10000), "cpus %lld",
+                  (long long)eaten.cpus);
 }
 END_TEST
 

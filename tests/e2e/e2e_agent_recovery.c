@@ -34,32 +34,6 @@ static struct e2e_proc master, agent;
 static struct event_base *base;
 static struct hfw fw;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static json_t *get_json(uint16_t port, const char *path)
-{
-    struct e2e_response r;
-    if (e2e_http(port, "GET", path, NULL, NULL, 0, 5000, &r) != 0)
-        return NULL;
-    json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
-    e2e_response_free(&r);
-    return j;
-}
-
-static double metric(const char *name)
-{
-    json_t *j = get_json(master.port, "/metrics/snapshot");
-    ck_assert_ptr_nonnull(j);
-    double v = json_number_value(json_object_get(j, name));
-    json_decref(j);
-    return v;
-}
-
 static void cluster_start(enum offerd_encoding enc, enum hfw_ack_policy ack)
 {
     const char *margs[] = {"--allocation_interval=50ms", NULL};
@@ -86,47 +60,64 @@ static void cluster_stop(void)
     e2e_proc_cleanup(&master);
 }
 
+static bool cond_connected(void *arg)
+{
+    return e2e_metric(master.port, "master/slaves_connected") ==
+           *(const int *)arg;
+}
+
 /* Wait (running the framework's loop) until the master counts n connected
  * agents. */
 static void wait_connected(int n, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    while (metric("master/slaves_connected") != n && now_ms() < deadline)
-        hfw_run_for(base, 50);
-    ck_assert_msg(metric("master/slaves_connected") == n,
+    ck_assert_msg(e2e_loop_until(base, cond_connected, &n, timeout_ms),
                   "the master does not count %d connected agent(s)", n);
 }
 
-/* The agent's /state executor of a task (its sandbox in "directory"). The
- * directory is copied to out; returns false when the agent does not hold
- * the task (tasks or completed_tasks). */
-static bool agent_sandbox(const char *task_id, char *out, size_t outlen)
+/* Every update of the framework's task arg sent so far is acknowledged at
+ * the agent: its checkpointed pending updates (src/agent/checkpoint.h's
+ * layout) are none. */
+static bool cond_acks_through(void *arg)
 {
-    json_t *j = get_json(agent.port, "/state");
-    ck_assert_ptr_nonnull(j);
-    bool found = false;
-    size_t i, k;
-    json_t *f, *e;
-    json_array_foreach(json_object_get(j, "frameworks"), i, f)
-    {
-        json_array_foreach(json_object_get(f, "executors"), k, e)
-        {
-            const char *id = json_string_value(json_object_get(e, "id"));
-            if (id != NULL && strcmp(id, task_id) == 0) {
-                snprintf(out, outlen, "%s",
-                         json_string_value(json_object_get(e, "directory")));
-                found = true;
-            }
-        }
-    }
-    json_decref(j);
-    return found;
+    char p[PATH_MAX + 512];
+    snprintf(p, sizeof(p), "%s/meta/frameworks/%s/tasks/%s/updates",
+             agent.work_dir, fw.id, (const char *)arg);
+    struct stat st;
+    return stat(p, &st) == 0 && st.st_size == 0;
+}
+
+/* Wait until the acknowledgements of the n tasks' updates reached the
+ * agent. */
+static void wait_acks_through(const char *const *tasks, int n)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(
+            e2e_loop_until(base, cond_acks_through, (void *)tasks[i], 10000),
+            "task %s: acknowledgements not through", tasks[i]);
+}
+
+struct sandbox_file {
+    const char *dir, *name;
+};
+
+static bool cond_sandbox_file(void *arg)
+{
+    const struct sandbox_file *f = arg;
+    return e2e_file_exists(f->dir, f->name);
+}
+
+/* Wait (running the loop) until sandbox/name exists. */
+static bool wait_sandbox_file(const char *sandbox, const char *name,
+                              int timeout_ms)
+{
+    struct sandbox_file f = {sandbox, name};
+    return e2e_loop_until(base, cond_sandbox_file, &f, timeout_ms);
 }
 
 /* Tasks the agent holds (running or kept until acknowledged). */
 static int agent_task_count(void)
 {
-    json_t *j = get_json(agent.port, "/state");
+    json_t *j = e2e_get_json(agent.port, "/state");
     ck_assert_ptr_nonnull(j);
     int n = 0;
     size_t i, k;
@@ -143,38 +134,11 @@ static int agent_task_count(void)
     return n;
 }
 
-static pid_t read_pid_file(const char *sandbox, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/%s", sandbox, name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    int pid = 0;
-    if (fscanf(f, "%d", &pid) != 1)
-        pid = 0;
-    fclose(f);
-    return (pid_t)pid;
-}
-
-static bool alive(pid_t pid)
-{
-    return pid > 0 && kill(pid, 0) == 0;
-}
-
-static bool file_exists(const char *sandbox, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/%s", sandbox, name);
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* The task's state as the master's /tasks shows it ("" when absent). */
 static void master_task_state(const char *task_id, char *out, size_t outlen)
 {
     snprintf(out, outlen, "%s", "");
-    json_t *j = get_json(master.port, "/tasks?limit=1000");
+    json_t *j = e2e_get_json(master.port, "/tasks?limit=1000");
     ck_assert_ptr_nonnull(j);
     size_t i;
     json_t *t;
@@ -209,7 +173,7 @@ static bool cond_states(void *arg)
     const struct want_state *w = arg;
     for (int i = 0; i < w->n; i++) {
         int st = hfw_state(&fw, w->tasks[i]);
-        if (w->state < 0 ? !hfw_state_is_terminal(st) : st != w->state)
+        if (w->state < 0 ? !e2e_task_state_is_terminal(st) : st != w->state)
             return false;
     }
     return true;
@@ -219,7 +183,7 @@ static void wait_states(const char *const *tasks, int n, int state,
                         int timeout_ms)
 {
     struct want_state w = {tasks, n, state};
-    bool ok = hfw_run_until(base, cond_states, &w, timeout_ms);
+    bool ok = e2e_loop_until(base, cond_states, &w, timeout_ms);
     if (!ok)
         for (int i = 0; i < n; i++)
             fprintf(stderr, "  task %s: state %d\n", tasks[i],
@@ -230,6 +194,14 @@ static void wait_states(const char *const *tasks, int n, int state,
 static bool cond_agent_holds(void *arg)
 {
     return agent_task_count() == *(const int *)arg;
+}
+
+/* The master's /tasks no longer shows task arg. */
+static bool cond_master_forgot(void *arg)
+{
+    char st[64];
+    master_task_state(arg, st, sizeof(st));
+    return st[0] == '\0';
 }
 
 /* The distinct updates of a task (by uuid) are exactly states[0..n). */
@@ -262,34 +234,38 @@ START_TEST(test_kill9_running_tasks_survive)
     for (int i = 0; i < 5; i++)
         hfw_launch(&fw, ids[i], "sleep 120");
     wait_states(ids, 5, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    hfw_run_for(base, 300); /* the acknowledgements reach the agent */
+    wait_acks_through(ids, 5);
     pid_t pids[5];
     for (int i = 0; i < 5; i++) {
         char sb[PATH_MAX];
-        ck_assert(agent_sandbox(ids[i], sb, sizeof(sb)));
-        pids[i] = read_pid_file(sb, ".offerd.task.pid");
-        ck_assert(alive(pids[i]));
+        ck_assert(e2e_agent_sandbox(agent.port, ids[i], sb, sizeof(sb)));
+        pids[i] = e2e_read_pid_file(sb, ".offerd.task.pid");
+        ck_assert(e2e_pid_alive(pids[i]));
     }
     int before = fw.nupdates;
 
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGKILL, 5000), -1);
     wait_connected(0, 10000);
     for (int i = 0; i < 5; i++)
-        ck_assert_msg(alive(pids[i]), "task %s died with the agent", ids[i]);
+        ck_assert_msg(e2e_pid_alive(pids[i]), "task %s died with the agent",
+                      ids[i]);
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
     wait_connected(1, 20000);
-    hfw_run_for(base, 1000);
+    /* The re-registered agent resends nothing (all was acknowledged): a
+     * window that proves an absence, nothing to wait for. */
+    e2e_loop_for(base, 1000);
 
     for (int i = 0; i < 5; i++) {
         char sb[PATH_MAX];
-        ck_assert(agent_sandbox(ids[i], sb, sizeof(sb)));
-        ck_assert_int_eq(read_pid_file(sb, ".offerd.task.pid"), pids[i]);
-        ck_assert(alive(pids[i]));
+        ck_assert(e2e_agent_sandbox(agent.port, ids[i], sb, sizeof(sb)));
+        ck_assert_int_eq(e2e_read_pid_file(sb, ".offerd.task.pid"), pids[i]);
+        ck_assert(e2e_pid_alive(pids[i]));
         assert_master_state(ids[i], "TASK_RUNNING");
     }
     ck_assert_int_eq(fw.nupdates, before);
     ck_assert_int_eq(fw.acked_again, 0);
-    ck_assert_double_eq(metric("master/slave_reregistrations"), 1);
+    ck_assert_double_eq(e2e_metric(master.port, "master/slave_reregistrations"),
+                        1);
 
     for (int i = 0; i < 5; i++)
         hfw_kill(&fw, ids[i]);
@@ -299,11 +275,11 @@ START_TEST(test_kill9_running_tasks_survive)
                                  MESOS__V1__TASK_STATE__TASK_KILLED};
     for (int i = 0; i < 5; i++) {
         assert_update_states(ids[i], killed, 3);
-        ck_assert(!alive(pids[i]));
+        ck_assert(!e2e_pid_alive(pids[i]));
     }
     ck_assert_int_eq(fw.acked_again, 0);
     int zero = 0;
-    ck_assert_msg(hfw_run_until(base, cond_agent_holds, &zero, 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_agent_holds, &zero, 10000),
                   "the agent still holds tasks after the acknowledgements");
     cluster_stop();
 }
@@ -328,12 +304,13 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     static const char *const live[] = {"done", "fail7", "long"};
     wait_states(ended_before, 1, MESOS__V1__TASK_STATE__TASK_FAILED, 30000);
     wait_states(live, 3, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    hfw_run_for(base, 300); /* the acknowledgements reach the agent */
+    wait_acks_through(live, 3);
     char sb_done[PATH_MAX], sb_fail7[PATH_MAX], sb_long[PATH_MAX];
-    ck_assert(agent_sandbox("done", sb_done, sizeof(sb_done)));
-    ck_assert(agent_sandbox("fail7", sb_fail7, sizeof(sb_fail7)));
-    ck_assert(agent_sandbox("long", sb_long, sizeof(sb_long)));
-    pid_t long_pid = read_pid_file(sb_long, ".offerd.task.pid");
+    ck_assert(e2e_agent_sandbox(agent.port, "done", sb_done, sizeof(sb_done)));
+    ck_assert(
+        e2e_agent_sandbox(agent.port, "fail7", sb_fail7, sizeof(sb_fail7)));
+    ck_assert(e2e_agent_sandbox(agent.port, "long", sb_long, sizeof(sb_long)));
+    pid_t long_pid = e2e_read_pid_file(sb_long, ".offerd.task.pid");
     const struct hfw_update *u[16];
     ck_assert_uint_eq(hfw_updates_of(&fw, "fail3", u, 16), 3);
     uint8_t fail3_uuid[16];
@@ -342,27 +319,24 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     int rc = e2e_proc_stop(&agent, sig, 10000);
     if (sig == SIGTERM)
         ck_assert_int_eq(rc, 0);
-    ck_assert_msg(!file_exists(sb_done, ".offerd.exit_status") &&
-                      !file_exists(sb_fail7, ".offerd.exit_status"),
+    ck_assert_msg(!e2e_file_exists(sb_done, ".offerd.exit_status") &&
+                      !e2e_file_exists(sb_fail7, ".offerd.exit_status"),
                   "the tasks ended before the agent stopped: too slow a "
                   "machine for this test");
     wait_connected(0, 10000);
     /* Down until both have ended (about 5 s after their start). */
-    int64_t deadline = now_ms() + 20000;
-    while (!(file_exists(sb_done, ".offerd.exit_status") &&
-             file_exists(sb_fail7, ".offerd.exit_status")) &&
-           now_ms() < deadline)
-        hfw_run_for(base, 50);
-    ck_assert(file_exists(sb_done, ".offerd.exit_status"));
-    ck_assert(file_exists(sb_fail7, ".offerd.exit_status"));
-    ck_assert(alive(long_pid));
+    ck_assert(wait_sandbox_file(sb_done, ".offerd.exit_status", 20000));
+    ck_assert(wait_sandbox_file(sb_fail7, ".offerd.exit_status", 20000));
+    ck_assert(e2e_pid_alive(long_pid));
     assert_master_state("done", "TASK_RUNNING"); /* nobody told it yet */
 
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
     wait_connected(1, 20000);
     static const char *const ended_down[] = {"done", "fail7"};
     wait_states(ended_down, 2, -1, 20000);
-    hfw_run_for(base, 1000);
+    /* Each update arrives once (counted below): a window for duplicates
+     * that proves an absence, nothing to wait for. */
+    e2e_loop_for(base, 1000);
 
     static const int finished[] = {MESOS__V1__TASK_STATE__TASK_STARTING,
                                    MESOS__V1__TASK_STATE__TASK_RUNNING,
@@ -392,8 +366,8 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
         ck_assert(memcmp(u[i]->uuid, fail3_uuid, 16) == 0);
     ck_assert_str_eq(u[2]->message, "Command exited with status 3");
     ck_assert_int_eq(fw.acked_again, 0);
-    ck_assert_int_eq(read_pid_file(sb_long, ".offerd.task.pid"), long_pid);
-    ck_assert(alive(long_pid));
+    ck_assert_int_eq(e2e_read_pid_file(sb_long, ".offerd.task.pid"), long_pid);
+    ck_assert(e2e_pid_alive(long_pid));
     assert_master_state("done", "TASK_FINISHED");
     assert_master_state("fail7", "TASK_FAILED");
     assert_master_state("fail3", "TASK_FAILED");
@@ -402,20 +376,19 @@ static void restart_with_pending_updates(int sig, enum offerd_encoding enc)
     /* Acknowledged: the agent forgets the three ended tasks. */
     ck_assert_int_eq(hfw_ack_held(&fw), 3);
     int one = 1;
-    ck_assert_msg(hfw_run_until(base, cond_agent_holds, &one, 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_agent_holds, &one, 10000),
                   "the agent did not forget the acknowledged tasks");
-    hfw_run_for(base, 300);
-    char st[64];
-    master_task_state("done", st, sizeof(st));
-    ck_assert_str_eq(st, "");
+    /* ... and so does the master. */
+    ck_assert_msg(e2e_loop_until(base, cond_master_forgot, "done", 10000),
+                  "the master still shows the acknowledged task");
 
     hfw_kill(&fw, "long");
     static const char *const l[] = {"long"};
     wait_states(l, 1, MESOS__V1__TASK_STATE__TASK_KILLED, 20000);
-    ck_assert(!alive(long_pid));
+    ck_assert(!e2e_pid_alive(long_pid));
     ck_assert_int_eq(hfw_ack_held(&fw), 1);
     int zero = 0;
-    ck_assert(hfw_run_until(base, cond_agent_holds, &zero, 10000));
+    ck_assert(e2e_loop_until(base, cond_agent_holds, &zero, 10000));
     ck_assert_int_eq(fw.acked_again, 0);
     cluster_stop();
 }
@@ -432,28 +405,33 @@ START_TEST(test_sigterm_with_pending_updates)
 }
 END_TEST
 
-/* A kill of a task that ignores SIGTERM is under way (grace period 3 s)
+/* A kill of a task that survives SIGTERM is under way (grace period 3 s)
  * when the agent is killed -9; after the restart the task is killed all
  * the same and the framework gets TASK_KILLED. */
 START_TEST(test_kill_in_progress_survives_restart)
 {
     cluster_start(OFFERD_ENCODING_JSON, HFW_ACK_ALL);
     fw.kill_grace_secs = 3;
-    hfw_launch(&fw, "stubborn", "trap '' TERM; sleep 120");
+    /* It notes in its sandbox that its SIGTERM handler is set ("trapped")
+     * and each SIGTERM it gets ("term"), and keeps running. */
+    hfw_launch(&fw, "stubborn",
+               "trap 'echo TERM >> term' TERM; touch trapped; "
+               "while :; do sleep 0.05; done");
     static const char *const ids[] = {"stubborn"};
     wait_states(ids, 1, MESOS__V1__TASK_STATE__TASK_RUNNING, 30000);
-    hfw_run_for(base, 300);
     char sb[PATH_MAX];
-    ck_assert(agent_sandbox("stubborn", sb, sizeof(sb)));
-    pid_t pid = read_pid_file(sb, ".offerd.task.pid");
+    ck_assert(e2e_agent_sandbox(agent.port, "stubborn", sb, sizeof(sb)));
+    ck_assert(wait_sandbox_file(sb, "trapped", 10000));
+    pid_t pid = e2e_read_pid_file(sb, ".offerd.task.pid");
     hfw_kill(&fw, "stubborn");
-    hfw_run_for(base, 500);
-    ck_assert(alive(pid)); /* SIGTERM ignored, grace period running */
+    ck_assert_msg(wait_sandbox_file(sb, "term", 10000),
+                  "the task got no SIGTERM");
+    ck_assert(e2e_pid_alive(pid)); /* SIGTERM survived, grace period running */
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGKILL, 5000), -1);
     wait_connected(0, 10000);
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
     wait_states(ids, 1, MESOS__V1__TASK_STATE__TASK_KILLED, 20000);
-    ck_assert(!alive(pid));
+    ck_assert(!e2e_pid_alive(pid));
     static const int killed[] = {MESOS__V1__TASK_STATE__TASK_STARTING,
                                  MESOS__V1__TASK_STATE__TASK_RUNNING,
                                  MESOS__V1__TASK_STATE__TASK_KILLED};

@@ -20,7 +20,6 @@
  * nothing is left anywhere.
  */
 #include "harness.h"
-#include "harness_fw.h"
 #include "harness_proxy.h"
 #include "harness_wl.h"
 
@@ -31,7 +30,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define NAGENTS  2
 #define NLONG    4
@@ -53,34 +51,6 @@ static char marker_dir[200];
 static uint64_t rng;
 static int nshort_added;
 
-static void start_agent(int i)
-{
-    char host[32];
-    snprintf(host, sizeof(host), "--hostname=agent%d", i);
-    const char *args[] = {"--resources=cpus:2;mem:512;disk:1024", host,
-                          "--status_update_retry_interval_min=500ms",
-                          "--status_update_retry_interval_max=2secs", NULL};
-    ck_assert_int_eq(
-        e2e_start_agent(&agents[i], e2e_proxy_port(proxies[i]), args), 0);
-    agent_ports[i] = agents[i].port;
-}
-
-/* Queue short task number i: sleep 0.1 .. 2 s, exit 0 mostly, else one of
- * a few failure codes. */
-static void add_short(int i)
-{
-    static const int codes[] = {1, 2, 3, 7, 42};
-    int tenths = wl_rand_between(&rng, 1, 20);
-    int code = wl_rand_between(&rng, 0, 9) < 7 ? 0 : codes[wl_rand(&rng) % 5];
-    char id[48], cmd[320];
-    snprintf(id, sizeof(id), "chaos-%03d", i);
-    int n =
-        snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep %d.%d; exit %d",
-                 marker_dir, id, tenths / 10, tenths % 10, code);
-    ck_assert(n > 0 && (size_t)n < sizeof(cmd));
-    wl_add(&w, id, cmd, code);
-}
-
 static bool healed(void)
 {
     for (int i = 0; i < NAGENTS; i++)
@@ -89,39 +59,12 @@ static bool healed(void)
     return true;
 }
 
-static bool cond_long_running(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < NLONG; i++)
-        if (w.tasks[i].state != MESOS__V1__TASK_STATE__TASK_RUNNING)
-            return false;
-    return true;
-}
-
-static bool cond_all_terminal(void *arg)
-{
-    int want = *(const int *)arg;
-    return wl_queued(&w) == 0 && wl_terminal_count(&w) == want;
-}
-
-static bool cond_agents_back(void *arg)
-{
-    (void)arg;
-    static int64_t next;
-    if (wl_now_ms() < next)
-        return false;
-    next = wl_now_ms() + 200;
-    return wl_metric(master.port, "master/slaves_active") == NAGENTS;
-}
-
 START_TEST(test_chaos_proxy)
 {
     uint64_t seed = wl_seed("e2e_chaos");
     rng = seed;
     ck_assert_int_eq(e2e_start_master(&master, MASTER_ARGS), 0);
-    int n = snprintf(marker_dir, sizeof(marker_dir), "%s/markers", master.dir);
-    ck_assert(n > 0 && (size_t)n < sizeof(marker_dir));
-    ck_assert_int_eq(mkdir(marker_dir, 0700), 0);
+    wl_make_marker_dir(&master, marker_dir, sizeof(marker_dir));
     for (int i = 0; i < NAGENTS; i++) {
         char name[16];
         snprintf(name, sizeof(name), "agent%d", i);
@@ -129,7 +72,8 @@ START_TEST(test_chaos_proxy)
                                       seed ^ (UINT64_C(0x51ed27) * (i + 1))};
         proxies[i] = e2e_proxy_start(&pc);
         ck_assert_ptr_nonnull(proxies[i]);
-        start_agent(i);
+        wl_start_agent(&agents[i], i, e2e_proxy_port(proxies[i]));
+        agent_ports[i] = agents[i].port;
     }
     ck_assert_msg(e2e_wait_agents(&master, NAGENTS, 20000) == 0,
                   "the agents did not register");
@@ -140,15 +84,8 @@ START_TEST(test_chaos_proxy)
     w.partition_aware = true;
     wl_start(&w, base, master.port);
 
-    for (int i = 0; i < NLONG; i++) {
-        char id[48], cmd[320];
-        snprintf(id, sizeof(id), "long-%d", i);
-        int k = snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep 600",
-                         marker_dir, id);
-        ck_assert(k > 0 && (size_t)k < sizeof(cmd));
-        wl_add(&w, id, cmd, WL_EXIT_KILLED);
-    }
-    ck_assert_msg(hfw_run_until(base, cond_long_running, NULL, 30000),
+    wl_add_long(&w, NLONG, marker_dir);
+    ck_assert_msg(wl_wait_first_running(&w, NLONG, 30000),
                   "the long tasks did not start");
 
     /* Chaos, while the short tasks are queued a few at a time. */
@@ -156,12 +93,12 @@ START_TEST(test_chaos_proxy)
         e2e_proxy_chaos(proxies[i], CHAOS_MS);
     int64_t next_feed = 0;
     while (!healed() || nshort_added < NSHORT) {
-        if (nshort_added < NSHORT && wl_now_ms() >= next_feed) {
+        if (nshort_added < NSHORT && e2e_now_ms() >= next_feed) {
             for (int k = 0; k < FEED_N && nshort_added < NSHORT; k++)
-                add_short(nshort_added++);
-            next_feed = wl_now_ms() + FEED_MS;
+                wl_add_short(&w, &rng, "chaos", nshort_added++, 20, marker_dir);
+            next_feed = e2e_now_ms() + FEED_MS;
         }
-        hfw_run_for(base, 20);
+        e2e_loop_for(base, 20);
     }
     for (int i = 0; i < NAGENTS; i++) {
         struct e2e_proxy_stats st;
@@ -179,16 +116,16 @@ START_TEST(test_chaos_proxy)
             "removals, %.0f re-registrations, %.0f tasks adopted, %.0f tasks "
             "asked about\n",
             wl_terminal_count(&w), w.ntasks,
-            wl_metric(master.port, "master/slave_removals"),
-            wl_metric(master.port, "master/slave_reregistrations"),
-            wl_metric(master.port, "master/tasks_adopted"),
-            wl_metric(master.port, "master/agent_task_reconciliations"));
+            e2e_metric(master.port, "master/slave_removals"),
+            e2e_metric(master.port, "master/slave_reregistrations"),
+            e2e_metric(master.port, "master/tasks_adopted"),
+            e2e_metric(master.port, "master/agent_task_reconciliations"));
 
     /* Healed: the agents come back, every short task ends. */
-    ck_assert_msg(hfw_run_until(base, cond_agents_back, NULL, 30000),
+    ck_assert_msg(wl_wait_recovered(&w, master.port, NAGENTS, 30000),
                   "the agents did not come back after the chaos");
     int want = NSHORT;
-    bool done = hfw_run_until(base, cond_all_terminal, &want, 90000);
+    bool done = wl_wait_terminal(&w, want, 90000);
     int stuck = 0;
     if (!done)
         wl_dump_unfinished(&w, &stuck);
@@ -197,24 +134,8 @@ START_TEST(test_chaos_proxy)
                   "TASK_UNREACHABLE)",
                   wl_terminal_count(&w), want, stuck);
 
-    /* Master, agents and framework agree: the long tasks run, nothing
-     * else is held. */
-    char aid[128];
-    wl_agent_id(agent_ports[0], aid, sizeof(aid));
-    ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, NLONG, 30000),
-                  "the agents still hold ended tasks");
-    wl_check_agreement(&w, agent_ports, NAGENTS, aid, NLONG);
-
-    for (int i = 0; i < NLONG; i++)
-        wl_kill(&w, &w.tasks[i]);
-    want = NSHORT + NLONG;
-    ck_assert_msg(hfw_run_until(base, cond_all_terminal, &want, 30000),
-                  "the long tasks were not killed");
-    ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, 0, 30000),
-                  "the agents still hold tasks");
-    wl_check_agreement(&w, agent_ports, NAGENTS, aid, 0);
-    wl_check_outcomes(&w, marker_dir);
-    ck_assert_int_eq(w.errors, 0);
+    /* Master, agents and framework agree; then the long tasks go. */
+    wl_finish(&w, agent_ports, NAGENTS, NLONG, marker_dir);
 
     wl_free(&w);
     event_base_free(base);

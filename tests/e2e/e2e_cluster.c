@@ -18,23 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/offer_fit.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 #include "harness.h"
+#include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/scheduler.h"
 
 #define MAX_TASKS  64
 #define MAX_AGENTS 4
 #define TASK_RES   "cpus:0.1;mem:16"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- The cluster ------------------------------------------------------------
  */
@@ -81,31 +74,12 @@ static void cluster_stop(void)
     e2e_proc_cleanup(&master);
 }
 
-static json_t *get_json(uint16_t port, const char *path)
-{
-    struct e2e_response r;
-    if (e2e_http(port, "GET", path, NULL, NULL, 0, 5000, &r) != 0)
-        return NULL;
-    json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
-    e2e_response_free(&r);
-    return j;
-}
-
-static double metric(const char *name)
-{
-    json_t *j = get_json(master.port, "/metrics/snapshot");
-    ck_assert_ptr_nonnull(j);
-    double v = json_number_value(json_object_get(j, name));
-    json_decref(j);
-    return v;
-}
-
 /* Tasks an agent runs (its /state, every framework); with
  * include_terminal also the ended ones it keeps until their last update is
  * acknowledged. */
 static int agent_tasks(const struct e2e_proc *a, bool include_terminal)
 {
-    json_t *j = get_json(a->port, "/state");
+    json_t *j = e2e_get_json(a->port, "/state");
     ck_assert_ptr_nonnull(j);
     int n = 0;
     json_t *fws = json_object_get(j, "frameworks");
@@ -188,7 +162,7 @@ struct fw {
 static int agent_index(const char *agent_id)
 {
     /* Agents are told apart by their hostnames agent<i>. */
-    json_t *j = get_json(master.port, "/slaves");
+    json_t *j = e2e_get_json(master.port, "/slaves");
     int idx = -1;
     size_t i;
     json_t *sl;
@@ -221,24 +195,8 @@ static struct task_rec *task_add(struct fw *f, const char *id,
     snprintf(t->id, sizeof(t->id), "%s", id);
     snprintf(t->agent_id, sizeof(t->agent_id), "%s", agent_id);
     t->state = -1;
-    t->launched_ms = now_ms();
+    t->launched_ms = e2e_now_ms();
     return t;
-}
-
-static bool is_terminal(int st)
-{
-    switch (st) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-        return true;
-    default:
-        return false;
-    }
 }
 
 static void decline(struct fw *f, const char *offer_id, double secs)
@@ -303,58 +261,18 @@ static void launch_one(struct fw *f, const char *offer_id, const char *agent_id,
  * (several LAUNCH operations in it). */
 static void launch_on_offer(struct fw *f, const Mesos__V1__Offer *offer)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT;
-    char err[256];
-    ck_assert_msg(res_list_from_pb(offer->resources, offer->n_resources, &avail,
-                                   err, sizeof(err)) == 0,
-                  "offer resources: %s", err);
-    ck_assert_int_eq(res_list_parse(TASK_RES, NULL, &want, err, sizeof(err)),
-                     0);
-    const char *role =
-        offer->allocation_info != NULL ? offer->allocation_info->role : "*";
-    Mesos__V1__Offer__Operation *ops[MAX_TASKS];
-    Mesos__V1__Offer__Operation__Launch launches[MAX_TASKS];
-    Mesos__V1__TaskInfo infos[MAX_TASKS], *pinfos[MAX_TASKS];
-    Mesos__V1__TaskID tids[MAX_TASKS];
-    Mesos__V1__Resource **pres[MAX_TASKS];
-    size_t nres[MAX_TASKS];
-    char ids[MAX_TASKS][64];
-    Mesos__V1__Offer__Operation opv[MAX_TASKS];
-    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.has_shell = 1;
-    cmd.shell = 1;
-    cmd.value = (char *)f->command;
-    int n = 0;
-    while (f->to_launch > 0 && n < MAX_TASKS) {
-        res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &want, role, &taken) != 0)
-            break;
-        pres[n] = res_list_to_pb(&taken, false, &nres[n]);
-        res_list_clear(&taken);
-        snprintf(ids[n], sizeof(ids[n]), "%s-%d", f->prefix, f->next_index++);
-        mesos__v1__task_id__init(&tids[n]);
-        tids[n].value = ids[n];
-        mesos__v1__task_info__init(&infos[n]);
-        infos[n].name = (char *)f->name;
-        infos[n].task_id = &tids[n];
-        infos[n].agent_id = offer->agent_id;
-        infos[n].n_resources = nres[n];
-        infos[n].resources = pres[n];
-        infos[n].command = &cmd;
-        pinfos[n] = &infos[n];
-        mesos__v1__offer__operation__launch__init(&launches[n]);
-        launches[n].n_task_infos = 1;
-        launches[n].task_infos = &pinfos[n];
-        mesos__v1__offer__operation__init(&opv[n]);
-        opv[n].has_type = 1;
-        opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-        opv[n].launch = &launches[n];
-        ops[n] = &opv[n];
-        f->to_launch--;
-        n++;
+    char ids[HFW_MAX_PER_ACCEPT][64];
+    const char *pids[HFW_MAX_PER_ACCEPT], *cmds[HFW_MAX_PER_ACCEPT];
+    int want = 0;
+    for (; want < f->to_launch && want < HFW_MAX_PER_ACCEPT; want++) {
+        snprintf(ids[want], sizeof(ids[want]), "%s-%d", f->prefix,
+                 f->next_index + want);
+        pids[want] = ids[want];
+        cmds[want] = f->command;
     }
-    res_list_clear(&avail);
-    res_list_clear(&want);
+    static struct hfw_launches l;
+    int n =
+        hfw_pack_launches(&l, offer, TASK_RES, pids, cmds, want, f->grace_secs);
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(f, oid, 0);
@@ -364,11 +282,12 @@ static void launch_on_offer(struct fw *f, const Mesos__V1__Offer *offer)
     filters.has_refuse_seconds = 1;
     filters.refuse_seconds = 0;
     ck_assert_int_eq(
-        offerd_sched_accept(f->s, &oid, 1, ops, (size_t)n, &filters), 0);
-    for (int i = 0; i < n; i++) {
+        offerd_sched_accept(f->s, &oid, 1, l.ops, (size_t)n, &filters), 0);
+    hfw_launches_clear(&l);
+    for (int i = 0; i < n; i++)
         task_add(f, ids[i], offer->agent_id->value);
-        res_pb_array_free(pres[i], nres[i]);
-    }
+    f->next_index += n;
+    f->to_launch -= n;
 }
 
 static void on_subscribed(struct offerd_sched *s, const char *framework_id,
@@ -451,8 +370,8 @@ static void on_update(struct offerd_sched *s,
     t->source = st->has_source ? (int)st->source : -1;
     snprintf(t->message, sizeof(t->message), "%s",
              st->message != NULL ? st->message : "");
-    if (is_terminal(t->state) && t->terminal_ms == 0)
-        t->terminal_ms = now_ms();
+    if (e2e_task_state_is_terminal(t->state) && t->terminal_ms == 0)
+        t->terminal_ms = e2e_now_ms();
 }
 
 static void on_error(struct offerd_sched *s,
@@ -533,31 +452,6 @@ static void fw_free(struct fw *f)
     f->subscribed = false;
 }
 
-/* Run the event loop until cond(arg) holds or timeout_ms pass. */
-static bool run_until(bool (*cond)(void *), void *arg, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (!cond(arg)) {
-        if (now_ms() >= deadline)
-            return false;
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-    return true;
-}
-
-/* Run the event loop for ms, whatever happens. */
-static void run_for(int ms)
-{
-    int64_t deadline = now_ms() + ms;
-    while (now_ms() < deadline) {
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-}
-
 static bool cond_subscribed(void *arg)
 {
     return ((struct fw *)arg)->subscribed;
@@ -575,7 +469,7 @@ static bool cond_all_terminal(void *arg)
     if (f->to_launch > 0)
         return false;
     for (int i = 0; i < f->ntasks; i++)
-        if (!is_terminal(f->tasks[i].state))
+        if (!e2e_task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }
@@ -599,7 +493,8 @@ static bool cond_has_held(void *arg)
 static void fw_subscribe(struct fw *f, enum offerd_encoding enc)
 {
     fw_start(f, enc, NULL, 0, false);
-    ck_assert_msg(run_until(cond_subscribed, f, 10000), "not subscribed");
+    ck_assert_msg(e2e_loop_until(base, cond_subscribed, f, 10000),
+                  "not subscribed");
 }
 
 /* Launch n tasks running command and wait until all are running (or
@@ -617,8 +512,9 @@ static void fw_launch(struct fw *f, const char *prefix, const char *command,
         decline(f, f->held[i].id, 0);
     f->nheld = 0;
     ck_assert_int_eq(offerd_sched_revive(f->s, NULL, 0), 0);
-    bool ok = run_until(until_terminal ? cond_all_terminal : cond_all_running,
-                        f, timeout_ms);
+    bool ok = e2e_loop_until(
+        base, until_terminal ? cond_all_terminal : cond_all_running, f,
+        timeout_ms);
     if (!ok) {
         for (int i = 0; i < f->ntasks; i++)
             fprintf(stderr, "  task %s: state %d (%s)\n", f->tasks[i].id,
@@ -672,10 +568,10 @@ START_TEST(test_fifty_tasks_finish)
     }
     ck_assert_int_gt(per_agent[0], 0);
     ck_assert_int_gt(per_agent[1], 0);
-    ck_assert_msg(run_until(cond_agents_hold_no_task, NULL, 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_agents_hold_no_task, NULL, 10000),
                   "the agents still hold tasks: acknowledgements lost");
-    ck_assert_double_eq(metric("master/tasks_finished"), 50);
-    ck_assert_double_eq(metric("master/tasks_running"), 0);
+    ck_assert_double_eq(e2e_metric(master.port, "master/tasks_finished"), 50);
+    ck_assert_double_eq(e2e_metric(master.port, "master/tasks_running"), 0);
     fw_free(&f);
     cluster_stop();
 }
@@ -695,7 +591,7 @@ START_TEST(test_failing_command)
                   t->message);
     ck_assert_int_eq(t->source,
                      MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR);
-    ck_assert_double_eq(metric("master/tasks_failed"), 1);
+    ck_assert_double_eq(e2e_metric(master.port, "master/tasks_failed"), 1);
     fw_free(&f);
     cluster_stop();
 }
@@ -707,8 +603,13 @@ static bool cond_first_task_terminal(void *arg)
 {
     struct fw *f = arg;
     return f->ntasks > 0 &&
-           (is_terminal(f->tasks[0].state) ||
+           (e2e_task_state_is_terminal(f->tasks[0].state) ||
             f->tasks[0].state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE);
+}
+
+static bool cond_trapped(void *arg)
+{
+    return e2e_file_exists(arg, "trapped");
 }
 
 /* KILL of a long task that stops on SIGTERM gives TASK_KILLED at once,
@@ -722,30 +623,46 @@ START_TEST(test_kill_honours_grace_period)
 
     f.grace_secs = 20;
     fw_launch(&f, "polite", "sleep 60", 1, false, 20000);
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     ck_assert_int_eq(offerd_sched_kill(f.s, "polite-0", NULL, NULL), 0);
-    ck_assert(run_until(cond_first_task_terminal, &f, 15000));
+    ck_assert(e2e_loop_until(base, cond_first_task_terminal, &f, 15000));
     ck_assert_int_eq(f.tasks[0].state, MESOS__V1__TASK_STATE__TASK_KILLED);
     ck_assert_int_lt(f.tasks[0].terminal_ms - t0, 10000);
 
     /* A task that ignores SIGTERM, with a 1 s grace period. */
     f.ntasks = 0;
     f.grace_secs = 1;
-    fw_launch(&f, "stubborn", "trap '' TERM; sleep 60", 1, false, 20000);
-    /* Let the shell install its trap before the kill. */
-    run_for(300);
-    t0 = now_ms();
+    fw_launch(&f, "stubborn", "trap '' TERM; touch trapped; sleep 60", 1, false,
+              20000);
+    /* The shell has set its trap (and said so) before the kill. */
+    char sandbox[4096];
+    ck_assert(e2e_agent_sandbox(agents[0].port, "stubborn-0", sandbox,
+                                sizeof(sandbox)));
+    ck_assert(e2e_loop_until(base, cond_trapped, sandbox, 10000));
+    t0 = e2e_now_ms();
     ck_assert_int_eq(offerd_sched_kill(f.s, "stubborn-0", NULL, NULL), 0);
-    ck_assert(run_until(cond_first_task_terminal, &f, 15000));
+    ck_assert(e2e_loop_until(base, cond_first_task_terminal, &f, 15000));
     ck_assert_int_eq(f.tasks[0].state, MESOS__V1__TASK_STATE__TASK_KILLED);
     int64_t took = f.tasks[0].terminal_ms - t0;
     ck_assert_msg(took >= 900 && took < 10000, "killed after %lld ms",
                   (long long)took);
-    ck_assert(run_until(cond_agents_hold_no_task, NULL, 10000));
+    ck_assert(e2e_loop_until(base, cond_agents_hold_no_task, NULL, 10000));
     fw_free(&f);
     cluster_stop();
 }
 END_TEST
+
+/* A counter of the framework has reached a value. */
+struct count_wait {
+    const int *counter;
+    int want;
+};
+
+static bool cond_count_reached(void *arg)
+{
+    const struct count_wait *w = arg;
+    return *w->counter >= w->want;
+}
 
 /* DECLINE with refuse_seconds keeps that agent's resources away from the
  * framework while other agents' offers keep coming; REVIVE lifts it. */
@@ -756,9 +673,8 @@ START_TEST(test_decline_filter_honoured)
     f.mode = OFFERS_HOLD;
     fw_subscribe(&f, encoding_of(_i));
     /* Both agents' offers arrive (held). */
-    int64_t deadline = now_ms() + 10000;
-    while (f.nheld < 2 && now_ms() < deadline)
-        run_for(20);
+    struct count_wait held2 = {&f.nheld, 2};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &held2, 10000));
     ck_assert_int_eq(f.nheld, 2);
     int a0 = agent_index(f.held[0].agent_id) == 0 ? 0 : 1;
     int a1 = 1 - a0;
@@ -768,19 +684,20 @@ START_TEST(test_decline_filter_honoured)
     memset(f.offers_from, 0, sizeof(f.offers_from));
     decline(&f, h0.id, 60);
     decline(&f, h1.id, 0);
-    /* Keep declining agent 1 with refuse 0.2 s: it keeps coming back. */
+    /* Keep declining agent 1 with refuse 0.2 s: it comes back again and
+     * again, agent 0 meanwhile never. */
     f.mode = OFFERS_DECLINE;
     f.refuse_seconds = 0.2;
-    run_for(2000);
+    struct count_wait back3 = {&f.offers_from[1], 3};
+    ck_assert_msg(e2e_loop_until(base, cond_count_reached, &back3, 10000),
+                  "agent 1 was offered %d times only", f.offers_from[1]);
     ck_assert_int_eq(f.offers_from[0], 0);
-    ck_assert_int_ge(f.offers_from[1], 3);
     /* REVIVE clears the filter. */
     f.mode = OFFERS_HOLD;
     memset(f.offers_from, 0, sizeof(f.offers_from));
     ck_assert_int_eq(offerd_sched_revive(f.s, NULL, 0), 0);
-    deadline = now_ms() + 5000;
-    while (f.offers_from[0] == 0 && now_ms() < deadline)
-        run_for(20);
+    struct count_wait back0 = {&f.offers_from[0], 1};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &back0, 5000));
     ck_assert_int_eq(f.offers_from[0], 1);
     fw_free(&f);
     cluster_stop();
@@ -797,21 +714,21 @@ START_TEST(test_agent_killed)
     cluster_start(1, mflags);
     static struct fw aware = {.name = "aware"}, plain = {.name = "plain"};
     fw_start(&aware, encoding_of(_i), NULL, 0, true);
-    ck_assert(run_until(cond_subscribed, &aware, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &aware, 10000));
     fw_start(&plain, encoding_of(_i), NULL, 0, false);
-    ck_assert(run_until(cond_subscribed, &plain, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &plain, 10000));
     fw_launch(&aware, "pa", "sleep 60", 1, false, 20000);
     fw_launch(&plain, "np", "sleep 60", 1, false, 20000);
 
     ck_assert_int_eq(e2e_proc_stop(&agents[0], SIGKILL, 5000), -1);
-    ck_assert(run_until(cond_first_task_terminal, &aware, 10000));
-    ck_assert(run_until(cond_first_task_terminal, &plain, 10000));
+    ck_assert(e2e_loop_until(base, cond_first_task_terminal, &aware, 10000));
+    ck_assert(e2e_loop_until(base, cond_first_task_terminal, &plain, 10000));
     ck_assert_int_eq(aware.tasks[0].state,
                      MESOS__V1__TASK_STATE__TASK_UNREACHABLE);
     ck_assert_int_eq(plain.tasks[0].state, MESOS__V1__TASK_STATE__TASK_LOST);
     ck_assert_int_eq(plain.tasks[0].source,
                      MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER);
-    ck_assert_double_eq(metric("master/slaves_active"), 0);
+    ck_assert_double_eq(e2e_metric(master.port, "master/slaves_active"), 0);
     fw_free(&aware);
     fw_free(&plain);
     cluster_stop();
@@ -823,6 +740,12 @@ static bool cond_agent_idle(void *arg)
     return agent_task_count(arg) == 0;
 }
 
+static bool cond_framework_disconnected(void *arg)
+{
+    (void)arg;
+    return e2e_metric(master.port, "master/frameworks_disconnected") == 1;
+}
+
 /* A framework that disconnects and re-subscribes within its failover
  * timeout keeps its task (still running, reconciled as TASK_RUNNING). */
 START_TEST(test_failover_keeps_tasks)
@@ -830,26 +753,28 @@ START_TEST(test_failover_keeps_tasks)
     cluster_start(1, NULL);
     static struct fw f = {.name = "failover"};
     fw_start(&f, encoding_of(_i), NULL, 60, false);
-    ck_assert(run_until(cond_subscribed, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &f, 10000));
     fw_launch(&f, "kept", "sleep 60", 1, false, 20000);
     char id[128];
     snprintf(id, sizeof(id), "%s", f.id);
 
     fw_free(&f); /* the connection drops; no TEARDOWN */
-    run_for(500);
+    ck_assert_msg(
+        e2e_loop_until(base, cond_framework_disconnected, NULL, 10000),
+        "the master did not see the framework go");
     ck_assert_int_eq(agent_task_count(&agents[0]), 1);
 
     f.tasks[0].state = -1;
     fw_start(&f, encoding_of(_i), id, 60, false);
-    ck_assert(run_until(cond_subscribed, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &f, 10000));
     ck_assert_str_eq(f.id, id);
     ck_assert_int_eq(offerd_sched_reconcile(f.s, NULL, 0), 0);
-    ck_assert(run_until(cond_all_running, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_all_running, &f, 10000));
     ck_assert_int_eq(agent_task_count(&agents[0]), 1);
 
     /* TEARDOWN kills it. */
     ck_assert_int_eq(offerd_sched_teardown(f.s), 0);
-    ck_assert_msg(run_until(cond_agent_idle, &agents[0], 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_agent_idle, &agents[0], 10000),
                   "teardown did not kill the task");
     fw_free(&f);
     cluster_stop();
@@ -863,19 +788,19 @@ START_TEST(test_failover_timeout_loses_tasks)
     cluster_start(1, NULL);
     static struct fw f = {.name = "gone"};
     fw_start(&f, encoding_of(_i), NULL, 1, false);
-    ck_assert(run_until(cond_subscribed, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &f, 10000));
     fw_launch(&f, "lost", "sleep 60", 1, false, 20000);
     char id[128];
     snprintf(id, sizeof(id), "%s", f.id);
     fw_free(&f);
 
-    ck_assert_msg(run_until(cond_agent_idle, &agents[0], 15000),
+    ck_assert_msg(e2e_loop_until(base, cond_agent_idle, &agents[0], 15000),
                   "the task outlived its framework's failover timeout");
-    ck_assert_double_eq(metric("master/frameworks_active"), 0);
-    ck_assert_double_eq(metric("master/tasks_killed"), 1);
+    ck_assert_double_eq(e2e_metric(master.port, "master/frameworks_active"), 0);
+    ck_assert_double_eq(e2e_metric(master.port, "master/tasks_killed"), 1);
 
     fw_start(&f, encoding_of(_i), id, 1, false);
-    ck_assert(run_until(cond_refused, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_refused, &f, 10000));
     ck_assert(!f.subscribed);
     fw_free(&f);
     cluster_stop();
@@ -912,10 +837,10 @@ START_TEST(test_bad_calls_leave_master_serving)
     b.mode = OFFERS_DECLINE; /* b wants none of the offers */
     b.refuse_seconds = 3600;
     fw_start(&a, encoding_of(_i), NULL, 0, false);
-    ck_assert(run_until(cond_subscribed, &a, 10000));
-    ck_assert(run_until(cond_has_held, &a, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &a, 10000));
+    ck_assert(e2e_loop_until(base, cond_has_held, &a, 10000));
     fw_start(&b, encoding_of(_i), NULL, 0, true);
-    ck_assert(run_until(cond_subscribed, &b, 10000));
+    ck_assert(e2e_loop_until(base, cond_subscribed, &b, 10000));
 
     ck_assert_int_eq(post_raw("{not json", "application/json", NULL), 400);
     ck_assert_int_eq(
@@ -937,7 +862,7 @@ START_TEST(test_bad_calls_leave_master_serving)
     ck_assert_int_eq(res_list_parse(TASK_RES, NULL, &res, err, sizeof(err)), 0);
     b.command = "true";
     launch_one(&b, a.held[0].id, a.held[0].agent_id, "stolen", &res);
-    ck_assert(run_until(cond_first_task_terminal, &b, 10000));
+    ck_assert(e2e_loop_until(base, cond_first_task_terminal, &b, 10000));
     ck_assert_int_eq(b.tasks[0].state, MESOS__V1__TASK_STATE__TASK_DROPPED);
     ck_assert_int_eq(b.tasks[0].reason,
                      MESOS__V1__TASK_STATUS__REASON__REASON_INVALID_OFFERS);
@@ -947,15 +872,14 @@ START_TEST(test_bad_calls_leave_master_serving)
     a.command = "sleep 60";
     launch_one(&a, a.held[0].id, a.held[0].agent_id, "dup", &res);
     a.nheld = 0;
-    ck_assert(run_until(cond_all_running, &a, 10000));
+    ck_assert(e2e_loop_until(base, cond_all_running, &a, 10000));
     ck_assert_int_eq(offerd_sched_revive(a.s, NULL, 0), 0);
-    ck_assert(run_until(cond_has_held, &a, 10000));
+    ck_assert(e2e_loop_until(base, cond_has_held, &a, 10000));
     int before = a.tasks[0].nupdates;
     launch_one(&a, a.held[0].id, a.held[0].agent_id, "dup", &res);
     a.nheld = 0;
-    int64_t deadline = now_ms() + 10000;
-    while (a.tasks[0].nupdates == before && now_ms() < deadline)
-        run_for(20);
+    struct count_wait next = {&a.tasks[0].nupdates, before + 1};
+    ck_assert(e2e_loop_until(base, cond_count_reached, &next, 10000));
     ck_assert_int_eq(a.tasks[0].state, MESOS__V1__TASK_STATE__TASK_ERROR);
     ck_assert_int_eq(agent_task_count(&agents[0]), 1);
     res_list_clear(&res);
@@ -1041,7 +965,7 @@ static bool cond_all_ended(void *arg)
 {
     struct fw *f = arg;
     for (int i = 0; i < f->ntasks; i++)
-        if (!is_terminal(f->tasks[i].state))
+        if (!e2e_task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }
@@ -1051,7 +975,7 @@ static void take_offer(struct fw *f, struct held_offer *out)
 {
     if (f->nheld == 0)
         ck_assert_int_eq(offerd_sched_revive(f->s, NULL, 0), 0);
-    ck_assert(run_until(cond_has_held, f, 10000));
+    ck_assert(e2e_loop_until(base, cond_has_held, f, 10000));
     *out = f->held[0];
     for (int i = 1; i < f->nheld; i++)
         decline(f, f->held[i].id, 0);
@@ -1071,7 +995,7 @@ START_TEST(test_task_group)
     take_offer(&f, &h);
     const char *good[] = {"echo one", "echo two", "true"};
     launch_group(&f, &h, "good", good, 3);
-    ck_assert(run_until(cond_all_ended, &f, 20000));
+    ck_assert(e2e_loop_until(base, cond_all_ended, &f, 20000));
     for (int i = 0; i < f.ntasks; i++)
         ck_assert_msg(f.tasks[i].state == MESOS__V1__TASK_STATE__TASK_FINISHED,
                       "%s: state %d (%s)", f.tasks[i].id, f.tasks[i].state,
@@ -1081,12 +1005,12 @@ START_TEST(test_task_group)
     take_offer(&f, &h);
     const char *bad[] = {"sleep 60", "sleep 0.3; exit 4"};
     launch_group(&f, &h, "bad", bad, 2);
-    ck_assert(run_until(cond_all_ended, &f, 20000));
+    ck_assert(e2e_loop_until(base, cond_all_ended, &f, 20000));
     ck_assert_int_eq(task_find(&f, "bad-1")->state,
                      MESOS__V1__TASK_STATE__TASK_FAILED);
     ck_assert_int_eq(task_find(&f, "bad-0")->state,
                      MESOS__V1__TASK_STATE__TASK_KILLED);
-    ck_assert(run_until(cond_agents_hold_no_task, NULL, 10000));
+    ck_assert(e2e_loop_until(base, cond_agents_hold_no_task, NULL, 10000));
     fw_free(&f);
     cluster_stop();
 }

@@ -10,7 +10,6 @@
  */
 #include "harness.h"
 
-#include "common/clock.h"
 #include "common/http.h"
 #include "common/json_pb.h"
 #include "common/resources.h"
@@ -65,11 +64,6 @@ struct fake {
 };
 
 static struct fake fk;
-
-static int64_t now_ms(void)
-{
-    return clock_monotonic_ns() / CLOCK_NS_PER_MS;
-}
 
 /* ---- Fake master ---- */
 
@@ -354,9 +348,9 @@ static int serve(struct e2e_proc *p, int (*cond)(void), int ms)
     struct event *tick = event_new(fk.base, -1, EV_PERSIST, on_tick, NULL);
     struct timeval tv = {0, 10000};
     event_add(tick, &tv);
-    int64_t deadline = now_ms() + ms;
+    int64_t deadline = e2e_now_ms() + ms;
     int exited = 0;
-    while (now_ms() < deadline) {
+    while (e2e_now_ms() < deadline) {
         event_base_loop(fk.base, EVLOOP_ONCE);
         if (!e2e_proc_running(p)) {
             exited = 1;
@@ -487,9 +481,9 @@ START_TEST(test_unreachable_master_exits_within_timeout)
     const char *args[] = {master, "--name=t", "--command=true",
                           "--subscribe_timeout=1secs", NULL};
     char out[8192];
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     int rc = e2e_run(OFFERD_EXECUTE_BIN, args, out, sizeof(out), 15000);
-    int64_t took = now_ms() - t0;
+    int64_t took = e2e_now_ms() - t0;
     ck_assert_msg(rc == 1, "exit %d\n%s", rc, out);
     ck_assert_int_ge(took, 900);
     ck_assert_int_lt(took, 8000);

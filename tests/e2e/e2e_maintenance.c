@@ -17,23 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "cli/offer_fit.h"
-#include "common/resources.h"
-#include "common/resources_pb.h"
 #include "harness.h"
+#include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/scheduler.h"
 
 #define HOST "maint1"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t wall_ns(void)
 {
@@ -48,13 +38,18 @@ static int64_t wall_ns(void)
 static struct e2e_proc master, agent;
 static struct event_base *base;
 static const char *const MASTER_FLAGS[] = {"--allocation_interval=50ms", NULL};
+static const char *const AGENT_FLAGS[] = {"--resources=cpus:2;mem:512",
+                                          "--hostname=" HOST, NULL};
 
 static void start_agent(void)
 {
-    const char *args[] = {"--resources=cpus:2;mem:512", "--hostname=" HOST,
-                          NULL};
-    ck_assert_int_eq(e2e_start_agent(&agent, master.port, args), 0);
+    ck_assert_int_eq(e2e_start_agent(&agent, master.port, AGENT_FLAGS), 0);
 }
+
+/* What the agent logs when the master refuses it because its machine is
+ * down, and because it was marked gone. */
+#define REFUSED_DOWN "is down for maintenance"
+#define REFUSED_GONE "was marked gone"
 
 static void cluster_start(void)
 {
@@ -195,43 +190,14 @@ static void on_subscribed(struct offerd_sched *s, const char *framework_id,
 
 static void launch(struct fw *f, const Mesos__V1__Offer *o)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT, taken = RES_LIST_INIT;
-    char err[128];
-    ck_assert_int_eq(res_list_from_pb(o->resources, o->n_resources, &avail, err,
-                                      sizeof(err)),
-                     0);
+    static struct hfw_launches l;
+    const char *cmd = "sleep 60";
     ck_assert_int_eq(
-        res_list_parse("cpus:0.1;mem:16", NULL, &want, err, sizeof(err)), 0);
-    ck_assert_int_eq(cli_offer_fit(&avail, &want, "*", &taken), 0);
-    size_t nres;
-    Mesos__V1__Resource **pres = res_list_to_pb(&taken, false, &nres);
-    Mesos__V1__TaskID tid = MESOS__V1__TASK_ID__INIT;
-    tid.value = (char *)f->task_id;
-    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.value = "sleep 60";
-    Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
-    ti.name = "maint";
-    ti.task_id = &tid;
-    ti.agent_id = o->agent_id;
-    ti.n_resources = nres;
-    ti.resources = pres;
-    ti.command = &cmd;
-    Mesos__V1__TaskInfo *tis[1] = {&ti};
-    Mesos__V1__Offer__Operation__Launch l =
-        MESOS__V1__OFFER__OPERATION__LAUNCH__INIT;
-    l.n_task_infos = 1;
-    l.task_infos = tis;
-    Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
-    op.has_type = 1;
-    op.type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-    op.launch = &l;
-    Mesos__V1__Offer__Operation *ops[1] = {&op};
+        hfw_pack_launches(&l, o, "cpus:0.1;mem:16", &f->task_id, &cmd, 1, 0),
+        1);
     const char *oid = o->id->value;
-    ck_assert_int_eq(offerd_sched_accept(f->s, &oid, 1, ops, 1, NULL), 0);
-    res_pb_array_free(pres, nres);
-    res_list_clear(&avail);
-    res_list_clear(&want);
-    res_list_clear(&taken);
+    ck_assert_int_eq(offerd_sched_accept(f->s, &oid, 1, l.ops, 1, NULL), 0);
+    hfw_launches_clear(&l);
     f->launched = true;
 }
 
@@ -317,20 +283,6 @@ static void fw_start(struct fw *f, bool partition_aware)
     ck_assert_int_eq(offerd_sched_start(f->s), 0);
 }
 
-/* Run the loop until cond(arg) holds or timeout_ms pass. */
-static bool run_until(bool (*cond)(void *), void *arg, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (!cond(arg)) {
-        if (now_ms() >= deadline)
-            return false;
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-    return true;
-}
-
 static bool cond_running(void *arg)
 {
     return ((struct fw *)arg)->task_state ==
@@ -369,25 +321,35 @@ static void answer(struct fw *f, bool accept, double refuse_secs)
             offerd_sched_decline_inverse_offers(f->s, &id, 1, &flt), 0);
 }
 
+struct answer_wait {
+    struct fw *f;
+    const char *want;
+    char got[64]; /* the answer last read; "(none)" when absent */
+};
+
+static bool cond_answer(void *arg)
+{
+    struct answer_wait *a = arg;
+    char *got = answer_of(a->f->id);
+    snprintf(a->got, sizeof(a->got), "%s", got != NULL ? got : "(none)");
+    free(got);
+    return strcmp(a->got, a->want) == 0;
+}
+
 /* Wait (running the loop) until fw's answer in /maintenance/status is
  * want. */
 static void wait_answer(struct fw *f, const char *want)
 {
-    int64_t deadline = now_ms() + 10000;
-    char *got = NULL;
-    for (;;) {
-        free(got);
-        got = answer_of(f->id);
-        if ((got != NULL && strcmp(got, want) == 0) || now_ms() > deadline)
-            break;
-        struct timeval tv = {0, 50 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-    ck_assert_msg(got != NULL && strcmp(got, want) == 0,
-                  "status of %s: %s, want %s", f->id, got ? got : "(none)",
-                  want);
-    free(got);
+    struct answer_wait a = {f, want, ""};
+    ck_assert_msg(e2e_loop_until(base, cond_answer, &a, 10000),
+                  "status of %s: %s, want %s", f->id, a.got, want);
+}
+
+/* Both frameworks (arg: an array of two) have subscribed twice. */
+static bool cond_both_resubscribed(void *arg)
+{
+    struct fw *const *f = arg;
+    return f[0]->subscriptions >= 2 && f[1]->subscriptions >= 2;
 }
 
 /* ---- Tests
@@ -401,9 +363,9 @@ START_TEST(test_maintenance_walk)
     static struct fw aware = {.task_id = "pa-task", .partition_aware = true};
     static struct fw plain = {.task_id = "np-task"};
     fw_start(&aware, true);
-    ck_assert(run_until(cond_running, &aware, 20000));
+    ck_assert(e2e_loop_until(base, cond_running, &aware, 20000));
     fw_start(&plain, false);
-    ck_assert(run_until(cond_running, &plain, 20000));
+    ck_assert(e2e_loop_until(base, cond_running, &plain, 20000));
 
     /* A window starting in an hour. */
     int64_t start = wall_ns() + (int64_t)3600 * 1000000000;
@@ -412,24 +374,24 @@ START_TEST(test_maintenance_walk)
 
     /* Both frameworks are asked for the machine back. */
     want_ios = 1;
-    ck_assert(run_until(cond_ios, &aware, 10000));
-    ck_assert(run_until(cond_ios, &plain, 10000));
+    ck_assert(e2e_loop_until(base, cond_ios, &aware, 10000));
+    ck_assert(e2e_loop_until(base, cond_ios, &plain, 10000));
     ck_assert_int_eq(aware.io_start_ns, start);
     wait_answer(&aware, "UNKNOWN");
 
     /* Decline with a 1 s filter: recorded, then asked again. */
     answer(&aware, false, 1);
     wait_answer(&aware, "DECLINE");
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     want_ios = 2;
-    ck_assert(run_until(cond_ios, &aware, 10000));
-    ck_assert_int_ge(now_ms() - t0, 500);
+    ck_assert(e2e_loop_until(base, cond_ios, &aware, 10000));
+    ck_assert_int_ge(e2e_now_ms() - t0, 500);
     /* Accept: recorded. */
     answer(&aware, true, 3600);
     wait_answer(&aware, "ACCEPT");
 
     /* Offers from the machine carry the unavailability. */
-    ck_assert(run_until(cond_unav_offer, &plain, 10000));
+    ck_assert(e2e_loop_until(base, cond_unav_offer, &plain, 10000));
     ck_assert_int_eq(plain.offer_unav_start_ns, start);
 
     /* A restarted master keeps the schedule and the machine DRAINING. */
@@ -446,20 +408,15 @@ START_TEST(test_maintenance_walk)
     json_decref(j);
     ck_assert_int_eq(e2e_wait_agents(&master, 1, 20000), 0);
     /* The frameworks come back (their first SUBSCRIBED since). */
-    int64_t deadline = now_ms() + 10000;
-    while (now_ms() < deadline &&
-           (aware.subscriptions < 2 || plain.subscriptions < 2)) {
-        struct timeval tv = {0, 50 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
+    struct fw *both[2] = {&aware, &plain};
+    ck_assert(e2e_loop_until(base, cond_both_resubscribed, both, 10000));
     ck_assert_int_eq(aware.subscriptions, 2);
     ck_assert_int_eq(plain.subscriptions, 2);
 
     /* Machine down: the agent is removed, the tasks end. */
     ck_assert_int_eq(post("/machine/down", MACHINE), 200);
-    ck_assert(run_until(cond_task_ended, &aware, 10000));
-    ck_assert(run_until(cond_task_ended, &plain, 10000));
+    ck_assert(e2e_loop_until(base, cond_task_ended, &aware, 10000));
+    ck_assert(e2e_loop_until(base, cond_task_ended, &plain, 10000));
     ck_assert_int_eq(aware.task_state,
                      MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR);
     ck_assert_int_eq(
@@ -472,20 +429,24 @@ START_TEST(test_maintenance_walk)
     e2e_proc_stop(&agent, SIGKILL, 5000);
     e2e_proc_cleanup(&agent);
     start_agent();
-    usleep(1000 * 1000);
-    ck_assert_int_eq(e2e_wait_agents(&master, 0, 100), 0);
+    ck_assert_msg(e2e_wait_log(&agent, REFUSED_DOWN, 1, 10000),
+                  "the agent of a DOWN machine was not refused");
+    ck_assert_double_eq(e2e_metric(master.port, "master/slaves_active"), 0);
     j = get_json("/maintenance/status");
     ck_assert_int_eq(json_array_size(json_object_get(j, "down_machines")), 1);
     json_decref(j);
 
-    /* DOWN survives a restart too. */
+    /* DOWN survives a restart too: the agent, still trying, is refused
+     * by the new master as well. */
+    int refusals = e2e_log_count(&agent, REFUSED_DOWN);
     ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
     ck_assert_int_eq(e2e_restart_master(&master, MASTER_FLAGS), 0);
     j = get_json("/maintenance/status");
     ck_assert_int_eq(json_array_size(json_object_get(j, "down_machines")), 1);
     json_decref(j);
-    usleep(500 * 1000);
-    ck_assert_int_eq(e2e_wait_agents(&master, 0, 100), 0);
+    ck_assert_msg(e2e_wait_log(&agent, REFUSED_DOWN, refusals + 1, 10000),
+                  "the restarted master did not refuse the agent");
+    ck_assert_double_eq(e2e_metric(master.port, "master/slaves_active"), 0);
 
     /* Machine up: it leaves the schedule and the agent returns. */
     ck_assert_int_eq(post("/machine/up", MACHINE), 200);
@@ -597,12 +558,12 @@ START_TEST(test_operator_api)
                                 w + 1);
     }
     len += (size_t)snprintf(buf + len, cap - len, "]}}}");
-    int64_t t0 = now_ms();
+    int64_t t0 = e2e_now_ms();
     ck_assert_int_eq(post("/api/v1", buf), 200);
     fprintf(stderr,
             "e2e_maintenance: a schedule of 1000 machines applied in %lld "
             "ms (durable)\n",
-            (long long)(now_ms() - t0));
+            (long long)(e2e_now_ms() - t0));
     free(buf);
 
     char *body = NULL;
@@ -682,6 +643,27 @@ static const char *drain_state(json_t *agents)
         json_object_get(json_object_get(a, "drain_info"), "state"));
 }
 
+static bool cond_drained(void *arg)
+{
+    (void)arg;
+    json_t *j = agents_v1();
+    const char *state = drain_state(j);
+    bool drained = state != NULL && strcmp(state, "DRAINED") == 0;
+    json_decref(j);
+    return drained;
+}
+
+static bool cond_offered(void *arg)
+{
+    return ((struct fw *)arg)->offers > 0;
+}
+
+static bool cond_agent_exited(void *arg)
+{
+    (void)arg;
+    return !e2e_proc_running(&agent);
+}
+
 /* DRAIN_AGENT kills the agent's tasks (grace capped), the agent is
  * DRAINED once they are acknowledged and gets no offers until
  * REACTIVATE_AGENT; with mark_gone it is removed for good. */
@@ -690,7 +672,7 @@ START_TEST(test_drain_agent)
     cluster_start();
     static struct fw f = {.task_id = "drained"};
     fw_start(&f, true);
-    ck_assert(run_until(cond_running, &f, 20000));
+    ck_assert(e2e_loop_until(base, cond_running, &f, 20000));
     json_t *j = agents_v1();
     const char *id = json_string_value(json_object_get(
         json_object_get(
@@ -712,21 +694,9 @@ START_TEST(test_drain_agent)
              "\"value\":\"%s\"},\"max_grace_period\":{\"seconds\":1}}}",
              agent_id);
     ck_assert_int_eq(post("/api/v1", call), 200);
-    ck_assert(run_until(cond_killed, &f, 10000));
+    ck_assert(e2e_loop_until(base, cond_killed, &f, 10000));
     /* DRAINED once the kill is acknowledged (auto_acknowledge). */
-    int64_t deadline = now_ms() + 10000;
-    const char *state = NULL;
-    for (;;) {
-        j = agents_v1();
-        state = drain_state(j);
-        bool drained = state != NULL && strcmp(state, "DRAINED") == 0;
-        json_decref(j);
-        if (drained || now_ms() > deadline)
-            break;
-        struct timeval tv = {0, 50 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
+    ck_assert(e2e_loop_until(base, cond_drained, NULL, 10000));
     j = agents_v1();
     ck_assert_str_eq(drain_state(j), "DRAINED");
     json_decref(j);
@@ -734,15 +704,11 @@ START_TEST(test_drain_agent)
     ck_assert(json_is_true(json_object_get(
         json_array_get(json_object_get(j, "slaves"), 0), "deactivated")));
     json_decref(j);
-    /* No offers while drained. */
+    /* No offers while drained: a window (20 allocation intervals) that
+     * proves an absence, so there is nothing to wait for instead. */
     f.offers = 0;
     offerd_sched_revive(f.s, NULL, 0);
-    deadline = now_ms() + 1000;
-    while (now_ms() < deadline) {
-        struct timeval tv = {0, 50 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
+    e2e_loop_for(base, 1000);
     ck_assert_int_eq(f.offers, 0);
     /* Reactivated: offers again. */
     snprintf(call, sizeof(call),
@@ -750,12 +716,7 @@ START_TEST(test_drain_agent)
              "\"agent_id\":{\"value\":\"%s\"}}}",
              agent_id);
     ck_assert_int_eq(post("/api/v1", call), 200);
-    deadline = now_ms() + 5000;
-    while (f.offers == 0 && now_ms() < deadline) {
-        struct timeval tv = {0, 50 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
+    ck_assert(e2e_loop_until(base, cond_offered, &f, 5000));
     ck_assert_int_gt(f.offers, 0);
 
     /* Drain with mark_gone: removed (and told to shut down), for good. */
@@ -765,11 +726,16 @@ START_TEST(test_drain_agent)
              agent_id);
     ck_assert_int_eq(post("/api/v1", call), 200);
     ck_assert_int_eq(e2e_wait_agents(&master, 0, 10000), 0);
-    /* Survives a master restart. */
+    ck_assert_msg(e2e_poll_until(cond_agent_exited, NULL, 15000),
+                  "the agent did not shut down when marked gone");
+    /* Survives a master restart: the agent, started again with its id, is
+     * refused by the new master. */
     ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
     ck_assert_int_eq(e2e_restart_master(&master, MASTER_FLAGS), 0);
-    usleep(1000 * 1000);
-    ck_assert_int_eq(e2e_wait_agents(&master, 0, 100), 0);
+    ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
+    ck_assert_msg(e2e_wait_log(&agent, REFUSED_GONE, 1, 10000),
+                  "the restarted master did not refuse the gone agent");
+    ck_assert_double_eq(e2e_metric(master.port, "master/slaves_active"), 0);
     offerd_sched_free(f.s);
     cluster_stop();
 }

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "harness.h"
 #include "harness_api.h"
@@ -102,6 +100,22 @@ START_TEST(test_subscribe_protobuf)
     stop();
 }
 END_TEST
+
+/* A scheduler call and the status it should get (call_answers). */
+struct call_status {
+    uint16_t port;
+    const char *stream_id, *body;
+    int want;
+    int last; /* the status of the last attempt */
+};
+
+static bool call_answers(void *arg)
+{
+    struct call_status *c = arg;
+    c->last =
+        api_post(c->port, "/api/v1/scheduler", c->stream_id, c->body, NULL, 0);
+    return c->last == c->want;
+}
 
 START_TEST(test_bad_calls)
 {
@@ -198,13 +212,9 @@ START_TEST(test_bad_calls)
         400);
     /* After the connection closes, calls are 403 until it subscribes. */
     api_conn_close(&fw);
-    int status = 0;
-    for (int i = 0; i < 100 && status != 403; i++) {
-        status = api_post(p, "/api/v1/scheduler", fw.stream_id, body, NULL, 0);
-        if (status != 403)
-            usleep(20000);
-    }
-    ck_assert_int_eq(status, 403);
+    struct call_status cs = {p, fw.stream_id, body, 403, 0};
+    ck_assert_msg(e2e_poll_until(call_answers, &cs, T),
+                  "REVIVE after the close: %d, not 403", cs.last);
     char info[512];
     snprintf(info, sizeof(info),
              "{\"user\":\"u\",\"name\":\"fw\",\"failover_timeout\":60,"
@@ -217,6 +227,33 @@ START_TEST(test_bad_calls)
     stop();
 }
 END_TEST
+
+/* /tasks lists no task (arg: the master's port). */
+static bool no_tasks(void *arg)
+{
+    json_t *tasks = api_get_json(*(const uint16_t *)arg, "/tasks");
+    bool none = json_array_size(json_object_get(tasks, "tasks")) == 0;
+    json_decref(tasks);
+    return none;
+}
+
+/* The first framework's offered cpus in /frameworks are want. */
+struct offered_cpus {
+    uint16_t port;
+    double want;
+    double last; /* as last read */
+};
+
+static bool cpus_offered(void *arg)
+{
+    struct offered_cpus *o = arg;
+    json_t *fws = api_get_json(o->port, "/frameworks");
+    json_t *f = json_array_get(json_object_get(fws, "frameworks"), 0);
+    o->last = json_real_value(
+        json_object_get(json_object_get(f, "offered_resources"), "cpus"));
+    json_decref(fws);
+    return o->last == o->want;
+}
 
 START_TEST(test_offer_launch_update_ack)
 {
@@ -308,32 +345,17 @@ START_TEST(test_offer_launch_update_ack)
     a = api_wait_event(&ag, "ACKNOWLEDGE", T);
     ck_assert_ptr_nonnull(a);
     json_decref(a);
-    bool gone = false;
-    for (int i = 0; i < 100 && !gone; i++) {
-        json_t *tasks = api_get_json(p, "/tasks");
-        gone = json_array_size(json_object_get(tasks, "tasks")) == 0;
-        json_decref(tasks);
-        if (!gone)
-            usleep(20000);
-    }
-    ck_assert(gone);
+    ck_assert_msg(e2e_poll_until(no_tasks, &p, T),
+                  "the acknowledged task is still in /tasks");
     metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_finished")), 1);
     json_decref(metrics);
     /* The unused 1.5 cpus were offered again after the launch; the task's
      * 0.5 come back as another offer: all 2 cpus end up offered. */
-    double offered = 0;
-    for (int i = 0; i < 100 && offered != 2.0; i++) {
-        json_t *fws = api_get_json(p, "/frameworks");
-        json_t *f = json_array_get(json_object_get(fws, "frameworks"), 0);
-        offered = json_real_value(
-            json_object_get(json_object_get(f, "offered_resources"), "cpus"));
-        json_decref(fws);
-        if (offered != 2.0)
-            usleep(20000);
-    }
-    ck_assert_double_eq(offered, 2.0);
+    struct offered_cpus oc = {p, 2.0, 0};
+    ck_assert_msg(e2e_poll_until(cpus_offered, &oc, T),
+                  "%g cpus offered, not 2", oc.last);
     api_conn_close(&fw);
     api_conn_close(&ag);
     stop();
@@ -422,26 +444,19 @@ START_TEST(test_decline_filter_and_revive)
     json_t *ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    char payload[512];
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":3600}}",
-             offer);
-    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
-    /* Ten allocation intervals pass without an offer. */
+    ck_assert_int_eq(api_decline(&fw, p, offer, 3600), 202);
+    /* Ten allocation intervals pass without an offer (a window that proves
+     * an absence: there is nothing to wait for instead). */
     ev = api_wait_offer(&fw, offer, agent, 1000);
     ck_assert_ptr_null(ev);
     ck_assert_int_eq(api_fw_call(&fw, p, "REVIVE", NULL, NULL), 202);
     ev = api_wait_offer(&fw, offer, agent, T);
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
-    /* SUPPRESS: nothing more after a short default decline. */
+    /* SUPPRESS: nothing more after a short default decline (again a window
+     * proving an absence, eight allocation intervals). */
     ck_assert_int_eq(api_fw_call(&fw, p, "SUPPRESS", NULL, NULL), 202);
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":0}}",
-             offer);
-    ck_assert_int_eq(api_fw_call(&fw, p, "DECLINE", "decline", payload), 202);
+    ck_assert_int_eq(api_decline(&fw, p, offer, 0), 202);
     ck_assert_ptr_null(api_wait_offer(&fw, offer, agent, 800));
     api_conn_close(&fw);
     api_conn_close(&ag);
@@ -490,6 +505,17 @@ START_TEST(test_agent_lost)
 }
 END_TEST
 
+/* /frameworks shows the first framework, not connected (arg: the master's
+ * port). */
+static bool framework_disconnected(void *arg)
+{
+    json_t *state = api_get_json(*(const uint16_t *)arg, "/frameworks");
+    json_t *f0 = json_array_get(json_object_get(state, "frameworks"), 0);
+    bool gone = f0 != NULL && !json_is_true(json_object_get(f0, "connected"));
+    json_decref(state);
+    return gone;
+}
+
 /* A framework that disconnects keeps its tasks until its failover timeout,
  * then is removed and its agents told to shut it down. */
 START_TEST(test_framework_failover)
@@ -508,11 +534,13 @@ START_TEST(test_framework_failover)
     ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
     json_decref(api_wait_event(&ag, "RUN_TASK", T));
     api_conn_close(&fw);
-    usleep(300000);
+    /* The master sees the connection go; the framework stays, with its
+     * task, for its failover timeout. */
+    ck_assert_msg(e2e_poll_until(framework_disconnected, &p, T),
+                  "the master still shows the framework connected");
     json_t *state = api_get_json(p, "/frameworks");
     json_t *f0 = json_array_get(json_object_get(state, "frameworks"), 0);
     ck_assert_ptr_nonnull(f0);
-    ck_assert(!json_is_true(json_object_get(f0, "connected")));
     ck_assert_uint_eq(json_array_size(json_object_get(f0, "tasks")), 1);
     json_decref(state);
     /* No re-subscription: after 1.5 s the framework is removed. */

@@ -18,7 +18,6 @@
  * tasks, and finally none is left.
  */
 #include "harness.h"
-#include "harness_fw.h"
 #include "harness_wl.h"
 
 #include "mesos/v1/mesos.pb-c.h"
@@ -28,7 +27,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define NAGENTS 2
 #define NLONG   4
@@ -45,33 +43,6 @@ static char marker_dir[200];
 static uint64_t rng;
 static int nshort_added;
 
-static void start_agent(int i)
-{
-    char host[32];
-    snprintf(host, sizeof(host), "--hostname=agent%d", i);
-    const char *args[] = {"--resources=cpus:2;mem:512;disk:1024", host,
-                          "--status_update_retry_interval_min=500ms",
-                          "--status_update_retry_interval_max=2secs", NULL};
-    ck_assert_int_eq(e2e_start_agent(&agents[i], master.port, args), 0);
-    agent_ports[i] = agents[i].port;
-}
-
-/* Queue short task number i: sleep 0.1 .. 3 s, exit 0 mostly, else one of
- * a few failure codes. */
-static void add_short(int i)
-{
-    static const int codes[] = {1, 2, 3, 7, 42};
-    int tenths = wl_rand_between(&rng, 1, 30);
-    int code = wl_rand_between(&rng, 0, 9) < 7 ? 0 : codes[wl_rand(&rng) % 5];
-    char id[48], cmd[320];
-    snprintf(id, sizeof(id), "short-%03d", i);
-    int n =
-        snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep %d.%d; exit %d",
-                 marker_dir, id, tenths / 10, tenths % 10, code);
-    ck_assert(n > 0 && (size_t)n < sizeof(cmd));
-    wl_add(&w, id, cmd, code);
-}
-
 /* Run the framework for ms (or until the armed kill fired, with
  * until_killed), queueing 4 short tasks every 500 ms until all are
  * queued. */
@@ -79,15 +50,15 @@ static bool kill_fired;
 
 static void run_feeding(int ms, bool until_killed)
 {
-    int64_t end = wl_now_ms() + ms;
+    int64_t end = e2e_now_ms() + ms;
     static int64_t next_feed;
-    while (wl_now_ms() < end && !(until_killed && kill_fired)) {
-        if (nshort_added < NSHORT && wl_now_ms() >= next_feed) {
+    while (e2e_now_ms() < end && !(until_killed && kill_fired)) {
+        if (nshort_added < NSHORT && e2e_now_ms() >= next_feed) {
             for (int k = 0; k < 4 && nshort_added < NSHORT; k++)
-                add_short(nshort_added++);
-            next_feed = wl_now_ms() + 500;
+                wl_add_short(&w, &rng, "short", nshort_added++, 30, marker_dir);
+            next_feed = e2e_now_ms() + 500;
         }
-        hfw_run_for(base, 20);
+        e2e_loop_for(base, 20);
     }
 }
 
@@ -140,30 +111,10 @@ static void hook_terminal(struct wl *wp, struct wl_task *t, void *arg)
         fire();
 }
 
-static bool cond_recovered(void *arg)
+static bool cond_kill_fired(void *arg)
 {
     (void)arg;
-    static int64_t next;
-    if (wl_now_ms() < next)
-        return false;
-    next = wl_now_ms() + 200;
-    return w.subscribed &&
-           wl_metric(master.port, "master/slaves_active") == NAGENTS;
-}
-
-static bool cond_long_running(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < NLONG; i++)
-        if (w.tasks[i].state != MESOS__V1__TASK_STATE__TASK_RUNNING)
-            return false;
-    return true;
-}
-
-static bool cond_all_terminal(void *arg)
-{
-    int want = *(const int *)arg;
-    return wl_queued(&w) == 0 && wl_terminal_count(&w) == want;
+    return kill_fired;
 }
 
 static int launched_count(void)
@@ -179,11 +130,11 @@ START_TEST(test_master_kill9_rounds)
     uint64_t seed = wl_seed("e2e_master_failover");
     rng = seed;
     ck_assert_int_eq(e2e_start_master(&master, MASTER_ARGS), 0);
-    int n = snprintf(marker_dir, sizeof(marker_dir), "%s/markers", master.dir);
-    ck_assert(n > 0 && (size_t)n < sizeof(marker_dir));
-    ck_assert_int_eq(mkdir(marker_dir, 0700), 0);
-    for (int i = 0; i < NAGENTS; i++)
-        start_agent(i);
+    wl_make_marker_dir(&master, marker_dir, sizeof(marker_dir));
+    for (int i = 0; i < NAGENTS; i++) {
+        wl_start_agent(&agents[i], i, master.port);
+        agent_ports[i] = agents[i].port;
+    }
     ck_assert_msg(e2e_wait_agents(&master, NAGENTS, 20000) == 0,
                   "the agents did not register");
     base = event_base_new();
@@ -195,15 +146,8 @@ START_TEST(test_master_kill9_rounds)
     w.on_terminal = hook_terminal;
     wl_start(&w, base, master.port);
 
-    for (int i = 0; i < NLONG; i++) {
-        char id[48], cmd[320];
-        snprintf(id, sizeof(id), "long-%d", i);
-        int k = snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep 600",
-                         marker_dir, id);
-        ck_assert(k > 0 && (size_t)k < sizeof(cmd));
-        wl_add(&w, id, cmd, WL_EXIT_KILLED);
-    }
-    ck_assert_msg(hfw_run_until(base, cond_long_running, NULL, 30000),
+    wl_add_long(&w, NLONG, marker_dir);
+    ck_assert_msg(wl_wait_first_running(&w, NLONG, 30000),
                   "the long tasks did not start");
 
     for (int r = 0; r < ROUNDS; r++) {
@@ -218,8 +162,9 @@ START_TEST(test_master_kill9_rounds)
             armed = point;
             run_feeding(3000, true);
             armed = KILL_NOW;
-            while (kill_pending && !kill_fired)
-                hfw_run_for(base, 5); /* the timer is set: let it fire */
+            /* The timer is set (at most 40 ms): let it fire. */
+            if (kill_pending)
+                ck_assert(e2e_loop_until(base, cond_kill_fired, NULL, 5000));
             kill_pending = false;
         }
         fprintf(stderr,
@@ -231,46 +176,30 @@ START_TEST(test_master_kill9_rounds)
         ck_assert_int_eq(e2e_proc_stop(&master, SIGKILL, 5000), -1);
         run_feeding(down, false);
         ck_assert_int_eq(e2e_restart_master(&master, MASTER_ARGS), 0);
-        int64_t t0 = wl_now_ms();
-        ck_assert_msg(hfw_run_until(base, cond_recovered, NULL, 30000),
+        int64_t t0 = e2e_now_ms();
+        ck_assert_msg(wl_wait_recovered(&w, master.port, NAGENTS, 30000),
                       "round %d: agents and framework did not come back", r);
         fprintf(stderr, "round %d: recovered in %lld ms\n", r,
-                (long long)(wl_now_ms() - t0));
+                (long long)(e2e_now_ms() - t0));
     }
     while (nshort_added < NSHORT)
         run_feeding(500, false);
 
     /* Every short task ends; the long ones run on. */
     int want = NSHORT;
-    bool done = hfw_run_until(base, cond_all_terminal, &want, 60000);
+    bool done = wl_wait_terminal(&w, want, 60000);
     if (!done)
         wl_dump_unfinished(&w, NULL);
     ck_assert_msg(done, "%d of %d short tasks ended", wl_terminal_count(&w),
                   want);
 
-    /* Master, agents and framework agree on the live tasks. */
-    char aid[128];
-    wl_agent_id(agent_ports[0], aid, sizeof(aid));
-    ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, NLONG, 30000),
-                  "the agents still hold ended tasks");
-    wl_check_agreement(&w, agent_ports, NAGENTS, aid, NLONG);
-
-    /* The long tasks are killed; then nothing is left anywhere. */
-    for (int i = 0; i < NLONG; i++)
-        wl_kill(&w, &w.tasks[i]);
-    want = NSHORT + NLONG;
-    ck_assert_msg(hfw_run_until(base, cond_all_terminal, &want, 30000),
-                  "the long tasks were not killed");
-    ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, 0, 30000),
-                  "the agents still hold tasks");
-    wl_check_agreement(&w, agent_ports, NAGENTS, aid, 0);
-    wl_check_outcomes(&w, marker_dir);
     fprintf(stderr,
             "master: %.0f tasks adopted, %.0f agent re-registrations after "
             "the last restart\n",
-            wl_metric(master.port, "master/tasks_adopted"),
-            wl_metric(master.port, "master/slave_reregistrations"));
-    ck_assert_int_eq(w.errors, 0);
+            e2e_metric(master.port, "master/tasks_adopted"),
+            e2e_metric(master.port, "master/slave_reregistrations"));
+    /* Master, agents and framework agree; then the long tasks go. */
+    wl_finish(&w, agent_ports, NAGENTS, NLONG, marker_dir);
 
     wl_free(&w);
     event_base_free(base);

@@ -212,13 +212,7 @@ START_TEST(test_framework_reserves_and_creates_a_volume)
     ck_assert_int_eq(volumes, 1);
 
     /* A framework of role b is offered none of it (a steps aside). */
-    char dec[512];
-    snprintf(dec, sizeof(dec),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":60}}",
-             offer);
-    ck_assert_int_eq(api_fw_call(&a, master.port, "DECLINE", "decline", dec),
-                     202);
+    ck_assert_int_eq(api_decline(&a, master.port, offer, 60), 202);
     api_subscribe_framework(&b, master.port, FW_B);
     json_t *bev = offer_of(&b, offer + 128, agent, &reserved, &volumes);
     ck_assert_ptr_nonnull(bev);

@@ -24,24 +24,6 @@
 
 static struct e2e_proc master;
 
-/* Revocable cpus in the first offer of an OFFERS event (0 when none). */
-static double revocable_cpus(json_t *ev)
-{
-    double sum = 0;
-    json_t *offer = json_array_get(
-        json_object_get(json_object_get(ev, "offers"), "offers"), 0);
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(offer, "resources"), i, r)
-    {
-        if (json_object_get(r, "revocable") != NULL &&
-            strcmp(json_string_value(json_object_get(r, "name")), "cpus") == 0)
-            sum += json_real_value(
-                json_object_get(json_object_get(r, "scalar"), "value"));
-    }
-    return sum;
-}
-
 /* Offers to fw until one has revocable cpus (declining the others for
  * 0 s). Returns it or NULL. */
 static json_t *revocable_offer(struct conn *fw, char *offer, char *agent,
@@ -51,15 +33,10 @@ static json_t *revocable_offer(struct conn *fw, char *offer, char *agent,
         json_t *ev = api_wait_offer(fw, offer, agent, T);
         if (ev == NULL)
             return NULL;
-        if (revocable_cpus(ev) > 0)
+        if (api_offered_revocable(ev, "cpus") > 0)
             return ev;
         json_decref(ev);
-        char dec[512];
-        snprintf(dec, sizeof(dec),
-                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-                 "\"refuse_seconds\":0}}",
-                 offer);
-        api_fw_call(fw, master.port, "DECLINE", "decline", dec);
+        api_decline(fw, master.port, offer, 0);
     }
     return NULL;
 }
@@ -101,19 +78,14 @@ START_TEST(test_estimate_offered_to_capable_only)
     for (int i = 0; i < 3; i++) {
         json_t *ev = api_wait_offer(&plain, offer, agent, T);
         ck_assert_ptr_nonnull(ev);
-        ck_assert_double_eq(revocable_cpus(ev), 0);
+        ck_assert_double_eq(api_offered_revocable(ev, "cpus"), 0);
         json_decref(ev);
-        char dec[512];
-        snprintf(dec, sizeof(dec),
-                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-                 "\"refuse_seconds\":%s}}",
-                 offer, i == 2 ? "600" : "0");
-        api_fw_call(&plain, master.port, "DECLINE", "decline", dec);
+        api_decline(&plain, master.port, offer, i == 2 ? 600 : 0);
     }
     api_subscribe_framework(&capable, master.port, FW("c", REVOCABLE_CAP));
     json_t *ev = revocable_offer(&capable, offer, agent, 5);
     ck_assert_ptr_nonnull(ev);
-    ck_assert_double_eq(revocable_cpus(ev), 1.5);
+    ck_assert_double_eq(api_offered_revocable(ev, "cpus"), 1.5);
     json_decref(ev);
     /* Reserving revocable cpus through the operator API is refused. */
     snprintf(body, sizeof(body),
@@ -161,7 +133,7 @@ START_TEST(test_allocation_slack_evicts_for_the_owner)
     char offer[256], agent[256];
     json_t *ev = revocable_offer(&b, offer, agent, 10);
     ck_assert_ptr_nonnull(ev);
-    ck_assert_double_eq(revocable_cpus(ev), 1);
+    ck_assert_double_eq(api_offered_revocable(ev, "cpus"), 1);
     json_decref(ev);
     ck_assert_int_eq(
         launch_with(&b, offer, agent, "slacker",

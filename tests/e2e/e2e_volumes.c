@@ -54,13 +54,6 @@ static const char *const AGENT_FLAGS[] = {
 
 static struct e2e_proc master, agent;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void teardown(void)
 {
     e2e_proc_cleanup(&agent);
@@ -149,20 +142,15 @@ static double offered_reserved(json_t *ev, const char *name)
 static json_t *wait_volume_offer(struct conn *fw, char *offer_id,
                                  char *agent_id)
 {
-    int64_t deadline = now_ms() + 20000;
-    while (now_ms() < deadline) {
-        json_t *ev =
-            api_wait_offer(fw, offer_id, agent_id, (int)(deadline - now_ms()));
+    int64_t deadline = e2e_now_ms() + 20000;
+    while (e2e_now_ms() < deadline) {
+        json_t *ev = api_wait_offer(fw, offer_id, agent_id,
+                                    (int)(deadline - e2e_now_ms()));
         if (ev == NULL)
             break;
         if (offered_volume(ev) != NULL)
             return ev;
-        char payload[512];
-        snprintf(payload, sizeof(payload),
-                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-                 "\"refuse_seconds\":0}}",
-                 offer_id);
-        api_fw_call(fw, master.port, "DECLINE", "decline", payload);
+        api_decline(fw, master.port, offer_id, 0);
         json_decref(ev);
     }
     ck_abort_msg("no offer with the volume");
@@ -213,9 +201,10 @@ static bool is_terminal(const char *state)
 static void wait_task_end(struct conn *fw, const char *task_id, char *state,
                           size_t statelen, char *msg, size_t msglen)
 {
-    int64_t deadline = now_ms() + 20000;
-    while (now_ms() < deadline) {
-        json_t *ev = api_wait_event(fw, "UPDATE", (int)(deadline - now_ms()));
+    int64_t deadline = e2e_now_ms() + 20000;
+    while (e2e_now_ms() < deadline) {
+        json_t *ev =
+            api_wait_event(fw, "UPDATE", (int)(deadline - e2e_now_ms()));
         if (ev == NULL)
             break;
         json_t *st = json_object_get(json_object_get(ev, "update"), "status");
@@ -259,31 +248,24 @@ static void run_on_volume(struct conn *fw, const char *task_id, const char *cmd)
                   state, msg);
 }
 
-/* Poll until the master's agent has (re-)registered after `after` (its
+/* The master's agent has (re-)registered after *arg (its
  * reregistered_time) and is active. */
-static void wait_reregistered(double after)
+static bool reregistered_after(void *arg)
 {
-    int64_t deadline = now_ms() + 20000;
-    while (now_ms() < deadline) {
-        struct e2e_response r;
-        if (e2e_http(master.port, "GET", "/slaves", NULL, NULL, 0, T, &r) ==
-                0 &&
-            r.status == 200) {
-            json_t *j = json_loads(r.body, 0, NULL);
-            json_t *a = json_array_get(json_object_get(j, "slaves"), 0);
-            bool ok = a != NULL && json_is_true(json_object_get(a, "active")) &&
-                      json_number_value(
-                          json_object_get(a, "reregistered_time")) > after;
-            json_decref(j);
-            e2e_response_free(&r);
-            if (ok)
-                return;
-        } else {
-            e2e_response_free(&r);
-        }
-        usleep(50000);
-    }
-    ck_abort_msg("the agent did not re-register");
+    double after = *(const double *)arg;
+    json_t *j = e2e_get_json(master.port, "/slaves");
+    json_t *a = json_array_get(json_object_get(j, "slaves"), 0);
+    bool ok =
+        a != NULL && json_is_true(json_object_get(a, "active")) &&
+        json_number_value(json_object_get(a, "reregistered_time")) > after;
+    json_decref(j);
+    return ok;
+}
+
+/* The agent's checkpointed resources are at least version *arg. */
+static bool ckpt_version_reached(void *arg)
+{
+    return agent_ckpt_version() >= *(const long long *)arg;
 }
 
 START_TEST(test_volume_lifecycle)
@@ -307,9 +289,8 @@ START_TEST(test_volume_lifecycle)
                                 VOLUME_JSON, reason, sizeof(reason)) == 202,
                   "/create-volumes: %s", reason);
     /* The agent checkpoints version 2 and makes the directory. */
-    int64_t deadline = now_ms() + 10000;
-    while (agent_ckpt_version() < 2 && now_ms() < deadline)
-        usleep(50000);
+    long long v2 = 2;
+    ck_assert(e2e_poll_until(ckpt_version_reached, &v2, 10000));
     ck_assert_int_eq(agent_ckpt_version(), 2);
     ck_assert(volume_file_exists(""));
 
@@ -327,7 +308,8 @@ START_TEST(test_volume_lifecycle)
     json_decref(a);
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
     ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
-    wait_reregistered(before);
+    ck_assert_msg(e2e_poll_until(reregistered_after, &before, 20000),
+                  "the agent did not re-register");
     ck_assert_int_eq(agent_ckpt_version(), 2);
 
     /* Then the master. */
@@ -354,12 +336,7 @@ START_TEST(test_volume_lifecycle)
     json_t *vol = offered_volume(ev);
     ck_assert(json_number_value(json_object_get(json_object_get(vol, "scalar"),
                                                 "value")) == 128.0);
-    char payload[512];
-    snprintf(payload, sizeof(payload),
-             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
-             "\"refuse_seconds\":0}}",
-             offer_id);
-    api_fw_call(&fw, master.port, "DECLINE", "decline", payload);
+    api_decline(&fw, master.port, offer_id, 0);
     json_decref(ev);
     run_on_volume(&fw, "reader-again", "test \"$(cat data/f)\" = hello");
     api_conn_close(&fw);
@@ -375,9 +352,8 @@ START_TEST(test_volume_lifecycle)
     ck_assert_msg(operator_form("/destroy-volumes", agent_id, "volumes",
                                 VOLUME_JSON, reason, sizeof(reason)) == 202,
                   "/destroy-volumes: %s", reason);
-    deadline = now_ms() + 10000;
-    while (agent_ckpt_version() < 3 && now_ms() < deadline)
-        usleep(50000);
+    long long v3 = 3;
+    ck_assert(e2e_poll_until(ckpt_version_reached, &v3, 10000));
     ck_assert_int_eq(agent_ckpt_version(), 3);
     ck_assert(!volume_file_exists(""));
 }

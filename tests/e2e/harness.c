@@ -4,9 +4,12 @@
  */
 #include "harness.h"
 
+#include "mesos/v1/mesos.pb-c.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -25,20 +28,74 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- Time ---- */
+/* ---- Time and waiting ---- */
 
-static int64_t now_ms(void)
+int64_t e2e_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms)
+void e2e_sleep_ms(int ms)
 {
+    if (ms <= 0)
+        return;
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+/* The next wait before checking again: E2E_POLL_MS, or what is left until
+ * the deadline; 0 once it has passed. */
+static int poll_step(int64_t deadline)
+{
+    int64_t left = deadline - e2e_now_ms();
+    if (left <= 0)
+        return 0;
+    return left < E2E_POLL_MS ? (int)left : E2E_POLL_MS;
+}
+
+bool e2e_poll_until(bool (*cond)(void *arg), void *arg, int timeout_ms)
+{
+    int64_t deadline = e2e_now_ms() + timeout_ms;
+    for (;;) {
+        if (cond(arg))
+            return true;
+        int step = poll_step(deadline);
+        if (step == 0)
+            return false;
+        e2e_sleep_ms(step);
+    }
+}
+
+static void loop_run(struct event_base *base, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+}
+
+bool e2e_loop_until(struct event_base *base, bool (*cond)(void *arg), void *arg,
+                    int timeout_ms)
+{
+    int64_t deadline = e2e_now_ms() + timeout_ms;
+    for (;;) {
+        if (cond(arg))
+            return true;
+        int step = poll_step(deadline);
+        if (step == 0)
+            return false;
+        loop_run(base, step);
+    }
+}
+
+void e2e_loop_for(struct event_base *base, int ms)
+{
+    int64_t deadline = e2e_now_ms() + ms;
+    int step;
+    while ((step = poll_step(deadline)) > 0)
+        loop_run(base, step);
 }
 
 /* ---- The run directory: one per test binary ---- */
@@ -287,12 +344,12 @@ int e2e_proc_running(struct e2e_proc *p)
 
 int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    while (now_ms() < deadline) {
+    int64_t deadline = e2e_now_ms() + timeout_ms;
+    while (e2e_now_ms() < deadline) {
         if (!e2e_proc_running(p))
             return -1;
         struct e2e_response r;
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - e2e_now_ms());
         if (left <= 0)
             break;
         if (e2e_http(p->port, "GET", "/health", NULL, NULL, 0,
@@ -302,53 +359,126 @@ int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms)
             if (ok)
                 return 0;
         }
-        sleep_ms(50);
+        e2e_sleep_ms(50);
     }
     return -1;
 }
 
-static int log_contains(const struct e2e_proc *p, const char *needle)
+int e2e_log_count(const struct e2e_proc *p, const char *needle)
 {
     FILE *f = fopen(p->log_path, "rb");
-    if (f == NULL)
+    size_t nlen = strlen(needle);
+    if (f == NULL || nlen == 0 || nlen >= 4096) {
+        if (f != NULL)
+            fclose(f);
         return 0;
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    }
+    /* Read in blocks, keeping the last nlen - 1 bytes of each in front of
+     * the next so that a match across two blocks is found once. */
+    char buf[65536 + 4096];
+    size_t keep = 0;
+    int count = 0;
+    for (;;) {
+        size_t n = fread(buf + keep, 1, sizeof(buf) - keep - 1, f);
+        if (n == 0)
+            break;
+        size_t len = keep + n;
+        buf[len] = '\0';
+        const char *at = buf;
+        const char *hit;
+        /* The log may hold NUL bytes: memmem, not strstr. */
+        while ((hit = memmem(at, len - (size_t)(at - buf), needle, nlen)) !=
+               NULL) {
+            count++;
+            at = hit + nlen;
+        }
+        size_t from = len >= nlen - 1 ? len - (nlen - 1) : 0;
+        if ((size_t)(at - buf) > from)
+            from = (size_t)(at - buf);
+        keep = len - from;
+        memmove(buf, buf + from, keep);
+    }
     fclose(f);
-    buf[n] = '\0';
-    return strstr(buf, needle) != NULL;
+    return count;
 }
 
-int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
+struct log_wait {
+    const struct e2e_proc *p;
+    const char *needle;
+    int count;
+};
+
+static bool log_has(void *arg)
 {
+    const struct log_wait *w = arg;
+    return e2e_log_count(w->p, w->needle) >= w->count;
+}
+
+bool e2e_wait_log(const struct e2e_proc *p, const char *needle, int count,
+                  int timeout_ms)
+{
+    struct log_wait w = {p, needle, count};
+    return e2e_poll_until(log_has, &w, timeout_ms);
+}
+
+/* A daemon's command line (argv[0] excluded): the harness's flags, then
+ * the test's (a later flag wins). */
+struct cmdline {
+    const char *args[64];
+    char a_master[64], a_port[32];
+};
+
+/* The master's command line (master_port 0), or an agent's. */
+static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
+                         const char *const *extra_args)
+{
+    int n = 0;
+    if (master_port != 0) {
+        snprintf(c->a_master, sizeof(c->a_master), "--master=127.0.0.1:%u",
+                 (unsigned)master_port);
+        c->args[n++] = c->a_master;
+    }
+    snprintf(c->a_port, sizeof(c->a_port), "--port=%u", (unsigned)port);
+    c->args[n++] = "--ip=127.0.0.1";
+    c->args[n++] = c->a_port;
+    /* Relative to the temporary directory the daemon runs in, so it is
+     * p->work_dir. */
+    c->args[n++] = "--work_dir=work";
+    if (master_port != 0) {
+        c->args[n++] = "--registration_backoff_factor=20ms";
+        c->args[n++] = "--registration_backoff_max=200ms";
+    }
+    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
+        c->args[n++] = *extra_args;
+    c->args[n] = NULL;
+}
+
+/* Start the master (master_port 0) or an agent on a free port and wait
+ * until healthy; a daemon that exits because another process took the port
+ * meanwhile (its log says so) is started again on another. */
+static int start_daemon(struct e2e_proc *p, uint16_t master_port,
+                        const char *const *extra_args)
+{
+    const char *bin = master_port != 0 ? OFFERD_AGENT_BIN : OFFERD_BIN;
+    const char *what = master_port != 0 ? "agent" : "master";
+    const char *bind_error = master_port != 0 ? "listen" : "cannot listen on";
     for (int attempt = 0; attempt < 5; attempt++) {
         uint16_t port = e2e_free_port();
         if (port == 0)
             continue;
-        char a_port[32];
-        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
-        const char *args[64];
-        int n = 0;
-        args[n++] = "--ip=127.0.0.1";
-        args[n++] = a_port;
-        /* Relative to the temporary directory the daemon runs in, so it is
-         * p->work_dir. */
-        args[n++] = "--work_dir=work";
-        for (; extra_args != NULL && *extra_args != NULL && n < 63;
-             extra_args++)
-            args[n++] = *extra_args;
-        args[n] = NULL;
-        if (e2e_spawn(p, OFFERD_BIN, args) != 0) {
+        struct cmdline c;
+        cmdline_make(&c, master_port, port, extra_args);
+        if (e2e_spawn(p, bin, c.args) != 0) {
             e2e_proc_cleanup(p);
             return -1;
         }
         p->port = port;
         if (e2e_wait_healthy(p, 20000) == 0)
             return 0;
-        int bind_race =
-            !e2e_proc_running(p) && log_contains(p, "cannot listen on");
+        bool bind_race =
+            !e2e_proc_running(p) && e2e_log_count(p, bind_error) > 0;
         if (!bind_race) {
-            fprintf(stderr, "harness: master did not become healthy\n");
+            fprintf(stderr, "harness: %s did not become healthy\n", what);
             e2e_proc_dump_log(p, 8192);
             e2e_proc_cleanup(p);
             return -1;
@@ -359,76 +489,63 @@ int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
     return -1;
 }
 
-/* The agent's command line (argv[0] excluded) into args (64 slots); the
- * buffers hold the formatted flags. */
-static void agent_args(const char **args, char a_master[64], char a_port[32],
-                       uint16_t master_port, uint16_t port,
-                       const char *const *extra_args)
+/* Start a stopped daemon again in its directory, on its port. */
+static int restart_daemon(struct e2e_proc *p, uint16_t master_port,
+                          const char *const *extra_args)
 {
-    snprintf(a_master, 64, "--master=127.0.0.1:%u", (unsigned)master_port);
-    snprintf(a_port, 32, "--port=%u", (unsigned)port);
-    int n = 0;
-    args[n++] = a_master;
-    args[n++] = "--ip=127.0.0.1";
-    args[n++] = a_port;
-    args[n++] = "--work_dir=work";
-    args[n++] = "--registration_backoff_factor=20ms";
-    args[n++] = "--registration_backoff_max=200ms";
-    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
-        args[n++] = *extra_args;
-    args[n] = NULL;
+    if (p->pid > 0 || p->dir[0] == '\0')
+        return -1;
+    struct cmdline c;
+    cmdline_make(&c, master_port, p->port, extra_args);
+    if (spawn_in_dir(p, master_port != 0 ? OFFERD_AGENT_BIN : OFFERD_BIN,
+                     c.args) != 0)
+        return -1;
+    if (e2e_wait_healthy(p, 20000) != 0) {
+        fprintf(stderr, "harness: restarted %s did not become healthy\n",
+                master_port != 0 ? "agent" : "master");
+        e2e_proc_dump_log(p, 8192);
+        return -1;
+    }
+    return 0;
+}
+
+int e2e_start_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    return start_daemon(p, 0, extra_args);
 }
 
 int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
                     const char *const *extra_args)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
-        if (port == 0)
-            continue;
-        char a_master[64], a_port[32];
-        const char *args[64];
-        agent_args(args, a_master, a_port, master_port, port, extra_args);
-        if (e2e_spawn(p, OFFERD_AGENT_BIN, args) != 0) {
-            e2e_proc_cleanup(p);
-            return -1;
-        }
-        p->port = port;
-        if (e2e_wait_healthy(p, 20000) == 0)
-            return 0;
-        int bind_race = !e2e_proc_running(p) && log_contains(p, "listen");
-        if (!bind_race) {
-            fprintf(stderr, "harness: agent did not become healthy\n");
-            e2e_proc_dump_log(p, 8192);
-            e2e_proc_cleanup(p);
-            return -1;
-        }
-        e2e_proc_cleanup(p); /* port taken meanwhile: try another */
-    }
-    fprintf(stderr, "harness: no free port after 5 attempts\n");
-    return -1;
+    return start_daemon(p, master_port, extra_args);
+}
+
+int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
+{
+    return restart_daemon(p, 0, extra_args);
+}
+
+int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
+                      const char *const *extra_args)
+{
+    return restart_daemon(p, master_port, extra_args);
+}
+
+struct agents_wait {
+    uint16_t port;
+    int n;
+};
+
+static bool agents_active(void *arg)
+{
+    const struct agents_wait *w = arg;
+    return e2e_metric(w->port, "master/slaves_active") == (double)w->n;
 }
 
 int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    for (;;) {
-        struct e2e_response r;
-        int found = 0;
-        if (e2e_http(master->port, "GET", "/metrics/snapshot", NULL, NULL, 0,
-                     1000, &r) == 0) {
-            json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
-            json_t *v = json_object_get(j, "master/slaves_active");
-            found = v != NULL && json_number_value(v) == (double)n;
-            json_decref(j);
-            e2e_response_free(&r);
-        }
-        if (found)
-            return 0;
-        if (now_ms() >= deadline)
-            return -1;
-        sleep_ms(50);
-    }
+    struct agents_wait w = {master->port, n};
+    return e2e_poll_until(agents_active, &w, timeout_ms) ? 0 : -1;
 }
 
 int e2e_kill_under(const char *dir)
@@ -462,55 +579,13 @@ int e2e_kill_under(const char *dir)
     return n;
 }
 
-int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args)
-{
-    if (p->pid > 0 || p->dir[0] == '\0')
-        return -1;
-    char a_port[32];
-    snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)p->port);
-    const char *args[64];
-    int n = 0;
-    args[n++] = "--ip=127.0.0.1";
-    args[n++] = a_port;
-    args[n++] = "--work_dir=work";
-    for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
-        args[n++] = *extra_args;
-    args[n] = NULL;
-    if (spawn_in_dir(p, OFFERD_BIN, args) != 0)
-        return -1;
-    if (e2e_wait_healthy(p, 20000) != 0) {
-        fprintf(stderr, "harness: restarted master did not become healthy\n");
-        e2e_proc_dump_log(p, 8192);
-        return -1;
-    }
-    return 0;
-}
-
-int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
-                      const char *const *extra_args)
-{
-    if (p->pid > 0 || p->dir[0] == '\0')
-        return -1;
-    char a_master[64], a_port[32];
-    const char *args[64];
-    agent_args(args, a_master, a_port, master_port, p->port, extra_args);
-    if (spawn_in_dir(p, OFFERD_AGENT_BIN, args) != 0)
-        return -1;
-    if (e2e_wait_healthy(p, 20000) != 0) {
-        fprintf(stderr, "harness: restarted agent did not become healthy\n");
-        e2e_proc_dump_log(p, 8192);
-        return -1;
-    }
-    return 0;
-}
-
 int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms)
 {
     if (p->pid > 0) {
         kill(p->pid, sig);
-        int64_t deadline = now_ms() + timeout_ms;
-        while (e2e_proc_running(p) && now_ms() < deadline)
-            sleep_ms(10);
+        int64_t deadline = e2e_now_ms() + timeout_ms;
+        while (e2e_proc_running(p) && e2e_now_ms() < deadline)
+            e2e_sleep_ms(10);
         if (p->pid > 0) {
             kill(p->pid, SIGKILL);
             int status;
@@ -566,9 +641,9 @@ int e2e_run(const char *bin, const char *const *args, char *out, size_t outlen,
         return -1;
     }
     size_t have = 0;
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     for (;;) {
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - e2e_now_ms());
         if (left <= 0)
             break;
         struct pollfd pfd = {fds[0], POLLIN, 0};
@@ -589,14 +664,107 @@ int e2e_run(const char *bin, const char *const *args, char *out, size_t outlen,
         out[have] = '\0';
     int status = 0;
     while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (now_ms() >= deadline) {
+        if (e2e_now_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             return -1;
         }
-        sleep_ms(10);
+        e2e_sleep_ms(10);
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---- Reading the daemons' endpoints ---- */
+
+json_t *e2e_get_json(uint16_t port, const char *path)
+{
+    struct e2e_response r;
+    if (e2e_http(port, "GET", path, NULL, NULL, 0, 5000, &r) != 0)
+        return NULL;
+    json_t *j =
+        r.status == 200 ? json_loadb(r.body, r.body_len, 0, NULL) : NULL;
+    e2e_response_free(&r);
+    return j;
+}
+
+double e2e_metric(uint16_t master_port, const char *name)
+{
+    json_t *j = e2e_get_json(master_port, "/metrics/snapshot");
+    if (j == NULL)
+        return -1;
+    json_t *v = json_object_get(j, name);
+    double d = json_is_number(v) ? json_number_value(v) : -1;
+    json_decref(j);
+    return d;
+}
+
+bool e2e_agent_sandbox(uint16_t agent_port, const char *task_id, char *out,
+                       size_t outlen)
+{
+    json_t *j = e2e_get_json(agent_port, "/state");
+    ck_assert_msg(j != NULL, "the agent's /state cannot be read");
+    bool found = false;
+    size_t i, k;
+    json_t *f, *e;
+    json_array_foreach(json_object_get(j, "frameworks"), i, f)
+    {
+        json_array_foreach(json_object_get(f, "executors"), k, e)
+        {
+            const char *id = json_string_value(json_object_get(e, "id"));
+            const char *dir =
+                json_string_value(json_object_get(e, "directory"));
+            if (id != NULL && dir != NULL && strcmp(id, task_id) == 0) {
+                snprintf(out, outlen, "%s", dir);
+                found = true;
+            }
+        }
+    }
+    json_decref(j);
+    return found;
+}
+
+bool e2e_task_state_is_terminal(int st)
+{
+    switch (st) {
+    case MESOS__V1__TASK_STATE__TASK_FINISHED:
+    case MESOS__V1__TASK_STATE__TASK_FAILED:
+    case MESOS__V1__TASK_STATE__TASK_KILLED:
+    case MESOS__V1__TASK_STATE__TASK_ERROR:
+    case MESOS__V1__TASK_STATE__TASK_LOST:
+    case MESOS__V1__TASK_STATE__TASK_DROPPED:
+    case MESOS__V1__TASK_STATE__TASK_GONE:
+    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+pid_t e2e_read_pid_file(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int pid = 0;
+    if (fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    return (pid_t)pid;
+}
+
+bool e2e_pid_alive(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) == 0;
+}
+
+bool e2e_file_exists(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0;
 }
 
 /* ---- HTTP client ---- */
@@ -620,7 +788,7 @@ static int connect_loopback(uint16_t port, int64_t deadline)
             close(fd);
             return -1;
         }
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - e2e_now_ms());
         struct pollfd p = {fd, POLLOUT, 0};
         int err = 0;
         socklen_t el = sizeof(err);
@@ -656,7 +824,7 @@ static int fill(struct reader *r)
             return 0;
         if (errno != EAGAIN && errno != EINTR)
             return -1;
-        int left = (int)(r->deadline - now_ms());
+        int left = (int)(r->deadline - e2e_now_ms());
         if (left <= 0)
             return -1;
         struct pollfd p = {r->fd, POLLIN, 0};
@@ -704,7 +872,7 @@ static int send_request(int fd, uint16_t port, const char *method,
     for (int i = 0; i < 2 && rc == 0; i++) {
         size_t off = 0;
         while (off < lens[i]) {
-            int left = (int)(deadline - now_ms());
+            int left = (int)(deadline - e2e_now_ms());
             if (left <= 0) {
                 rc = -1;
                 break;
@@ -824,7 +992,7 @@ int e2e_http(uint16_t port, const char *method, const char *path,
              int timeout_ms, struct e2e_response *resp)
 {
     memset(resp, 0, sizeof(*resp));
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     int fd = connect_loopback(port, deadline);
     if (fd < 0)
         return -1;
@@ -902,7 +1070,7 @@ int e2e_stream_open(uint16_t port, const char *method, const char *path,
                     size_t body_len, int timeout_ms, struct e2e_stream *s)
 {
     memset(s, 0, sizeof(*s));
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = e2e_now_ms() + timeout_ms;
     s->fd = connect_loopback(port, deadline);
     if (s->fd < 0)
         return -1;
@@ -925,7 +1093,8 @@ int e2e_stream_open(uint16_t port, const char *method, const char *path,
 int e2e_stream_next(struct e2e_stream *s, int timeout_ms, char **data,
                     size_t *len)
 {
-    struct reader r = {s->fd, s->buf, s->len, s->cap, now_ms() + timeout_ms};
+    struct reader r = {s->fd, s->buf, s->len, s->cap,
+                       e2e_now_ms() + timeout_ms};
     int rc;
     if (s->chunked) {
         rc = read_chunk(&r, data, len);

@@ -27,6 +27,8 @@
 #define OFFERD_TESTS_E2E_HARNESS_H
 
 #include <check.h>
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -134,6 +136,80 @@ void e2e_proc_dump_log(const struct e2e_proc *p, size_t max_bytes);
  * normally. */
 int e2e_run(const char *bin, const char *const *args, char *out, size_t outlen,
             int timeout_ms);
+
+/* ---- Waiting ----
+ *
+ * A test never sleeps and then asserts: it polls the condition it is about
+ * to assert until it holds or a deadline passes (e2e_poll_until, or
+ * e2e_loop_until when an event loop of the test must run meanwhile; the
+ * fake master of harness_agent_master.h has hfm_pump_until), then asserts.
+ * The one exception is a window that proves an absence ("no further update
+ * within 300 ms"): nothing can be awaited instead, so the test holds for
+ * the window (e2e_sleep_ms, e2e_loop_for, hfm_pump) and a comment says
+ * that this is what the window is for. */
+
+/* Interval between two checks of a polled condition (ms). */
+#define E2E_POLL_MS 20
+
+/* Milliseconds on the monotonic clock. */
+int64_t e2e_now_ms(void);
+
+/* Sleep ms milliseconds (restarted on EINTR). */
+void e2e_sleep_ms(int ms);
+
+/* Check cond(arg) every E2E_POLL_MS until it holds or timeout_ms pass (it
+ * is checked once more at the deadline). Returns true if it held. */
+bool e2e_poll_until(bool (*cond)(void *arg), void *arg, int timeout_ms);
+
+struct event_base;
+
+/* Like e2e_poll_until, running base between two checks instead of
+ * sleeping (a libofferd framework of the test lives on it). */
+bool e2e_loop_until(struct event_base *base, bool (*cond)(void *arg), void *arg,
+                    int timeout_ms);
+
+/* Run base for ms milliseconds, whatever happens: only for a window that
+ * proves an absence, or for a test that feeds work at a pace. */
+void e2e_loop_for(struct event_base *base, int ms);
+
+/* How many times needle occurs in the process's log (the whole file). */
+int e2e_log_count(const struct e2e_proc *p, const char *needle);
+
+/* Poll the process's log until needle occurs at least count times or
+ * timeout_ms pass. Returns true if it did. */
+bool e2e_wait_log(const struct e2e_proc *p, const char *needle, int count,
+                  int timeout_ms);
+
+/* ---- Reading the daemons' endpoints ---- */
+
+/* GET path on 127.0.0.1:port and parse the body: the JSON (caller
+ * json_decref's), or NULL when the request fails, the status is not 200 or
+ * the body is not JSON. (harness_api.h's api_get_json asserts instead.) */
+json_t *e2e_get_json(uint16_t port, const char *path);
+
+/* A number of the master's /metrics/snapshot, or -1 when it cannot be read
+ * (e.g. the master is down). */
+double e2e_metric(uint16_t master_port, const char *name);
+
+/* The sandbox directory of task_id's executor in the agent's /state (the
+ * command executor's id is the task's), copied into out. Returns false
+ * when the agent holds no such executor. Fails the test when /state cannot
+ * be read. */
+bool e2e_agent_sandbox(uint16_t agent_port, const char *task_id, char *out,
+                       size_t outlen);
+
+/* True for the terminal task states (Mesos's protobuf::isTerminalState:
+ * FINISHED, FAILED, KILLED, ERROR, LOST, DROPPED, GONE, GONE_BY_OPERATOR). */
+bool e2e_task_state_is_terminal(int state);
+
+/* The pid in the file dir/name, or 0 when missing or unreadable. */
+pid_t e2e_read_pid_file(const char *dir, const char *name);
+
+/* True while a process with that pid exists (pid > 0). */
+bool e2e_pid_alive(pid_t pid);
+
+/* True when dir/name exists. */
+bool e2e_file_exists(const char *dir, const char *name);
 
 /* ---- Blocking HTTP/1.1 client ---- */
 

@@ -3,6 +3,8 @@
  */
 #include "harness_agent_master.h"
 
+#include "harness.h"
+
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/json_pb.h"
@@ -12,8 +14,10 @@
 
 #include <check.h>
 #include <event2/event.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct hfm hfm;
 
@@ -25,13 +29,6 @@ static struct {
     char stream_id[ID_UUID_SIZE];
 } priv;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void hfm_send(const Offerd__Agent__Event *ev)
 {
     ck_assert_msg(priv.stream != NULL, "no agent stream to send on");
@@ -42,7 +39,7 @@ void hfm_send(const Offerd__Agent__Event *ev)
     ck_assert_int_eq(rc, 0);
 }
 
-static void ack_status(const char *fw, const Mesos__V1__TaskStatus *st)
+void hfm_ack(const char *fw, const Mesos__V1__TaskStatus *st)
 {
     Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
     fid.value = (char *)fw;
@@ -79,6 +76,10 @@ static void registered(void)
         OFFERD__AGENT__EVENT__REGISTERED__INIT;
     reg.agent_id = &aid;
     reg.master_info = &mi;
+    if (hfm.ping_timeout > 0) {
+        reg.has_ping_timeout_seconds = 1;
+        reg.ping_timeout_seconds = hfm.ping_timeout;
+    }
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__REGISTERED;
     ev.registered = &reg;
@@ -122,10 +123,14 @@ static void handle(struct http_request *req, void *arg)
         http_reply_error(req, 400, "wrong Mesos-Stream-Id");
         return;
     }
+    if (hfm.refuse_calls) {
+        http_reply_error(req, 403, "agent is not subscribed");
+        return;
+    }
     http_reply(req, 202, NULL, NULL, 0);
     if (hfm.auto_ack && call->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
         priv.stream != NULL)
-        ack_status(call->update->framework_id->value, call->update->status);
+        hfm_ack(call->update->framework_id->value, call->update->status);
 }
 
 void hfm_start(void)
@@ -164,9 +169,12 @@ void hfm_stop(void)
 
 void hfm_pump(int ms)
 {
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    event_base_loopexit(priv.base, &tv);
-    event_base_dispatch(priv.base);
+    e2e_loop_for(priv.base, ms);
+}
+
+bool hfm_pump_until(bool (*cond)(void *arg), void *arg, int timeout_ms)
+{
+    return e2e_loop_until(priv.base, cond, arg, timeout_ms);
 }
 
 bool hfm_has_stream(void)
@@ -181,40 +189,55 @@ void hfm_close_stream(void)
     priv.stream = NULL;
 }
 
+static bool subscribed(void *arg)
+{
+    return hfm.subscribes >= *(const int *)arg && priv.stream != NULL;
+}
+
 void hfm_wait_subscribed(int count, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    while ((hfm.subscribes < count || priv.stream == NULL) &&
-           now_ms() < deadline)
-        hfm_pump(10);
+    hfm_pump_until(subscribed, &count, timeout_ms);
     ck_assert_msg(hfm.subscribes >= count && priv.stream != NULL,
                   "the agent did not subscribe (%d of %d)", hfm.subscribes,
                   count);
 }
 
+struct call_wait {
+    size_t from;
+    Offerd__Agent__Call__Type type;
+    const char *task_id;
+    int state;
+    long found;
+};
+
+static bool call_arrived(void *arg)
+{
+    struct call_wait *w = arg;
+    for (size_t i = w->from; i < hfm.ncalls; i++) {
+        const Offerd__Agent__Call *c = hfm.calls[i];
+        if (c->type != w->type)
+            continue;
+        if (w->type == OFFERD__AGENT__CALL__TYPE__UPDATE) {
+            const Mesos__V1__TaskStatus *st = c->update->status;
+            if (w->task_id != NULL && strcmp(st->task_id->value, w->task_id))
+                continue;
+            if (w->state >= 0 && (int)st->state != w->state)
+                continue;
+        }
+        w->found = (long)i;
+        return true;
+    }
+    return false;
+}
+
 long hfm_wait_call(size_t *from, Offerd__Agent__Call__Type type,
                    const char *task_id, int state, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    for (;;) {
-        for (size_t i = *from; i < hfm.ncalls; i++) {
-            const Offerd__Agent__Call *c = hfm.calls[i];
-            if (c->type != type)
-                continue;
-            if (type == OFFERD__AGENT__CALL__TYPE__UPDATE) {
-                const Mesos__V1__TaskStatus *st = c->update->status;
-                if (task_id != NULL && strcmp(st->task_id->value, task_id))
-                    continue;
-                if (state >= 0 && (int)st->state != state)
-                    continue;
-            }
-            *from = i + 1;
-            return (long)i;
-        }
-        if (now_ms() >= deadline)
-            return -1;
-        hfm_pump(10);
-    }
+    struct call_wait w = {*from, type, task_id, state, -1};
+    if (!hfm_pump_until(call_arrived, &w, timeout_ms))
+        return -1;
+    *from = (size_t)w.found + 1;
+    return w.found;
 }
 
 size_t hfm_updates_of(const char *task_id, size_t from,
@@ -256,9 +279,28 @@ void hfm_run_task(const struct hfm_task *t)
     Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
     aid.value = HFM_AGENT_ID;
     Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.value = (char *)t->shell;
     cmd.has_shell = 1;
-    cmd.shell = 1;
+    if (t->shell != NULL) {
+        cmd.value = (char *)t->shell;
+        cmd.shell = 1;
+    } else {
+        cmd.value = (char *)t->program;
+        cmd.shell = 0;
+        while (t->argv != NULL && t->argv[cmd.n_arguments] != NULL)
+            cmd.n_arguments++;
+        cmd.arguments = (char **)t->argv;
+    }
+    Mesos__V1__Environment env = MESOS__V1__ENVIRONMENT__INIT;
+    Mesos__V1__Environment__Variable var =
+        MESOS__V1__ENVIRONMENT__VARIABLE__INIT;
+    Mesos__V1__Environment__Variable *vars[1] = {&var};
+    if (t->env_name != NULL) {
+        var.name = (char *)t->env_name;
+        var.value = (char *)t->env_value;
+        env.n_variables = 1;
+        env.variables = vars;
+        cmd.environment = &env;
+    }
     Mesos__V1__TaskInfo ti = MESOS__V1__TASK_INFO__INIT;
     ti.name = (char *)t->task_id;
     ti.task_id = &tid;
@@ -266,7 +308,7 @@ void hfm_run_task(const struct hfm_task *t)
     ti.command = &cmd;
     Mesos__V1__DurationInfo d = MESOS__V1__DURATION_INFO__INIT;
     Mesos__V1__KillPolicy kp = MESOS__V1__KILL_POLICY__INIT;
-    if (t->grace_ms >= 0) {
+    if (t->grace_ms > 0) {
         d.nanoseconds = (int64_t)t->grace_ms * 1000000;
         kp.grace_period = &d;
         ti.kill_policy = &kp;
@@ -282,7 +324,10 @@ void hfm_run_task(const struct hfm_task *t)
         res_list_allocate(&rl, "*");
     }
     size_t nres = 0;
-    Mesos__V1__Resource **res = res_list_to_pb(&rl, true, &nres);
+    Mesos__V1__Resource **res =
+        t->resources_json != NULL
+            ? hfm_resources_from_json(t->resources_json, &nres)
+            : res_list_to_pb(&rl, true, &nres);
     ti.resources = res;
     ti.n_resources = nres;
     Offerd__Agent__Event__RunTask rt = OFFERD__AGENT__EVENT__RUN_TASK__INIT;
@@ -292,7 +337,10 @@ void hfm_run_task(const struct hfm_task *t)
     ev.type = OFFERD__AGENT__EVENT__TYPE__RUN_TASK;
     ev.run_task = &rt;
     hfm_send(&ev);
-    res_pb_array_free(res, nres);
+    if (t->resources_json != NULL)
+        hfm_resources_free(res, nres);
+    else
+        res_pb_array_free(res, nres);
     res_list_clear(&rl);
 }
 
@@ -313,4 +361,57 @@ void hfm_kill(const char *framework_id, const char *task_id, int reason)
     ev.type = OFFERD__AGENT__EVENT__TYPE__KILL_TASK;
     ev.kill_task = &k;
     hfm_send(&ev);
+}
+
+Mesos__V1__Resource **hfm_resources_from_json(const char *json, size_t *n)
+{
+    json_error_t e;
+    json_t *arr = json_loads(json, 0, &e);
+    ck_assert_msg(json_is_array(arr), "resources: %s", e.text);
+    Mesos__V1__Resource **v = xcalloc(json_array_size(arr) + 1, sizeof(*v));
+    size_t i;
+    json_t *el;
+    json_array_foreach(arr, i, el)
+    {
+        char err[256];
+        v[i] = (Mesos__V1__Resource *)jpb_from_json(
+            &mesos__v1__resource__descriptor, el, err, sizeof(err));
+        ck_assert_msg(v[i] != NULL, "resources: %s", err);
+    }
+    *n = json_array_size(arr);
+    json_decref(arr);
+    return v;
+}
+
+void hfm_resources_free(Mesos__V1__Resource **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        jpb_free(&v[i]->base);
+    free(v);
+}
+
+static bool agent_exited(void *arg)
+{
+    return !e2e_proc_running(arg);
+}
+
+int hfm_stop_agent(struct e2e_proc *agent)
+{
+    if (agent->pid <= 0)
+        return 0;
+    kill(agent->pid, SIGUSR1);
+    hfm_pump_until(agent_exited, agent, 15000);
+    int rc = e2e_proc_stop(agent, SIGKILL, 1000);
+    if (rc != 0)
+        e2e_proc_dump_log(agent, 16384);
+    return rc;
+}
+
+const char *hfm_reason_name(const Mesos__V1__TaskStatus *st)
+{
+    if (!st->has_reason)
+        return "(none)";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &mesos__v1__task_status__reason__descriptor, (int)st->reason);
+    return v != NULL ? v->name : "?";
 }

@@ -4,17 +4,21 @@
  * the test drives (hfm_pump), implementing just enough of the master side
  * of docs/agent-protocol.md: SUBSCRIBE answered with a RecordIO stream, a
  * Mesos-Stream-Id and REGISTERED; every call recorded; events sent on the
- * stream when the test says so. (The same scheme as the fake master inside
- * e2e_agent.c, as a reusable module.)
+ * stream when the test says so.
  *
  * One fake master per test process (a static instance): hfm_start in the
  * test's setup, hfm_stop in its teardown. Failures are Check assertions.
+ * Waiting follows harness.h: hfm_pump_until and hfm_wait_* poll a
+ * condition while the fake master's loop runs; hfm_pump alone is for
+ * windows that prove an absence.
  */
 #ifndef OFFERD_TESTS_E2E_HARNESS_AGENT_MASTER_H
 #define OFFERD_TESTS_E2E_HARNESS_AGENT_MASTER_H
 
 #include "mesos/v1/mesos.pb-c.h"
 #include "offerd/agent.pb-c.h"
+
+#include <sys/types.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +32,8 @@ struct hfm {
     uint16_t port;               /* where it listens */
     int subscribes;              /* SUBSCRIBE calls answered */
     bool auto_ack;               /* ACKNOWLEDGE every UPDATE as it arrives */
+    bool refuse_calls;           /* answer every call but SUBSCRIBE 403 */
+    double ping_timeout;         /* REGISTERED.ping_timeout_seconds; 0: unset */
     Offerd__Agent__Call **calls; /* every call, in arrival order */
     size_t ncalls;
 };
@@ -40,8 +46,14 @@ void hfm_start(void);
 /* Close the stream, stop, free every recorded call. */
 void hfm_stop(void);
 
-/* Run the fake master's loop for about ms milliseconds. */
+/* Run the fake master's loop for about ms milliseconds, whatever happens:
+ * only for a window that proves an absence, or to pace what a test sends. */
 void hfm_pump(int ms);
+
+/* Run the fake master's loop until cond(arg) holds or timeout_ms pass (it
+ * is checked every E2E_POLL_MS, and once more at the deadline). Returns
+ * true if it held. */
+bool hfm_pump_until(bool (*cond)(void *arg), void *arg, int timeout_ms);
 
 /* True while the agent's stream is open. */
 bool hfm_has_stream(void);
@@ -66,15 +78,25 @@ size_t hfm_updates_of(const char *task_id, size_t from,
 /* Send an event on the agent's stream (fails the test without one). */
 void hfm_send(const Offerd__Agent__Event *ev);
 
-/* A command task to launch. */
+/* ACKNOWLEDGE st (an update of framework_id's task) on the stream. */
+void hfm_ack(const char *framework_id, const Mesos__V1__TaskStatus *st);
+
+/* A command task to launch. Fields left zero take the default named. */
 struct hfm_task {
     const char *framework_id;
     const char *task_id;
-    const char *shell;     /* shell command */
+    const char *shell;     /* shell command; NULL: run program with argv */
+    const char *program;   /* without shell: CommandInfo.value, the path */
+    char *const *argv;     /* without shell: arguments, argv[0] included,
+                              NULL-terminated */
+    const char *env_name;  /* one environment variable; NULL: none */
+    const char *env_value; /* its value */
     const char *resources; /* Mesos text, e.g. "cpus:1;mem:64"; NULL: none */
-    bool revocable;        /* every resource revocable */
-    int grace_ms;          /* kill policy grace period; < 0: none */
-    bool killing_capable;  /* framework has TASK_KILLING_STATE */
+    const char *resources_json; /* instead: a JSON array of Resource
+                                   (reservations, volumes), sent as given */
+    bool revocable;             /* every resource (of resources) revocable */
+    int grace_ms;         /* kill policy grace period; 0: no kill policy */
+    bool killing_capable; /* framework has TASK_KILLING_STATE */
 };
 
 /* RUN_TASK for t. */
@@ -82,5 +104,22 @@ void hfm_run_task(const struct hfm_task *t);
 
 /* KILL_TASK; reason < 0: none. */
 void hfm_kill(const char *framework_id, const char *task_id, int reason);
+
+/* The name of st's reason ("REASON_..."), "(none)" when unset. */
+const char *hfm_reason_name(const Mesos__V1__TaskStatus *st);
+
+/* Resource messages of a JSON array of mesos.v1.Resource (fails the test
+ * on bad JSON); *n gets how many. Free with hfm_resources_free. */
+Mesos__V1__Resource **hfm_resources_from_json(const char *json, size_t *n);
+void hfm_resources_free(Mesos__V1__Resource **v, size_t n);
+
+struct e2e_proc;
+
+/* Stop an agent of this fake master as a test's teardown does: SIGUSR1
+ * (kill every task, then exit) while the fake master keeps answering, so
+ * that the last updates go through; SIGKILL after 15 s. Returns its exit
+ * code (0: clean, and no leak under the sanitizers), -1 when killed; the
+ * log is printed unless 0. Nothing to do (0) when it is not running. */
+int hfm_stop_agent(struct e2e_proc *agent);
 
 #endif

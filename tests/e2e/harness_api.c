@@ -234,6 +234,34 @@ double api_offered_scalar(json_t *offers_event, const char *name)
     return sum;
 }
 
+double api_offered_revocable(json_t *offers_event, const char *name)
+{
+    json_t *offer = json_array_get(
+        json_object_get(json_object_get(offers_event, "offers"), "offers"), 0);
+    double sum = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(offer, "resources"), i, r)
+    {
+        if (json_object_get(r, "revocable") != NULL &&
+            strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+            sum += json_real_value(
+                json_object_get(json_object_get(r, "scalar"), "value"));
+    }
+    return sum;
+}
+
+int api_decline(struct conn *fw, uint16_t port, const char *offer_id,
+                double refuse_seconds)
+{
+    char payload[512];
+    snprintf(payload, sizeof(payload),
+             "{\"offer_ids\":[{\"value\":\"%s\"}],\"filters\":{"
+             "\"refuse_seconds\":%g}}",
+             offer_id, refuse_seconds);
+    return api_fw_call(fw, port, "DECLINE", "decline", payload);
+}
+
 /* ACCEPT one offer with one LAUNCH of a task. */
 int api_launch(struct conn *fw, uint16_t port, const char *offer_id,
                const char *agent_id, const char *task_id,

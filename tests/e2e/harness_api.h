@@ -71,6 +71,12 @@ json_t *api_wait_offer(struct conn *fw, char *offer_id, char *agent_id,
                        int timeout_ms);
 /* The amount of scalar resource name in the first offer of an event. */
 double api_offered_scalar(json_t *offers_event, const char *name);
+/* The amount of revocable scalar resource name in the first offer of an
+ * event (0 when none). */
+double api_offered_revocable(json_t *offers_event, const char *name);
+/* DECLINE one offer with filters.refuse_seconds; returns the status. */
+int api_decline(struct conn *fw, uint16_t port, const char *offer_id,
+                double refuse_seconds);
 /* ACCEPT one offer with one LAUNCH of task_id running `true`. */
 int api_launch(struct conn *fw, uint16_t port, const char *offer_id,
                const char *agent_id, const char *task_id,

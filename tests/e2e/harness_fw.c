@@ -4,6 +4,7 @@
 #include "harness_fw.h"
 
 #include "cli/offer_fit.h"
+#include "harness.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -15,54 +16,6 @@
 #include <time.h>
 
 #define DEFAULT_TASK_RES "cpus:0.1;mem:16"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-bool hfw_state_is_terminal(int st)
-{
-    switch (st) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool hfw_run_until(struct event_base *base, bool (*cond)(void *), void *arg,
-                   int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (!cond(arg)) {
-        if (now_ms() >= deadline)
-            return false;
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-    return true;
-}
-
-void hfw_run_for(struct event_base *base, int ms)
-{
-    int64_t deadline = now_ms() + ms;
-    while (now_ms() < deadline) {
-        struct timeval tv = {0, 20 * 1000};
-        event_base_loopexit(base, &tv);
-        event_base_dispatch(base);
-    }
-}
 
 static bool was_acked(const struct hfw *f, const uint8_t *uuid)
 {
@@ -128,66 +81,84 @@ static void decline(struct hfw *f, const char *offer_id, double secs)
     ck_assert_int_eq(offerd_sched_decline(f->s, ids, 1, &filters), 0);
 }
 
-/* Launch as many pending tasks as fit in the offer, in one ACCEPT. */
-static void launch_on(struct hfw *f, const Mesos__V1__Offer *offer)
+int hfw_pack_launches(struct hfw_launches *l, const Mesos__V1__Offer *offer,
+                      const char *task_res, const char *const *ids,
+                      const char *const *commands, int ntasks,
+                      double grace_secs)
 {
     res_list avail = RES_LIST_INIT, want = RES_LIST_INIT;
     char err[256];
     ck_assert_msg(res_list_from_pb(offer->resources, offer->n_resources, &avail,
                                    err, sizeof(err)) == 0,
                   "offer resources: %s", err);
-    ck_assert_msg(res_list_parse(f->task_res ? f->task_res : DEFAULT_TASK_RES,
-                                 NULL, &want, err, sizeof(err)) == 0,
+    ck_assert_msg(res_list_parse(task_res, NULL, &want, err, sizeof(err)) == 0,
                   "task resources: %s", err);
     const char *role =
         offer->allocation_info != NULL ? offer->allocation_info->role : "*";
-    Mesos__V1__Offer__Operation opv[HFW_MAX_TASKS], *ops[HFW_MAX_TASKS];
-    Mesos__V1__Offer__Operation__Launch launches[HFW_MAX_TASKS];
-    Mesos__V1__TaskInfo infos[HFW_MAX_TASKS], *pinfos[HFW_MAX_TASKS];
-    Mesos__V1__TaskID tids[HFW_MAX_TASKS];
-    Mesos__V1__CommandInfo cmds[HFW_MAX_TASKS];
-    Mesos__V1__Resource **pres[HFW_MAX_TASKS];
-    size_t nres[HFW_MAX_TASKS];
-    Mesos__V1__DurationInfo grace = MESOS__V1__DURATION_INFO__INIT;
-    Mesos__V1__KillPolicy kp = MESOS__V1__KILL_POLICY__INIT;
-    grace.nanoseconds = (int64_t)(f->kill_grace_secs * 1e9);
-    kp.grace_period = &grace;
+    mesos__v1__duration_info__init(&l->grace);
+    mesos__v1__kill_policy__init(&l->kp);
+    l->grace.nanoseconds = (int64_t)(grace_secs * 1e9);
+    l->kp.grace_period = &l->grace;
     int n = 0;
-    while (n < f->npending) {
+    while (n < ntasks && n < HFW_MAX_PER_ACCEPT) {
         res_list taken = RES_LIST_INIT;
         if (cli_offer_fit(&avail, &want, role, &taken) != 0)
             break;
-        pres[n] = res_list_to_pb(&taken, false, &nres[n]);
+        l->pres[n] = res_list_to_pb(&taken, false, &l->nres[n]);
         res_list_clear(&taken);
-        const struct hfw_pending *p = &f->pending[n];
-        mesos__v1__task_id__init(&tids[n]);
-        tids[n].value = (char *)p->task_id;
-        mesos__v1__command_info__init(&cmds[n]);
-        cmds[n].has_shell = 1;
-        cmds[n].shell = 1;
-        cmds[n].value = (char *)p->command;
-        mesos__v1__task_info__init(&infos[n]);
-        infos[n].name = (char *)p->task_id;
-        infos[n].task_id = &tids[n];
-        infos[n].agent_id = offer->agent_id;
-        infos[n].n_resources = nres[n];
-        infos[n].resources = pres[n];
-        infos[n].command = &cmds[n];
-        if (f->kill_grace_secs > 0)
-            infos[n].kill_policy = &kp;
-        pinfos[n] = &infos[n];
-        mesos__v1__offer__operation__launch__init(&launches[n]);
-        launches[n].n_task_infos = 1;
-        launches[n].task_infos = &pinfos[n];
-        mesos__v1__offer__operation__init(&opv[n]);
-        opv[n].has_type = 1;
-        opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-        opv[n].launch = &launches[n];
-        ops[n] = &opv[n];
+        mesos__v1__task_id__init(&l->tids[n]);
+        l->tids[n].value = (char *)ids[n];
+        mesos__v1__command_info__init(&l->cmds[n]);
+        l->cmds[n].has_shell = 1;
+        l->cmds[n].shell = 1;
+        l->cmds[n].value = (char *)commands[n];
+        Mesos__V1__TaskInfo *ti = &l->infos[n];
+        mesos__v1__task_info__init(ti);
+        ti->name = (char *)ids[n];
+        ti->task_id = &l->tids[n];
+        ti->agent_id = offer->agent_id;
+        ti->n_resources = l->nres[n];
+        ti->resources = l->pres[n];
+        ti->command = &l->cmds[n];
+        if (grace_secs > 0)
+            ti->kill_policy = &l->kp;
+        l->pinfos[n] = ti;
+        mesos__v1__offer__operation__launch__init(&l->launches[n]);
+        l->launches[n].n_task_infos = 1;
+        l->launches[n].task_infos = &l->pinfos[n];
+        mesos__v1__offer__operation__init(&l->opv[n]);
+        l->opv[n].has_type = 1;
+        l->opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
+        l->opv[n].launch = &l->launches[n];
+        l->ops[n] = &l->opv[n];
         n++;
     }
     res_list_clear(&avail);
     res_list_clear(&want);
+    l->n = n;
+    return n;
+}
+
+void hfw_launches_clear(struct hfw_launches *l)
+{
+    for (int i = 0; i < l->n; i++)
+        res_pb_array_free(l->pres[i], l->nres[i]);
+    l->n = 0;
+}
+
+/* Launch as many pending tasks as fit in the offer, in one ACCEPT. */
+static void launch_on(struct hfw *f, const Mesos__V1__Offer *offer)
+{
+    const char *ids[HFW_MAX_PER_ACCEPT], *cmds[HFW_MAX_PER_ACCEPT];
+    int want = 0;
+    for (; want < f->npending && want < HFW_MAX_PER_ACCEPT; want++) {
+        ids[want] = f->pending[want].task_id;
+        cmds[want] = f->pending[want].command;
+    }
+    static struct hfw_launches l;
+    int n = hfw_pack_launches(&l, offer,
+                              f->task_res ? f->task_res : DEFAULT_TASK_RES, ids,
+                              cmds, want, f->kill_grace_secs);
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(f, oid, 1);
@@ -197,9 +168,8 @@ static void launch_on(struct hfw *f, const Mesos__V1__Offer *offer)
     filters.has_refuse_seconds = 1;
     filters.refuse_seconds = 1;
     ck_assert_int_eq(
-        offerd_sched_accept(f->s, &oid, 1, ops, (size_t)n, &filters), 0);
-    for (int i = 0; i < n; i++)
-        res_pb_array_free(pres[i], nres[i]);
+        offerd_sched_accept(f->s, &oid, 1, l.ops, (size_t)n, &filters), 0);
+    hfw_launches_clear(&l);
     memmove(f->pending, f->pending + n,
             (size_t)(f->npending - n) * sizeof(f->pending[0]));
     f->npending -= n;
@@ -246,7 +216,8 @@ static void on_update(struct offerd_sched *s,
     /* A uuid acknowledged before is acknowledged again (the agent did not
      * get the first one), whatever the policy. */
     if (again || f->ack == HFW_ACK_ALL ||
-        (f->ack == HFW_ACK_NONTERMINAL && !hfw_state_is_terminal(u->state)))
+        (f->ack == HFW_ACK_NONTERMINAL &&
+         !e2e_task_state_is_terminal(u->state)))
         ack(f, u);
 }
 
@@ -293,7 +264,7 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
     f->s = offerd_sched_new(base, &o, err, sizeof(err));
     ck_assert_msg(f->s != NULL, "offerd_sched_new: %s", err);
     ck_assert_int_eq(offerd_sched_start(f->s), 0);
-    ck_assert_msg(hfw_run_until(base, cond_subscribed, f, 10000),
+    ck_assert_msg(e2e_loop_until(base, cond_subscribed, f, 10000),
                   "framework %s did not subscribe", fi.name);
 }
 

@@ -1,6 +1,7 @@
 /*
  * A framework for end-to-end tests, written on libofferd and run on the
- * test's own event loop while the test waits (hfw_run_until): it
+ * test's own event loop while the test waits (e2e_loop_until of
+ * harness.h): it
  * subscribes, launches the shell tasks a test queues on the offers it
  * gets, records every status update in arrival order with its uuid, and
  * acknowledges updates as its policy says. libofferd's auto-acknowledgement
@@ -13,6 +14,7 @@
 #ifndef OFFERD_TESTS_E2E_HARNESS_FW_H
 #define OFFERD_TESTS_E2E_HARNESS_FW_H
 
+#include "mesos/v1/mesos.pb-c.h"
 #include "offerd/scheduler.h"
 
 #include <stdbool.h>
@@ -82,13 +84,6 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
  * failover timeout). */
 void hfw_free(struct hfw *f);
 
-/* Run base until cond(arg) holds or timeout_ms pass; true if it held. */
-bool hfw_run_until(struct event_base *base, bool (*cond)(void *), void *arg,
-                   int timeout_ms);
-
-/* Run base for ms milliseconds. */
-void hfw_run_for(struct event_base *base, int ms);
-
 /* Queue a shell task; it is launched on the next offer it fits (a REVIVE
  * is sent). */
 void hfw_launch(struct hfw *f, const char *task_id, const char *command);
@@ -116,7 +111,44 @@ int hfw_ack_held(struct hfw *f);
 /* Kill task_id. */
 void hfw_kill(struct hfw *f, const char *task_id);
 
-/* True for terminal states. */
-bool hfw_state_is_terminal(int state);
+/* ---- Packing shell tasks into an offer ---- */
+
+#define HFW_MAX_PER_ACCEPT 64
+
+/* LAUNCH operations of shell tasks packed into one offer, one operation
+ * per task, each with its share of the offer as cli_offer_fit takes it for
+ * the offer's role; ops is ready for offerd_sched_accept. The operations
+ * point into the struct: keep it until the ACCEPT is handed over, then
+ * hfw_launches_clear. Large (about 60 KB). */
+struct hfw_launches {
+    int n; /* tasks packed */
+    Mesos__V1__Offer__Operation *ops[HFW_MAX_PER_ACCEPT];
+
+    /* Private: what ops point into. */
+    Mesos__V1__Offer__Operation opv[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__Offer__Operation__Launch launches[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__TaskInfo infos[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__TaskInfo *pinfos[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__TaskID tids[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__CommandInfo cmds[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__Resource **pres[HFW_MAX_PER_ACCEPT];
+    size_t nres[HFW_MAX_PER_ACCEPT];
+    Mesos__V1__DurationInfo grace;
+    Mesos__V1__KillPolicy kp;
+};
+
+/* Pack into l, in order, as many of the ntasks tasks (ids[i] running
+ * commands[i] with the shell, each taking task_res, e.g. "cpus:0.1;mem:16")
+ * as fit in offer (at most HFW_MAX_PER_ACCEPT), stopping at the first that
+ * does not; grace_secs > 0 gives each a kill policy with that grace period.
+ * ids and commands are borrowed until the ACCEPT is handed over. Returns
+ * l->n. Fails the test on resources it cannot parse. */
+int hfw_pack_launches(struct hfw_launches *l, const Mesos__V1__Offer *offer,
+                      const char *task_res, const char *const *ids,
+                      const char *const *commands, int ntasks,
+                      double grace_secs);
+
+/* Free what hfw_pack_launches allocated (l itself is the caller's). */
+void hfw_launches_clear(struct hfw_launches *l);
 
 #endif

@@ -7,6 +7,8 @@
  */
 #include "harness_proxy.h"
 
+#include "harness.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -83,13 +85,6 @@ struct e2e_proxy {
     int delay_max; /* slow: bound of the delay, ms */
     bool in_chaos;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t rnd(struct e2e_proxy *p)
 {
@@ -433,7 +428,7 @@ static void *run(void *arg)
     struct e2e_proxy *p = arg;
     struct pollfd pfd[1 + 2 * MAX_CONNS];
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = e2e_now_ms();
         if (!schedule(p, now))
             break;
         int n = 0;
@@ -463,7 +458,7 @@ static void *run(void *arg)
             pfd[n++] = (struct pollfd){.fd = sidle ? -1 : c->sfd, .events = se};
         }
         poll(pfd, (nfds_t)n, timeout);
-        now = now_ms();
+        now = e2e_now_ms();
         if (pfd[0].revents & POLLIN)
             accept_new(p);
         /* Service from the end: conn_free moves the last connection into
@@ -528,7 +523,7 @@ uint16_t e2e_proxy_port(const struct e2e_proxy *p)
 
 void e2e_proxy_chaos(struct e2e_proxy *p, int duration_ms)
 {
-    int64_t now = now_ms();
+    int64_t now = e2e_now_ms();
     pthread_mutex_lock(&p->mu);
     p->chaos_from = now;
     p->chaos_until = now + duration_ms;

@@ -3,10 +3,7 @@
  */
 #include "harness_wl.h"
 
-#include "cli/offer_fit.h"
 #include "common/hmap.h"
-#include "common/resources.h"
-#include "common/resources_pb.h"
 #include "harness.h"
 #include "harness_fw.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -26,14 +23,6 @@
 #define REC_MIN_MS       500
 #define REC_MAX_MS       4000
 #define REC_BATCH        256 /* tasks per RECONCILE call */
-#define MAX_PER_ACCEPT   64
-
-int64_t wl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 uint64_t wl_seed(const char *test_name)
 {
@@ -43,7 +32,7 @@ uint64_t wl_seed(const char *test_name)
         seed = strtoull(env, NULL, 0);
     else
         seed = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
-               (uint64_t)wl_now_ms();
+               (uint64_t)e2e_now_ms();
     fprintf(stderr, "%s: seed %llu (replay: OFFERD_E2E_SEED=%llu)\n", test_name,
             (unsigned long long)seed, (unsigned long long)seed);
     return seed;
@@ -133,7 +122,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct wl *w = arg;
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     reconcile_due(w, now);
     /* Offers may have been filtered while the queue was empty: ask again
      * now and then while tasks wait. */
@@ -157,7 +146,7 @@ static void on_subscribed(struct offerd_sched *s, const char *framework_id,
     w->subscriptions++;
     /* As Mesos advises: reconcile every non-terminal task after each
      * (re-)subscription. */
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     for (int i = 0; i < w->ntasks; i++)
         if (w->tasks[i].launched && w->tasks[i].first_terminal < 0)
             reconcile_soon(&w->tasks[i], now);
@@ -197,57 +186,17 @@ static void decline(struct wl *w, const char *offer_id, double secs)
 /* Launch as many queued tasks as fit in the offer, in one ACCEPT. */
 static void launch_on(struct wl *w, const Mesos__V1__Offer *offer)
 {
-    res_list avail = RES_LIST_INIT, want = RES_LIST_INIT;
-    char err[256];
-    ck_assert_msg(res_list_from_pb(offer->resources, offer->n_resources, &avail,
-                                   err, sizeof(err)) == 0,
-                  "offer resources: %s", err);
-    ck_assert_msg(res_list_parse(w->task_res ? w->task_res : DEFAULT_TASK_RES,
-                                 NULL, &want, err, sizeof(err)) == 0,
-                  "task resources: %s", err);
-    const char *role =
-        offer->allocation_info != NULL ? offer->allocation_info->role : "*";
-    Mesos__V1__Offer__Operation opv[MAX_PER_ACCEPT], *ops[MAX_PER_ACCEPT];
-    Mesos__V1__Offer__Operation__Launch launches[MAX_PER_ACCEPT];
-    Mesos__V1__TaskInfo infos[MAX_PER_ACCEPT], *pinfos[MAX_PER_ACCEPT];
-    Mesos__V1__TaskID tids[MAX_PER_ACCEPT];
-    Mesos__V1__CommandInfo cmds[MAX_PER_ACCEPT];
-    Mesos__V1__Resource **pres[MAX_PER_ACCEPT];
-    size_t nres[MAX_PER_ACCEPT];
-    int n = 0;
-    while (n < w->nqueue && n < MAX_PER_ACCEPT) {
-        res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &want, role, &taken) != 0)
-            break;
-        pres[n] = res_list_to_pb(&taken, false, &nres[n]);
-        res_list_clear(&taken);
-        struct wl_task *t = &w->tasks[w->queue[n]];
-        mesos__v1__task_id__init(&tids[n]);
-        tids[n].value = t->id;
-        mesos__v1__command_info__init(&cmds[n]);
-        cmds[n].has_shell = 1;
-        cmds[n].shell = 1;
-        cmds[n].value = t->command;
-        mesos__v1__task_info__init(&infos[n]);
-        infos[n].name = t->id;
-        infos[n].task_id = &tids[n];
-        infos[n].agent_id = offer->agent_id;
-        infos[n].n_resources = nres[n];
-        infos[n].resources = pres[n];
-        infos[n].command = &cmds[n];
-        pinfos[n] = &infos[n];
-        mesos__v1__offer__operation__launch__init(&launches[n]);
-        launches[n].n_task_infos = 1;
-        launches[n].task_infos = &pinfos[n];
-        mesos__v1__offer__operation__init(&opv[n]);
-        opv[n].has_type = 1;
-        opv[n].type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
-        opv[n].launch = &launches[n];
-        ops[n] = &opv[n];
-        n++;
+    const char *ids[HFW_MAX_PER_ACCEPT], *cmds[HFW_MAX_PER_ACCEPT];
+    int want = 0;
+    for (; want < w->nqueue && want < HFW_MAX_PER_ACCEPT; want++) {
+        const struct wl_task *t = &w->tasks[w->queue[want]];
+        ids[want] = t->id;
+        cmds[want] = t->command;
     }
-    res_list_clear(&avail);
-    res_list_clear(&want);
+    static struct hfw_launches l;
+    int n = hfw_pack_launches(&l, offer,
+                              w->task_res ? w->task_res : DEFAULT_TASK_RES, ids,
+                              cmds, want, 0);
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(w, oid, 1);
@@ -258,12 +207,11 @@ static void launch_on(struct wl *w, const Mesos__V1__Offer *offer)
     filters.refuse_seconds = 0.05;
     /* Sent is launched, for the framework: whether the master got the
      * ACCEPT or not, reconciliation tells. */
-    int rc = offerd_sched_accept(w->s, &oid, 1, ops, (size_t)n, &filters);
-    for (int i = 0; i < n; i++)
-        res_pb_array_free(pres[i], nres[i]);
+    int rc = offerd_sched_accept(w->s, &oid, 1, l.ops, (size_t)n, &filters);
+    hfw_launches_clear(&l);
     if (rc != 0)
         return; /* not sent (not subscribed): the tasks stay queued */
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     for (int i = 0; i < n; i++) {
         struct wl_task *t = &w->tasks[w->queue[i]];
         t->launched = true;
@@ -360,7 +308,7 @@ static void on_update(struct offerd_sched *s,
     if (st->has_reason &&
         st->reason == MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REREGISTERED)
         t->reregistered++;
-    if (hfw_state_is_terminal(state)) {
+    if (e2e_task_state_is_terminal(state)) {
         if (t->first_terminal < 0) {
             t->first_terminal = state;
             t->state = state;
@@ -401,7 +349,7 @@ static void on_update(struct offerd_sched *s,
     if (state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE) {
         t->unreachable++;
         if (!answer)
-            reconcile_soon(t, wl_now_ms());
+            reconcile_soon(t, e2e_now_ms());
     }
 }
 
@@ -463,7 +411,7 @@ void wl_start(struct wl *w, struct event_base *base, uint16_t master_port)
     struct timeval tv = {0, TICK_MS * 1000};
     event_add(w->tick, &tv);
     ck_assert_int_eq(offerd_sched_start(w->s), 0);
-    ck_assert_msg(hfw_run_until(base, cond_subscribed, w, 20000),
+    ck_assert_msg(e2e_loop_until(base, cond_subscribed, w, 20000),
                   "framework %s did not subscribe", fi.name);
 }
 
@@ -498,7 +446,7 @@ int wl_add(struct wl *w, const char *id, const char *command, int exit_code)
     w->queue[w->nqueue++] = idx;
     if (w->nqueue == 1 && w->subscribed &&
         offerd_sched_revive(w->s, NULL, 0) == 0)
-        w->last_revive_ms = wl_now_ms();
+        w->last_revive_ms = e2e_now_ms();
     return idx;
 }
 
@@ -530,7 +478,7 @@ void wl_implicit_reconcile(struct wl *w, const char *agent_id, int timeout_ms)
     ck_assert_msg(w->subscribed, "implicit reconciliation: not subscribed");
     /* Nothing of ours in flight, so the answers to come are the ones asked
      * for here. */
-    ck_assert(hfw_run_until(w->base, cond_no_calls, w, timeout_ms));
+    ck_assert(e2e_loop_until(w->base, cond_no_calls, w, timeout_ms));
     w->nanswers = 0;
     w->sentinel_seen = false;
     snprintf(w->sentinel, sizeof(w->sentinel), "wl-sentinel-%d",
@@ -539,29 +487,19 @@ void wl_implicit_reconcile(struct wl *w, const char *agent_id, int timeout_ms)
     ck_assert_int_eq(offerd_sched_reconcile(w->s, NULL, 0), 0);
     /* The master queues every answer on the stream before its 202; the
      * sentinel's answer is queued after them. */
-    ck_assert(hfw_run_until(w->base, cond_no_calls, w, timeout_ms));
+    ck_assert(e2e_loop_until(w->base, cond_no_calls, w, timeout_ms));
     struct offerd_reconcile_task st = {w->sentinel, agent_id};
     ck_assert_int_eq(offerd_sched_reconcile(w->s, &st, 1), 0);
-    bool ok = hfw_run_until(w->base, cond_sentinel, w, timeout_ms);
+    bool ok = e2e_loop_until(w->base, cond_sentinel, w, timeout_ms);
     w->capturing = false;
     ck_assert_msg(ok, "no answer to the reconciliation of %s", w->sentinel);
 }
 
 /* ---- Agents' reports ---- */
 
-static json_t *get_json(uint16_t port, const char *path)
-{
-    struct e2e_response r;
-    if (e2e_http(port, "GET", path, NULL, NULL, 0, 5000, &r) != 0)
-        return NULL;
-    json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
-    e2e_response_free(&r);
-    return j;
-}
-
 void wl_agent_id(uint16_t agent_port, char *out, size_t outlen)
 {
-    json_t *j = get_json(agent_port, "/state");
+    json_t *j = e2e_get_json(agent_port, "/state");
     const char *id = json_string_value(json_object_get(j, "id"));
     snprintf(out, outlen, "%s", id != NULL ? id : "");
     json_decref(j);
@@ -594,7 +532,7 @@ static int add_agent_tasks(json_t *list, bool completed, const char *agent_id,
 
 int wl_agent_tasks(uint16_t agent_port, struct wl_agent_task *out, int max)
 {
-    json_t *j = get_json(agent_port, "/state");
+    json_t *j = e2e_get_json(agent_port, "/state");
     if (j == NULL)
         return -1;
     const char *aid = json_string_value(json_object_get(j, "id"));
@@ -661,7 +599,7 @@ void wl_check_agreement(struct wl *w, const uint16_t *agent_ports, int nagents,
                       "task %s: the master says %s, the framework believes %s",
                       ans->task_id, state_name(ans->state),
                       state_name(t->state));
-        live += !hfw_state_is_terminal(ans->state);
+        live += !e2e_task_state_is_terminal(ans->state);
     }
     /* Every task of the framework an agent holds is answered for. */
     for (int k = 0; k < n; k++) {
@@ -681,15 +619,6 @@ void wl_check_agreement(struct wl *w, const uint16_t *agent_ports, int nagents,
                   "%d live tasks in the cluster, %d expected", live, want_live);
 }
 
-double wl_metric(uint16_t master_port, const char *name)
-{
-    json_t *j = get_json(master_port, "/metrics/snapshot");
-    json_t *v = json_object_get(j, name);
-    double d = json_is_number(v) ? json_number_value(v) : -1;
-    json_decref(j);
-    return d;
-}
-
 struct quiet {
     struct wl *w;
     const uint16_t *ports;
@@ -700,7 +629,7 @@ struct quiet {
 static bool cond_quiet(void *arg)
 {
     struct quiet *q = arg;
-    int64_t now = wl_now_ms();
+    int64_t now = e2e_now_ms();
     if (now < q->next_poll)
         return false;
     q->next_poll = now + 250;
@@ -726,7 +655,7 @@ bool wl_wait_quiet(struct wl *w, const uint16_t *agent_ports, int nagents,
                    int want_live, int timeout_ms)
 {
     struct quiet q = {w, agent_ports, nagents, want_live, 0};
-    return hfw_run_until(w->base, cond_quiet, &q, timeout_ms);
+    return e2e_loop_until(w->base, cond_quiet, &q, timeout_ms);
 }
 
 /* ---- Outcomes ---- */
@@ -829,4 +758,136 @@ void wl_check_outcomes(const struct wl *w, const char *marker_dir)
             by_state[MESOS__V1__TASK_STATE__TASK_DROPPED],
             by_state[MESOS__V1__TASK_STATE__TASK_GONE], unreachable,
             reregistered, dup, stale, w->subscriptions, w->call_failures);
+}
+
+/* ---- The scenario of the failure tests ---- */
+
+void wl_start_agent(struct e2e_proc *agent, int i, uint16_t master_port)
+{
+    char host[32];
+    snprintf(host, sizeof(host), "--hostname=agent%d", i);
+    const char *args[] = {"--resources=cpus:2;mem:512;disk:1024", host,
+                          "--status_update_retry_interval_min=500ms",
+                          "--status_update_retry_interval_max=2secs", NULL};
+    ck_assert_int_eq(e2e_start_agent(agent, master_port, args), 0);
+}
+
+void wl_make_marker_dir(const struct e2e_proc *master, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "%s/markers", master->dir);
+    ck_assert(n > 0 && (size_t)n < outlen);
+    ck_assert_int_eq(mkdir(out, 0700), 0);
+}
+
+void wl_add_long(struct wl *w, int n, const char *marker_dir)
+{
+    for (int i = 0; i < n; i++) {
+        char id[48], cmd[320];
+        snprintf(id, sizeof(id), "long-%d", i);
+        int k = snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep 600",
+                         marker_dir, id);
+        ck_assert(k > 0 && (size_t)k < sizeof(cmd));
+        wl_add(w, id, cmd, WL_EXIT_KILLED);
+    }
+}
+
+void wl_add_short(struct wl *w, uint64_t *rng, const char *prefix, int i,
+                  int max_tenths, const char *marker_dir)
+{
+    static const int codes[] = {1, 2, 3, 7, 42};
+    int tenths = wl_rand_between(rng, 1, max_tenths);
+    int code = wl_rand_between(rng, 0, 9) < 7 ? 0 : codes[wl_rand(rng) % 5];
+    char id[48], cmd[320];
+    snprintf(id, sizeof(id), "%s-%03d", prefix, i);
+    int n =
+        snprintf(cmd, sizeof(cmd), "echo started > %s/%s; sleep %d.%d; exit %d",
+                 marker_dir, id, tenths / 10, tenths % 10, code);
+    ck_assert(n > 0 && (size_t)n < sizeof(cmd));
+    wl_add(w, id, cmd, code);
+}
+
+struct first_running {
+    const struct wl *w;
+    int n;
+};
+
+static bool cond_first_running(void *arg)
+{
+    const struct first_running *f = arg;
+    if (f->w->ntasks < f->n)
+        return false;
+    for (int i = 0; i < f->n; i++)
+        if (f->w->tasks[i].state != MESOS__V1__TASK_STATE__TASK_RUNNING)
+            return false;
+    return true;
+}
+
+bool wl_wait_first_running(struct wl *w, int n, int timeout_ms)
+{
+    struct first_running f = {w, n};
+    return e2e_loop_until(w->base, cond_first_running, &f, timeout_ms);
+}
+
+struct terminal {
+    const struct wl *w;
+    int want;
+};
+
+static bool cond_terminal(void *arg)
+{
+    const struct terminal *t = arg;
+    return wl_queued(t->w) == 0 && wl_terminal_count(t->w) == t->want;
+}
+
+bool wl_wait_terminal(struct wl *w, int want, int timeout_ms)
+{
+    struct terminal t = {w, want};
+    return e2e_loop_until(w->base, cond_terminal, &t, timeout_ms);
+}
+
+struct recovered {
+    const struct wl *w;
+    uint16_t port;
+    int n;
+    int64_t next_read; /* the metrics are read at most every 200 ms */
+};
+
+static bool cond_recovered(void *arg)
+{
+    struct recovered *r = arg;
+    int64_t now = e2e_now_ms();
+    if (!r->w->subscribed || now < r->next_read)
+        return false;
+    r->next_read = now + 200;
+    return e2e_metric(r->port, "master/slaves_active") == r->n;
+}
+
+bool wl_wait_recovered(struct wl *w, uint16_t master_port, int n,
+                       int timeout_ms)
+{
+    struct recovered r = {w, master_port, n, 0};
+    return e2e_loop_until(w->base, cond_recovered, &r, timeout_ms);
+}
+
+void wl_finish(struct wl *w, const uint16_t *agent_ports, int nagents,
+               int nlong, const char *marker_dir)
+{
+    /* Master, agents and framework agree: the long tasks run, nothing
+     * else is held. */
+    char aid[128];
+    wl_agent_id(agent_ports[0], aid, sizeof(aid));
+    ck_assert_msg(wl_wait_quiet(w, agent_ports, nagents, nlong, 30000),
+                  "the agents still hold ended tasks");
+    wl_check_agreement(w, agent_ports, nagents, aid, nlong);
+
+    /* The long tasks are killed; then nothing is left anywhere. */
+    for (int i = 0; i < nlong; i++)
+        wl_kill(w, &w->tasks[i]);
+    ck_assert_msg(wl_wait_terminal(w, w->ntasks, 30000),
+                  "the long tasks were not killed");
+    ck_assert_msg(wl_wait_quiet(w, agent_ports, nagents, 0, 30000),
+                  "the agents still hold tasks");
+    wl_check_agreement(w, agent_ports, nagents, aid, 0);
+    wl_check_outcomes(w, marker_dir);
+    ck_assert_int_eq(w->errors, 0);
 }

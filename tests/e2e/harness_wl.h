@@ -1,7 +1,7 @@
 /*
  * A workload framework for the end-to-end failure tests (master kill -9,
  * chaos proxy), on libofferd and run on the test's own event loop while the
- * test waits (hfw_run_until of harness_fw.h). Unlike harness_fw.h it keeps
+ * test waits (e2e_loop_until of harness.h). Unlike harness_fw.h it keeps
  * up to WL_MAX_TASKS tasks and behaves as a careful framework does after
  * failures (docs/reconciliation.md):
  *
@@ -132,9 +132,6 @@ struct wl {
     int nsentinels;
 };
 
-/* Monotonic milliseconds. */
-int64_t wl_now_ms(void);
-
 /* The seed of a randomized test: OFFERD_E2E_SEED from the environment
  * when set (to replay a run), else one made from the time and the pid.
  * Printed to stderr with how to replay it. */
@@ -145,10 +142,6 @@ uint64_t wl_rand(uint64_t *state);
 
 /* A number in [lo, hi] from *state. */
 int wl_rand_between(uint64_t *state, int lo, int hi);
-
-/* A metric of the master's /metrics/snapshot, or -1 when it cannot be read
- * (e.g. the master is down). */
-double wl_metric(uint16_t master_port, const char *name);
 
 /* Run w's loop until the agents (ports) hold exactly want_live live tasks
  * of w's framework and no ended one (every terminal update acknowledged),
@@ -216,5 +209,52 @@ int wl_dump_unfinished(const struct wl *w, int *unreachable);
  * TASK_GONE. Also: no update for a task the framework does not know.
  * Prints a summary line to stderr. */
 void wl_check_outcomes(const struct wl *w, const char *marker_dir);
+
+/* ---- The scenario of the failure tests ----
+ * What the master failover and chaos tests share: their agents, their
+ * tasks (each writes a marker file <marker_dir>/<task id> first, so that
+ * wl_check_outcomes knows which started) and their closing checks. */
+
+struct e2e_proc;
+
+/* Start agent number i (--hostname=agent<i>, 2 cpus, 512 MB, status
+ * update retries every 0.5 to 2 s) against the master at master_port (or
+ * a proxy of it), and wait until healthy; fails the test otherwise. */
+void wl_start_agent(struct e2e_proc *agent, int i, uint16_t master_port);
+
+/* Make <master's directory>/markers and write its path into out. */
+void wl_make_marker_dir(const struct e2e_proc *master, char *out,
+                        size_t outlen);
+
+/* Add n tasks long-0 .. long-<n-1> that run until killed; they are the
+ * first n tasks of w when added first. */
+void wl_add_long(struct wl *w, int n, const char *marker_dir);
+
+/* Add short task <prefix>-<i> (3 digits): it sleeps 0.1 s to max_tenths
+ * tenths of a second, then exits 0 mostly, else with one of a few failure
+ * codes (drawn from *rng). */
+void wl_add_short(struct wl *w, uint64_t *rng, const char *prefix, int i,
+                  int max_tenths, const char *marker_dir);
+
+/* Run w's loop until its first n tasks are TASK_RUNNING; true if in time. */
+bool wl_wait_first_running(struct wl *w, int n, int timeout_ms);
+
+/* Run w's loop until no task is queued and want tasks are terminal; true
+ * if in time. */
+bool wl_wait_terminal(struct wl *w, int want, int timeout_ms);
+
+/* Run w's loop until w is subscribed and the master at master_port counts
+ * n active agents (its metrics are read every 200 ms at most); true if in
+ * time. */
+bool wl_wait_recovered(struct wl *w, uint16_t master_port, int n,
+                       int timeout_ms);
+
+/* The closing checks, once every short task ended and w's first nlong
+ * tasks (wl_add_long) still run: the agents, the master and w agree on
+ * the live tasks; the long tasks are killed; then nothing is left
+ * anywhere, they agree again, every task's outcome is its truth
+ * (wl_check_outcomes) and w got no ERROR. */
+void wl_finish(struct wl *w, const uint16_t *agent_ports, int nagents,
+               int nlong, const char *marker_dir);
 
 #endif
