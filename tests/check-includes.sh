@@ -62,7 +62,7 @@ declare -A LAYER=(
 # One more header for one file (file header: reason).
 EXCEPTIONS=(
     "tests/e2e/e2e_agent.c agent/checkpoint.h: crafts the checkpoint of its recovery test with the agent's own writer"
-    "tests/e2e/harness_fw.c cli/offer_fit.h: the test frameworks fit tasks into offers as offerd-execute does"
+    "tests/e2e/harness_fw.c sched/fit.h: the test frameworks fit tasks into offers as offerd-execute and the offer pool do"
 )
 
 # 2. Test-only headers (basename patterns).

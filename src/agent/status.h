@@ -51,12 +51,4 @@ struct agent_exit_outcome {
 void agent_exit_outcome(int wait_status, bool kill_requested,
                         struct agent_exit_outcome *out);
 
-/* FIXME: tests/e2e/e2e_agent.c, which another branch owns, still calls
- * the agent's old name; use task_state_is_terminal (common/task_state.h)
- * and drop this alias once that test is switched. */
-static inline bool agent_task_state_is_terminal(Mesos__V1__TaskState s)
-{
-    return task_state_is_terminal((int)s);
-}
-
 #endif

@@ -3,7 +3,7 @@
  */
 #include "harness_fw.h"
 
-#include "cli/offer_fit.h"
+#include "sched/fit.h"
 #include "harness.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
@@ -102,7 +102,7 @@ int hfw_pack_launches(struct hfw_launches *l, const Mesos__V1__Offer *offer,
     int n = 0;
     while (n < ntasks && n < HFW_MAX_PER_ACCEPT) {
         res_list taken = RES_LIST_INIT;
-        if (cli_offer_fit(&avail, &want, role, &taken) != 0)
+        if (sched_fit_take(&avail, &want, role, &taken) != 0)
             break;
         l->pres[n] = res_list_to_pb(&taken, false, &l->nres[n]);
         res_list_clear(&taken);

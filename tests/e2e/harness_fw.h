@@ -116,7 +116,7 @@ void hfw_kill(struct hfw *f, const char *task_id);
 #define HFW_MAX_PER_ACCEPT 64
 
 /* LAUNCH operations of shell tasks packed into one offer, one operation
- * per task, each with its share of the offer as cli_offer_fit takes it for
+ * per task, each with its share of the offer as sched_fit_take takes it for
  * the offer's role; ops is ready for offerd_sched_accept. The operations
  * point into the struct: keep it until the ACCEPT is handed over, then
  * hfw_launches_clear. Large (about 60 KB). */
