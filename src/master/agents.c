@@ -266,6 +266,10 @@ struct agent_subscribe {
     res_list ckpt;  /* the checkpointed resources it will have */
     uint64_t ckpt_version;
     bool resend_ckpt; /* the master's list is newer: send it */
+    /* The agent's list version in memory when the registration was
+     * submitted (an agent already known), to tell whether an operation
+     * changed the list while the registration was being recorded. */
+    uint64_t ckpt_seen;
 };
 
 static void agent_subscribe_free(struct agent_subscribe *s)
@@ -600,8 +604,7 @@ static struct agent *agent_new(struct master *m, const char *id)
 
 /* Take what the agent registered with (its info, address, version, static
  * and checkpointed resources) from s. */
-static void agent_set_registration(struct agent *ag,
-                                   const struct agent_subscribe *s)
+static void agent_set_registration(struct agent *ag, struct agent_subscribe *s)
 {
     const Mesos__V1__AgentInfo *ai = s->sub->agent_info;
     if (ag->info != NULL)
@@ -621,6 +624,13 @@ static void agent_set_registration(struct agent *ag,
     ag->version = xstrdup(s->sub->version != NULL ? s->sub->version : "");
     res_list_clear(&ag->static_res);
     res_list_copy(&ag->static_res, &s->total);
+    if (!s->is_new && ag->ckpt_version != s->ckpt_seen) {
+        /* An operation changed the list while this registration was being
+         * recorded (its write follows ours in the registry): the master's
+         * list is the newer one; the agent gets it on its new stream. */
+        s->resend_ckpt = true;
+        return;
+    }
     res_list_clear(&ag->ckpt);
     res_list_copy(&ag->ckpt, &s->ckpt);
     ag->ckpt_version = s->ckpt_version;
@@ -742,6 +752,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
     bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
     if (ag == NULL) {
         ag = agent_new(m, s->id);
+        s->is_new = true; /* even if it was removed while recording */
     } else {
         ag->reregistered_time = clock_wall_secs();
         m->metrics.slave_reregistrations++;
@@ -804,6 +815,7 @@ static void persist_subscription(struct master *m, struct agent_subscribe *s,
     res_list mine = RES_LIST_INIT;
     if (ag != NULL) {
         v_master = ag->ckpt_version;
+        s->ckpt_seen = ag->ckpt_version;
         res_list_copy(&mine, &ag->ckpt);
     } else if (recovered != NULL) {
         v_master = recovered->checkpointed_resources_version;

@@ -661,6 +661,51 @@ START_TEST(test_agent_subscribe_refusals)
 }
 END_TEST
 
+/* An operator's RESERVE that lands while the agent's re-registration is
+ * being recorded is kept: the registration does not put back the older
+ * checkpointed resources it read, and the agent's new stream gets the
+ * newer list. */
+START_TEST(test_reserve_during_reregistration)
+{
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
+             "\"id\":{\"value\":\"%s\"},\"hostname\":\"host1\",\"port\":5051,"
+             "\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+             "\"scalar\":{\"value\":2}},{\"name\":\"mem\",\"type\":\"SCALAR\","
+             "\"scalar\":{\"value\":1024}}]},\"version\":\"test\","
+             "\"address\":{\"ip\":\"127.0.0.2\",\"port\":5051}}}",
+             AG.id);
+    struct http_fake *again = http_fake_new(X.base, HTTP_POST, "/api/v1/agent");
+    http_fake_add_header(again, "Content-Type", HTTP_CONTENT_JSON);
+    http_fake_set_body(again, json, strlen(json));
+    /* Dispatched, its registry write queued, not yet done. */
+    http_fake_dispatch(again, master_agent_api, X.m);
+    ck_assert(!http_fake_replied(again));
+    snprintf(json, sizeof(json),
+             "{\"type\":\"RESERVE_RESOURCES\",\"reserve_resources\":{"
+             "\"agent_id\":{\"value\":\"%s\"},\"resources\":[{\"name\":"
+             "\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":1},"
+             "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"web\"}]}]}}",
+             AG.id);
+    struct http_fake *f = mfx_operator(&X, json);
+    ck_assert_int_eq(http_fake_status(f) / 100, 2);
+    http_fake_free(f);
+    mfx_settle(&X);
+    ck_assert(http_fake_is_stream(again));
+    struct agent *ag = master_agent_find(X.m, AG.id);
+    ck_assert_uint_eq(ag->ckpt_version, 1);
+    ck_assert_uint_eq(ag->ckpt.n, 1);
+    /* The new stream carries the list. */
+    struct mfx_peer ag2 = {.stream = again};
+    json_t *ev = mfx_next_event(&X, &ag2, "CHECKPOINT_RESOURCES");
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+    mfx_peer_free(&ag2);
+}
+END_TEST
+
 static Suite *master_calls_suite(void)
 {
     Suite *s = suite_create("master_calls");
@@ -691,6 +736,7 @@ static Suite *master_calls_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_maintenance_refusals);
     tcase_add_test(tc, test_reservation_refusals);
+    tcase_add_test(tc, test_reserve_during_reregistration);
     suite_add_tcase(s, tc);
     tc = tcase_create("registry");
     tcase_add_checked_fixture(tc, setup, teardown);
