@@ -196,6 +196,21 @@ static bool is_terminal(const char *state)
     return false;
 }
 
+/* Decline every offer of an OFFERS event, with no filter. */
+static void decline_all(struct conn *fw, json_t *ev)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(json_object_get(ev, "offers"), "offers"),
+                       i, o)
+    {
+        const char *id = json_string_value(
+            json_object_get(json_object_get(o, "id"), "value"));
+        if (id != NULL)
+            api_decline(fw, master.port, id, 0);
+    }
+}
+
 /* Read updates (acknowledging each) until task_id is terminal; returns
  * its state, the message in msg. */
 static void wait_task_end(struct conn *fw, const char *task_id, char *state,
@@ -203,10 +218,22 @@ static void wait_task_end(struct conn *fw, const char *task_id, char *state,
 {
     int64_t deadline = e2e_now_ms() + 20000;
     while (e2e_now_ms() < deadline) {
-        json_t *ev =
-            api_wait_event(fw, "UPDATE", (int)(deadline - e2e_now_ms()));
+        json_t *ev = api_next_event(fw, (int)(deadline - e2e_now_ms()));
         if (ev == NULL)
             break;
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        if (type != NULL && strcmp(type, "OFFERS") == 0) {
+            /* Offers made meanwhile (what the launch left) go back at
+             * once: held, they would keep the volume's next offer from
+             * coming. */
+            decline_all(fw, ev);
+            json_decref(ev);
+            continue;
+        }
+        if (type == NULL || strcmp(type, "UPDATE") != 0) {
+            json_decref(ev);
+            continue;
+        }
         json_t *st = json_object_get(json_object_get(ev, "update"), "status");
         const char *uuid = json_string_value(json_object_get(st, "uuid"));
         const char *tid = json_string_value(
