@@ -21,6 +21,7 @@
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/operator_events.h"
 #include "master/send.h"
 
 void master_task_count(struct master *m, Mesos__V1__TaskState state)
@@ -121,6 +122,7 @@ static struct task *task_add(struct master *m, struct framework *fw,
                               MESOS__V1__TASK_STATE__TASK_STAGING);
     record_state(t, t->state, clock_wall_secs());
     master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
+    master_opev_task_added(m, t);
     return t;
 }
 
@@ -148,6 +150,7 @@ struct task *master_task_adopt(struct master *m, struct framework *fw,
                              &rt->statuses[rt->n_statuses - 1]->base);
     free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
     m->metrics.tasks_adopted++;
+    master_opev_task_added(m, t);
     return t;
 }
 
@@ -285,6 +288,7 @@ void master_task_transition(struct master *m, struct task *t,
     if (task_state_is_terminal(state) ||
         state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
         master_task_recover(m, t);
+    master_opev_task_updated(m, t, &st);
     send_update(m, t->fw, &st);
 }
 
@@ -371,6 +375,7 @@ void master_task_status_update(struct master *m, struct agent *ag,
             memcpy(t->terminal_uuid, st->uuid.data, st->uuid.len);
             t->has_terminal_uuid = true;
         }
+        master_opev_task_updated(m, t, st);
     }
     /* Forward as is: the framework acknowledges by the uuid. */
     send_update(m, fw, st);
