@@ -86,10 +86,14 @@ void master_opev_subscribe(struct master *m, struct http_request *req,
                            enum http_encoding enc)
 {
     if (m->nopev_subs >= MASTER_MAX_OPERATOR_SUBSCRIBERS) {
-        http_reply_error(req, 503,
-                         "too many operator event stream subscribers (%u)",
-                         (unsigned)m->nopev_subs);
-        return;
+        /* Mesos keeps its subscribers in a circular buffer: the oldest
+         * (the list's tail) makes room. */
+        struct opev_sub *oldest = m->opev_subs;
+        while (oldest->next != NULL)
+            oldest = oldest->next;
+        log_warn("operator subscriber %s dropped: %u subscribers already",
+                 http_stream_peer(oldest->stream), (unsigned)m->nopev_subs);
+        sub_unlink(oldest);
     }
     struct opev_sub *sub = xcalloc(1, sizeof(*sub));
     sub->m = m;

@@ -19,12 +19,15 @@
 
 #include "master/master_types.h"
 
-/* Most operator subscribers at once; SUBSCRIBE is a 503 past it. */
+/* Most operator subscribers at once (Mesos's default of
+ * --max_operator_event_stream_subscribers); past it the oldest is dropped
+ * to make room, as Mesos does. */
 #define MASTER_MAX_OPERATOR_SUBSCRIBERS 1000
 
 /* Answer SUBSCRIBE (req, consumed) with a stream in enc and send
- * SUBSCRIBED and a first HEARTBEAT on it; 503 when the subscribers are
- * MASTER_MAX_OPERATOR_SUBSCRIBERS already. */
+ * SUBSCRIBED and a first HEARTBEAT on it (Mesos's order), dropping the
+ * oldest subscriber when there are MASTER_MAX_OPERATOR_SUBSCRIBERS
+ * already. */
 void master_opev_subscribe(struct master *m, struct http_request *req,
                            enum http_encoding enc);
 

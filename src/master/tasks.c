@@ -44,6 +44,8 @@ static void record_state(struct task *t, Mesos__V1__TaskState state,
     t->hist[t->nhist].state = state;
     t->hist[t->nhist].timestamp = when;
     t->nhist++;
+    if (t->status != NULL) /* TASK_UPDATED for every new state, as Mesos */
+        master_opev_task_updated(t->fw->m, t, t->status);
 }
 
 void master_task_free(struct task *t)
@@ -288,7 +290,6 @@ void master_task_transition(struct master *m, struct task *t,
     if (task_state_is_terminal(state) ||
         state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
         master_task_recover(m, t);
-    master_opev_task_updated(m, t, &st);
     send_update(m, t->fw, &st);
 }
 
@@ -375,7 +376,6 @@ void master_task_status_update(struct master *m, struct agent *ag,
             memcpy(t->terminal_uuid, st->uuid.data, st->uuid.len);
             t->has_terminal_uuid = true;
         }
-        master_opev_task_updated(m, t, st);
     }
     /* Forward as is: the framework acknowledges by the uuid. */
     send_update(m, fw, st);

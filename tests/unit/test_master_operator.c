@@ -7,6 +7,7 @@
  * the master carries on.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -483,6 +484,56 @@ START_TEST(test_subscribe_events)
 }
 END_TEST
 
+/* TASK_UPDATED for every new state only: a retried update is not one. */
+START_TEST(test_task_updated_per_state)
+{
+    json_decref(op_subscribe(&OP));
+    running_task();
+    char types[1024];
+    unread_types(&OP, types, sizeof(types));
+    ck_assert_str_eq(types,
+                     "FRAMEWORK_ADDED AGENT_ADDED TASK_ADDED TASK_UPDATED");
+    agent_update("TASK_RUNNING");
+    unread_types(&OP, types, sizeof(types));
+    ck_assert_str_eq(types, "");
+    agent_update("TASK_FINISHED");
+    json_t *ev = mfx_next_event(&X, &OP, "TASK_UPDATED");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(json_string_value(path(ev, "task_updated", "state")),
+                     "TASK_FINISHED");
+    json_decref(ev);
+    /* A finished task is a completed one in GET_TASKS, as in /state. */
+    json_t *gt = op_get("GET_TASKS");
+    ck_assert_uint_eq(json_array_size(path(gt, "get_tasks", "tasks")), 0);
+    ck_assert_uint_eq(json_array_size(path(gt, "get_tasks", "completed_tasks")),
+                      1);
+    json_decref(gt);
+}
+END_TEST
+
+/* Past MASTER_MAX_OPERATOR_SUBSCRIBERS the oldest subscriber makes room,
+ * as in Mesos. */
+START_TEST(test_oldest_subscriber_evicted)
+{
+    size_t n = MASTER_MAX_OPERATOR_SUBSCRIBERS;
+    struct http_fake **subs = calloc(n + 1, sizeof(*subs));
+    for (size_t i = 0; i <= n; i++) {
+        subs[i] = mfx_operator(&X, "{\"type\":\"SUBSCRIBE\"}");
+        ck_assert(http_fake_is_stream(subs[i]));
+    }
+    ck_assert_uint_eq(X.m->nopev_subs, n);
+    ck_assert(http_fake_stream_ended(subs[0]));
+    ck_assert(!http_fake_stream_ended(subs[1]));
+    ck_assert(!http_fake_stream_ended(subs[n]));
+    ck_assert_uint_eq(X.m->metrics.opev_dropped, 0);
+    mfx_stop(&X);
+    for (size_t i = 0; i <= n; i++)
+        http_fake_free(subs[i]);
+    free(subs);
+    mfx_start(&X, NULL); /* for the teardown */
+}
+END_TEST
+
 static bool agent_gone(void *arg)
 {
     (void)arg;
@@ -627,6 +678,8 @@ static Suite *master_operator_suite(void)
     tc = tcase_create("subscribe");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_subscribe_events);
+    tcase_add_test(tc, test_task_updated_per_state);
+    tcase_add_test(tc, test_oldest_subscriber_evicted);
     tcase_add_test(tc, test_updates_and_hangup);
     tcase_add_test(tc, test_stalled_subscriber_dropped);
     tcase_add_test(tc, test_subscribe_protobuf);
