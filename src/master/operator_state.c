@@ -281,6 +281,21 @@ master_opst_agent(const struct agent *ag)
     if (ag->drain != NULL)
         a->drain_info =
             jpb_copy(&mesos__v1__drain_info__descriptor, &ag->drain->base);
+    /* The capabilities /slaves lists: what every offerd agent handles. */
+    static const Mesos__V1__AgentInfo__Capability__Type caps[] = {
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__MULTI_ROLE,
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__HIERARCHICAL_ROLE,
+        MESOS__V1__AGENT_INFO__CAPABILITY__TYPE__RESERVATION_REFINEMENT,
+    };
+    size_t ncaps = sizeof(caps) / sizeof(caps[0]);
+    a->capabilities = xcalloc(ncaps, sizeof(*a->capabilities));
+    for (size_t i = 0; i < ncaps; i++) {
+        Mesos__V1__AgentInfo__Capability *c = xmalloc(sizeof(*c));
+        mesos__v1__agent_info__capability__init(c);
+        c->has_type = true;
+        c->type = caps[i];
+        a->capabilities[a->n_capabilities++] = c;
+    }
     return a;
 }
 

@@ -273,6 +273,13 @@ START_TEST(test_state_matches_endpoints)
     ck_assert(json_array_size(json_object_get(fw, "allocated_resources")) > 0);
     json_t *ags = path(gs, "get_agents", "agents");
     ck_assert_uint_eq(json_array_size(ags), 1);
+    json_t *es = endpoint("/slaves");
+    ck_assert_uint_eq(
+        json_array_size(
+            json_object_get(json_array_get(ags, 0), "capabilities")),
+        json_array_size(json_object_get(
+            json_array_get(json_object_get(es, "slaves"), 0), "capabilities")));
+    json_decref(es);
     ck_assert_str_eq(json_string_value(path(
                          json_object_get(json_array_get(ags, 0), "agent_info"),
                          "id", "value")),
