@@ -253,7 +253,6 @@ void master_framework_disconnected(struct master *m, struct framework *fw)
     master_offers_of_framework(m, fw, false);
     master_inverse_offers_of_framework(m, fw, false);
     start_failover_timer(fw, 0);
-    master_opev_framework(m, fw, false);
 }
 
 /* ---- SUBSCRIBE --------------------------------------------------------------

@@ -42,7 +42,8 @@ void master_opev_agent_added(struct master *m, const struct agent *ag);
 /* AGENT_REMOVED: the agent is being removed. */
 void master_opev_agent_removed(struct master *m, const char *agent_id);
 /* FRAMEWORK_ADDED (added) or FRAMEWORK_UPDATED: fw subscribed for the
- * first time, or re-subscribed, was updated or disconnected. */
+ * first time, or re-subscribed or was updated (UPDATE_FRAMEWORK). As in
+ * Mesos, a disconnection is no event. */
 void master_opev_framework(struct master *m, const struct framework *fw,
                            bool added);
 /* fw is about to be removed: TASK_UPDATED (TASK_KILLED, as Mesos reports

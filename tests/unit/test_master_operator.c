@@ -547,17 +547,35 @@ static bool agent_gone(void *arg)
     return X.m->nopev_subs == 0;
 }
 
-/* FRAMEWORK_UPDATED when a framework disconnects; AGENT_REMOVED; a
- * subscriber that hangs up is forgotten, not counted as dropped. */
+static bool fw_disconnected(void *arg)
+{
+    (void)arg;
+    struct framework *fw = master_framework_find(X.m, FW.id);
+    return fw != NULL && fw->stream == NULL;
+}
+
+/* FRAMEWORK_UPDATED when a framework re-subscribes (not when it
+ * disconnects, as Mesos); AGENT_REMOVED; a subscriber that hangs up is
+ * forgotten, not counted as dropped. */
 START_TEST(test_updates_and_hangup)
 {
     json_decref(op_subscribe(&OP));
     mfx_framework_subscribe(&X, &FW, FW_INFO);
     mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
     http_fake_disconnect(FW.stream);
+    ck_assert(mfx_run_until(&X, fw_disconnected, NULL));
+    ck_assert(!mfx_has_event(&OP, "FRAMEWORK_UPDATED"));
+    char info[512];
+    snprintf(info, sizeof(info),
+             "{\"id\":{\"value\":\"%s\"},\"user\":\"u\",\"name\":"
+             "\"fw\",\"roles\":[\"web\"],\"failover_timeout\":60,"
+             "\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}",
+             FW.id);
+    mfx_peer_free(&FW);
+    mfx_framework_subscribe(&X, &FW, info);
     json_t *ev = mfx_next_event(&X, &OP, "FRAMEWORK_UPDATED");
     ck_assert_ptr_nonnull(ev);
-    ck_assert(json_is_false(
+    ck_assert(json_is_true(
         path(path(ev, "framework_updated", "framework"), "connected", NULL)));
     json_decref(ev);
     /* DRAIN_AGENT with mark_gone removes the agent. */
