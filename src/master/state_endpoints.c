@@ -8,8 +8,10 @@
  */
 #include "master/state_endpoints.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,28 +169,47 @@ static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 /* ---- Tasks, offers, frameworks, agents -------------------------------------
  */
 
-static json_t *task_model(const struct task *t)
+/* The fields a live task and a completed one share (Mesos's model(Task)). */
+static json_t *task_model_base(const char *id, const char *name,
+                               const char *framework_id, const char *agent_id,
+                               Mesos__V1__TaskState state,
+                               const res_list *resources, const char *role,
+                               const struct task_state_at *hist, uint32_t nhist)
 {
     json_t *o = json_object();
-    const Mesos__V1__TaskInfo *ti = t->info;
-    json_object_set_new(o, "id", json_string(ti->task_id->value));
-    json_object_set_new(o, "name", json_string(ti->name));
-    json_object_set_new(o, "framework_id", json_string(t->fw->id));
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "framework_id", json_string(framework_id));
     json_object_set_new(o, "executor_id", json_string(""));
-    json_object_set_new(o, "slave_id",
-                        json_string(t->agent != NULL ? t->agent->id : ""));
-    json_object_set_new(o, "state", json_string(task_state_name(t->state)));
-    json_object_set_new(o, "resources", resources_model(&t->resources));
-    json_object_set_new(o, "role", json_string(t->role));
+    json_object_set_new(o, "slave_id", json_string(agent_id));
+    json_object_set_new(o, "state", json_string(task_state_name(state)));
+    json_object_set_new(o, "resources", resources_model(resources));
+    json_object_set_new(o, "role", json_string(role));
     json_t *st = json_array();
-    for (uint32_t i = 0; i < t->nhist; i++) {
+    for (uint32_t i = 0; i < nhist; i++) {
         json_t *s = json_object();
         json_object_set_new(s, "state",
-                            json_string(task_state_name(t->hist[i].state)));
-        json_object_set_new(s, "timestamp", json_real(t->hist[i].timestamp));
+                            json_string(task_state_name(hist[i].state)));
+        json_object_set_new(s, "timestamp", json_real(hist[i].timestamp));
         json_array_append_new(st, s);
     }
     json_object_set_new(o, "statuses", st);
+    return o;
+}
+
+static json_t *record_model(const struct framework *fw,
+                            const struct task_record *r)
+{
+    return task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
+                           &r->resources, r->role, r->hist, r->nhist);
+}
+
+static json_t *task_model(const struct task *t)
+{
+    const Mesos__V1__TaskInfo *ti = t->info;
+    json_t *o = task_model_base(ti->task_id->value, ti->name, t->fw->id,
+                                t->agent != NULL ? t->agent->id : "", t->state,
+                                &t->resources, t->role, t->hist, t->nhist);
     if (ti->labels != NULL) {
         json_t *l = jpb_to_json(&ti->labels->base);
         json_t *ls = json_object_get(l, "labels");
@@ -291,15 +312,17 @@ static json_t *framework_model(const struct framework *fw, bool with_tasks)
     res_list_clear(&used);
     res_list_clear(&offered);
     if (with_tasks) {
+        /* As Mesos: a task is in "tasks" until its terminal update is
+         * acknowledged (or it ends with its agent or framework), then among
+         * the "completed_tasks", oldest first. */
         json_t *tasks = json_array(), *completed = json_array();
         size_t pos = 0;
         void *val;
-        while (hmap_next(fw->tasks, &pos, NULL, &val)) {
-            const struct task *t = val;
-            json_array_append_new(task_state_is_terminal(t->state) ? completed
-                                                                   : tasks,
-                                  task_model(t));
-        }
+        while (hmap_next(fw->tasks, &pos, NULL, &val))
+            json_array_append_new(tasks, task_model(val));
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+            json_array_append_new(
+                completed, record_model(fw, master_task_completed_at(fw, i)));
         json_object_set_new(o, "tasks", tasks);
         json_object_set_new(o, "completed_tasks", completed);
         json_object_set_new(o, "unreachable_tasks", json_array());
@@ -586,63 +609,106 @@ static void handle_slaves(struct http_request *req, void *arg)
     reply(req, o);
 }
 
-/* Parse a non-negative integer query parameter; -1 on a bad value. */
-static long query_long(struct http_request *req, const char *name, long dflt)
+/* A non-negative integer query parameter; dflt when it is absent or not
+ * one (Mesos's /tasks takes a bad limit or offset as not given). */
+static size_t query_count(struct http_request *req, const char *name,
+                          size_t dflt)
 {
     const char *v = http_request_query(req, name);
-    if (v == NULL)
+    if (v == NULL || *v < '0' || *v > '9')
         return dflt;
     char *end;
-    long n = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || n < 0)
-        return -1;
-    return n;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end != '\0' || errno != 0 || n > SIZE_MAX)
+        return dflt;
+    return (size_t)n;
 }
 
-static int task_ts_cmp(const void *x, const void *y)
+/* A task /tasks lists: live (t) or completed (r, of fw). */
+struct task_entry {
+    const struct framework *fw;
+    const struct task *t;
+    const struct task_record *r;
+    double ts; /* its first status's timestamp: the sort key */
+};
+
+static int entry_ts_cmp(const void *x, const void *y)
 {
-    const struct task *a = *(struct task *const *)x;
-    const struct task *b = *(struct task *const *)y;
-    double ta = a->nhist ? a->hist[0].timestamp : 0;
-    double tb = b->nhist ? b->hist[0].timestamp : 0;
-    return ta < tb ? -1 : ta > tb;
+    const struct task_entry *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
+/* Append fw's tasks (live, then completed) that match task_id (NULL: all)
+ * to *v (grown as needed). */
+static void collect_tasks(const struct framework *fw, const char *task_id,
+                          struct task_entry **v, size_t *n, size_t *cap)
+{
+    size_t need = *n + hmap_count(fw->tasks) + fw->ncompleted_tasks;
+    if (need > *cap) {
+        *cap = need * 2;
+        *v = xreallocarray(*v, *cap, sizeof(**v));
+    }
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (task_id != NULL && strcmp(task_id, t->info->task_id->value) != 0)
+            continue;
+        (*v)[(*n)++] = (struct task_entry){fw, t, NULL,
+                                           t->nhist ? t->hist[0].timestamp : 0};
+    }
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        if (task_id != NULL && strcmp(task_id, r->id) != 0)
+            continue;
+        (*v)[(*n)++] = (struct task_entry){fw, NULL, r,
+                                           r->nhist ? r->hist[0].timestamp : 0};
+    }
+}
+
+/* GET /tasks: the tasks of registered and completed frameworks, live and
+ * completed, sorted by their first status's time (order=asc, or descending
+ * by default), limit (default 100) from offset; framework_id and task_id
+ * select, as Mesos's /tasks does. */
 static void handle_tasks(struct http_request *req, void *arg)
 {
     struct master *m = arg;
-    long limit = query_long(req, "limit", 100);
-    long offset = query_long(req, "offset", 0);
+    size_t limit = query_count(req, "limit", 100);
+    size_t offset = query_count(req, "offset", 0);
     const char *order = http_request_query(req, "order");
-    if (limit < 0 || offset < 0) {
-        http_reply_error(req, 400,
-                         "limit and offset must be non-negative integers");
-        return;
+    const char *fid = http_request_query(req, "framework_id");
+    const char *tid = http_request_query(req, "task_id");
+    bool asc = order != NULL && strcmp(order, "asc") == 0;
+
+    struct task_entry *all = NULL;
+    size_t k = 0, cap = 0;
+    if (fid != NULL) {
+        const struct framework *fw = hmap_get(m->frameworks, fid);
+        if (fw == NULL)
+            fw = hmap_get(m->completed, fid);
+        if (fw != NULL)
+            collect_tasks(fw, tid, &all, &k, &cap);
+    } else {
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(m->frameworks, &pos, NULL, &val))
+            collect_tasks(val, tid, &all, &k, &cap);
+        for (uint32_t i = 0; i < m->ncompleted; i++) {
+            const struct framework *fw =
+                hmap_get(m->completed, m->completed_order[i]);
+            if (fw != NULL)
+                collect_tasks(fw, tid, &all, &k, &cap);
+        }
     }
-    if (order != NULL && strcmp(order, "asc") != 0 &&
-        strcmp(order, "des") != 0) {
-        http_reply_error(req, 400, "order must be 'asc' or 'des'");
-        return;
-    }
-    size_t n = 0, pos = 0;
-    void *val;
-    while (hmap_next(m->frameworks, &pos, NULL, &val))
-        n += hmap_count(((struct framework *)val)->tasks);
-    struct task **all = xcalloc(n ? n : 1, sizeof(*all));
-    size_t k = 0;
-    pos = 0;
-    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
-        size_t tp = 0;
-        void *tv;
-        while (hmap_next(((struct framework *)val)->tasks, &tp, NULL, &tv))
-            all[k++] = tv;
-    }
-    qsort(all, k, sizeof(*all), task_ts_cmp);
-    bool desc = order == NULL || strcmp(order, "des") == 0;
+    if (k > 0)
+        qsort(all, k, sizeof(*all), entry_ts_cmp);
     json_t *arr = json_array();
-    for (size_t i = (size_t)offset; i < k && (long)json_array_size(arr) < limit;
-         i++)
-        json_array_append_new(arr, task_model(all[desc ? k - 1 - i : i]));
+    for (size_t i = offset; i < k && i - offset < limit; i++) {
+        const struct task_entry *e = &all[asc ? i : k - 1 - i];
+        json_array_append_new(arr, e->t != NULL ? task_model(e->t)
+                                                : record_model(e->fw, e->r));
+    }
     free(all);
     json_t *o = json_object();
     json_object_set_new(o, "tasks", arr);

@@ -1,0 +1,379 @@
+/*
+ * The master's memory of what ended: completed tasks of running and removed
+ * frameworks, completed frameworks, their bounds
+ * (--max_completed_tasks_per_framework, --max_completed_frameworks), and
+ * how /state, /frameworks and /tasks show them. Endpoints are read through
+ * the master's own routes (http_fake_dispatch_server), with no socket.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "master/frameworks.h"
+#include "master/scheduler_api.h"
+#include "master/tasks.h"
+#include "master_fixture.h"
+
+#define FW_INFO                                                                \
+    "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\"],"                     \
+    "\"failover_timeout\":60,\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}"
+#define TINY                                                                   \
+    "[{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":0.1}},{"    \
+    "\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{\"value\":32}}]"
+
+static struct mfx X;
+static struct mfx_peer FW, AG;
+
+static void start_with(const char *const *flags)
+{
+    mfx_start(&X, flags);
+}
+
+static void setup(void)
+{
+    start_with(NULL);
+}
+
+static void teardown(void)
+{
+    mfx_peer_free(&FW);
+    mfx_peer_free(&AG);
+    mfx_stop(&X);
+}
+
+/* GET target through the master's routes; returns the body as JSON (NULL
+ * when not JSON) and the status in *status. */
+static json_t *get(const char *target, int *status)
+{
+    struct http_fake *f = http_fake_new(X.base, HTTP_GET, target);
+    http_fake_dispatch_server(f, X.m->http);
+    ck_assert(http_fake_replied(f));
+    *status = http_fake_status(f);
+    size_t len;
+    const uint8_t *body = http_fake_body(f, &len);
+    json_t *j = json_loadb((const char *)body, len, 0, NULL);
+    http_fake_free(f);
+    return j;
+}
+
+static json_t *get_ok(const char *target)
+{
+    int status;
+    json_t *j = get(target, &status);
+    ck_assert_int_eq(status, 200);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+/* ACCEPT of offer_id launching tasks ids[0..n-1] (TINY each). */
+static void launch(const char *offer_id, const char *const *ids, size_t n)
+{
+    char payload[8192];
+    int len = snprintf(payload, sizeof(payload),
+                       "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{"
+                       "\"type\":\"LAUNCH\",\"launch\":{\"task_infos\":[",
+                       offer_id);
+    for (size_t i = 0; i < n; i++)
+        len += snprintf(payload + len, sizeof(payload) - (size_t)len,
+                        "%s{\"name\":\"n-%s\",\"task_id\":{\"value\":\"%s\"},"
+                        "\"agent_id\":{\"value\":\"%s\"},\"resources\":" TINY
+                        ",\"command\":{\"value\":\"true\"}}",
+                        i ? "," : "", ids[i], ids[i], AG.id);
+    snprintf(payload + len, sizeof(payload) - (size_t)len, "]}}]}");
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "ACCEPT", "accept", payload),
+                     202);
+}
+
+/* The agent reports state for task id with uuid byte u; the framework
+ * acknowledges it when ack. */
+static void update(const char *id, const char *state, int u, bool ack)
+{
+    char uuid[32];
+    /* 16 bytes: 15 zeros and u, base64. */
+    snprintf(uuid, sizeof(uuid),
+             "AAAAAAAAAAAAAAAAAAAA%c%c==", "ABCDEFGHIJKLMNOP"[(u >> 2) & 15],
+             "AQgw"[u % 4]);
+    char payload[1024];
+    snprintf(payload, sizeof(payload),
+             "{\"framework_id\":{\"value\":\"%s\"},\"status\":{\"task_id\":{"
+             "\"value\":\"%s\"},\"state\":\"%s\",\"source\":"
+             "\"SOURCE_EXECUTOR\",\"uuid\":\"%s\",\"agent_id\":{\"value\":"
+             "\"%s\"}}}",
+             FW.id, id, state, uuid, AG.id);
+    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UPDATE", "update", payload), 202);
+    json_decref(mfx_next_event(&X, &FW, "UPDATE"));
+    if (!ack)
+        return;
+    snprintf(payload, sizeof(payload),
+             "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":\"%s\"},"
+             "\"uuid\":\"%s\"}",
+             AG.id, id, uuid);
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "ACKNOWLEDGE", "acknowledge", payload),
+        202);
+}
+
+/* A framework and an agent, tasks ids[0..n-1] launched and running. */
+static void running(const char *const *ids, size_t n)
+{
+    char offer_id[256];
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:4;mem:4096");
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    launch(offer_id, ids, n);
+    for (size_t i = 0; i < n; i++)
+        update(ids[i], "TASK_RUNNING", (int)i * 2, false);
+}
+
+static struct framework *fw_state(void)
+{
+    return master_framework_find(X.m, FW.id);
+}
+
+/* The first framework object of /state's key (frameworks or
+ * completed_frameworks), borrowed from state. */
+static json_t *state_fw(json_t *state, const char *key)
+{
+    json_t *arr = json_object_get(state, key);
+    ck_assert_int_eq(json_array_size(arr), 1);
+    return json_array_get(arr, 0);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* ---- Completed tasks of a running framework ----------------------------- */
+
+START_TEST(test_acknowledged_task_is_kept)
+{
+    const char *ids[] = {"t1", "t2"};
+    running(ids, 2);
+    /* Terminal but not acknowledged: still among the tasks, as in Mesos. */
+    update("t1", "TASK_FINISHED", 1, false);
+    json_t *st0 = get_ok("/state");
+    json_t *f0 = state_fw(st0, "frameworks");
+    ck_assert_int_eq(json_array_size(json_object_get(f0, "tasks")), 2);
+    ck_assert_int_eq(json_array_size(json_object_get(f0, "completed_tasks")),
+                     0);
+    json_decref(st0);
+    update("t1", "TASK_FINISHED", 1, true);
+    ck_assert_ptr_null(hmap_get(fw_state()->tasks, "t1"));
+    ck_assert_uint_eq(fw_state()->ncompleted_tasks, 1);
+
+    json_t *st = get_ok("/state");
+    json_t *f = state_fw(st, "frameworks");
+    json_t *tasks = json_object_get(f, "tasks");
+    json_t *done = json_object_get(f, "completed_tasks");
+    ck_assert_int_eq(json_array_size(tasks), 1);
+    ck_assert_str_eq(str(json_array_get(tasks, 0), "id"), "t2");
+    ck_assert_int_eq(json_array_size(done), 1);
+    json_t *t = json_array_get(done, 0);
+    ck_assert_str_eq(str(t, "id"), "t1");
+    ck_assert_str_eq(str(t, "name"), "n-t1");
+    ck_assert_str_eq(str(t, "state"), "TASK_FINISHED");
+    ck_assert_str_eq(str(t, "framework_id"), FW.id);
+    ck_assert_str_eq(str(t, "slave_id"), AG.id);
+    ck_assert_str_eq(str(t, "role"), "web");
+    ck_assert_double_eq_tol(json_real_value(json_object_get(
+                                json_object_get(t, "resources"), "cpus")),
+                            0.1, 1e-9);
+    json_t *sts = json_object_get(t, "statuses");
+    ck_assert_int_eq(json_array_size(sts), 3); /* STAGING, RUNNING, FINISHED */
+    ck_assert_str_eq(str(json_array_get(sts, 2), "state"), "TASK_FINISHED");
+    json_decref(st);
+
+    /* /frameworks shows it too, and /tasks lists both. */
+    json_t *fws = get_ok("/frameworks");
+    f = state_fw(fws, "frameworks");
+    ck_assert_int_eq(json_array_size(json_object_get(f, "completed_tasks")), 1);
+    json_decref(fws);
+    json_t *tl = get_ok("/tasks");
+    ck_assert_int_eq(json_array_size(json_object_get(tl, "tasks")), 2);
+    json_decref(tl);
+}
+END_TEST
+
+START_TEST(test_completed_tasks_bounded)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--max_completed_tasks_per_framework=2", NULL};
+    start_with(flags);
+    const char *ids[] = {"a", "b", "c", "d"};
+    running(ids, 4);
+    for (int i = 0; i < 4; i++)
+        update(ids[i], "TASK_FAILED", 20 + i, true);
+    struct framework *fw = fw_state();
+    ck_assert_uint_eq(hmap_count(fw->tasks), 0);
+    ck_assert_uint_eq(fw->ncompleted_tasks, 2);
+    /* The oldest go first; the ring keeps the rest in order. */
+    ck_assert_str_eq(master_task_completed_at(fw, 0)->id, "c");
+    ck_assert_str_eq(master_task_completed_at(fw, 1)->id, "d");
+    ck_assert_ptr_null(master_task_completed_at(fw, 2));
+    json_t *st = get_ok("/state");
+    json_t *done =
+        json_object_get(state_fw(st, "frameworks"), "completed_tasks");
+    ck_assert_int_eq(json_array_size(done), 2);
+    ck_assert_str_eq(str(json_array_get(done, 0), "id"), "c");
+    ck_assert_str_eq(str(json_array_get(done, 1), "state"), "TASK_FAILED");
+    json_decref(st);
+}
+END_TEST
+
+START_TEST(test_completed_tasks_none_kept)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--max_completed_tasks_per_framework=0", NULL};
+    start_with(flags);
+    const char *ids[] = {"a"};
+    running(ids, 1);
+    update("a", "TASK_FINISHED", 5, true);
+    ck_assert_uint_eq(fw_state()->ncompleted_tasks, 0);
+    json_t *tl = get_ok("/tasks");
+    ck_assert_int_eq(json_array_size(json_object_get(tl, "tasks")), 0);
+    json_decref(tl);
+}
+END_TEST
+
+/* ---- Completed frameworks ----------------------------------------------- */
+
+START_TEST(test_teardown_keeps_framework_with_tasks)
+{
+    const char *ids[] = {"t1", "t2"};
+    running(ids, 2);
+    update("t1", "TASK_FINISHED", 1, true);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "TEARDOWN", NULL, NULL), 202);
+    ck_assert_ptr_null(fw_state());
+
+    json_t *st = get_ok("/state");
+    ck_assert_int_eq(json_array_size(json_object_get(st, "frameworks")), 0);
+    json_t *f = state_fw(st, "completed_frameworks");
+    ck_assert_str_eq(str(f, "id"), FW.id);
+    ck_assert(json_is_false(json_object_get(f, "active")));
+    ck_assert(json_real_value(json_object_get(f, "unregistered_time")) > 0);
+    ck_assert_int_eq(json_array_size(json_object_get(f, "tasks")), 0);
+    json_t *done = json_object_get(f, "completed_tasks");
+    ck_assert_int_eq(json_array_size(done), 2);
+    ck_assert_str_eq(str(json_array_get(done, 0), "id"), "t1");
+    ck_assert_str_eq(str(json_array_get(done, 0), "state"), "TASK_FINISHED");
+    /* The running task ended with its framework. */
+    ck_assert_str_eq(str(json_array_get(done, 1), "id"), "t2");
+    ck_assert_str_eq(str(json_array_get(done, 1), "state"), "TASK_KILLED");
+    json_t *sts = json_object_get(json_array_get(done, 1), "statuses");
+    ck_assert_str_eq(
+        str(json_array_get(sts, json_array_size(sts) - 1), "state"),
+        "TASK_KILLED");
+    json_decref(st);
+
+    /* /tasks lists a completed framework's tasks, and selects it. */
+    char target[512];
+    snprintf(target, sizeof(target), "/tasks?framework_id=%s", FW.id);
+    json_t *tl = get_ok(target);
+    ck_assert_int_eq(json_array_size(json_object_get(tl, "tasks")), 2);
+    json_decref(tl);
+    json_t *fws = get_ok("/master/frameworks");
+    ck_assert_int_eq(
+        json_array_size(json_object_get(fws, "completed_frameworks")), 1);
+    json_decref(fws);
+
+    /* A removed framework may not come back. */
+    char info[512];
+    snprintf(info, sizeof(info),
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":{"
+             "\"id\":{\"value\":\"%s\"},\"user\":\"u\",\"name\":\"fw\"}}}",
+             FW.id);
+    ck_assert_int_eq(mfx_post_status(&X, master_scheduler_api, NULL, info),
+                     403);
+}
+END_TEST
+
+/* Subscribe a new framework as FW and tear it down; returns nothing, FW's
+ * id stays in FW.id. */
+static void subscribe_and_teardown(void)
+{
+    mfx_peer_free(&FW);
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "TEARDOWN", NULL, NULL), 202);
+}
+
+START_TEST(test_completed_frameworks_bounded)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--max_completed_frameworks=2", NULL};
+    start_with(flags);
+    char first[256];
+    subscribe_and_teardown();
+    snprintf(first, sizeof(first), "%s", FW.id);
+    subscribe_and_teardown();
+    subscribe_and_teardown();
+    ck_assert_uint_eq(X.m->ncompleted, 2);
+    json_t *st = get_ok("/state");
+    json_t *arr = json_object_get(st, "completed_frameworks");
+    ck_assert_int_eq(json_array_size(arr), 2);
+    ck_assert_str_eq(str(json_array_get(arr, 1), "id"), FW.id);
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_str_ne(str(json_array_get(arr, i), "id"), first);
+    json_decref(st);
+}
+END_TEST
+
+START_TEST(test_completed_frameworks_none_kept)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--max_completed_frameworks=0", NULL};
+    start_with(flags);
+    subscribe_and_teardown();
+    ck_assert_uint_eq(X.m->ncompleted, 0);
+    json_t *st = get_ok("/state");
+    ck_assert_int_eq(
+        json_array_size(json_object_get(st, "completed_frameworks")), 0);
+    json_decref(st);
+}
+END_TEST
+
+START_TEST(test_flags_refused)
+{
+    const char *bad[] = {"--max_completed_frameworks=-1",
+                         "--max_completed_tasks_per_framework=-5",
+                         "--max_completed_tasks_per_framework=99999999",
+                         "--max_completed_frameworks=x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct master_flags mf;
+        master_flags_init(&mf);
+        char *argv[] = {"offerd", (char *)bad[i], NULL};
+        char *env[] = {NULL};
+        char err[256] = "";
+        ck_assert_int_eq(
+            master_flags_parse(&mf, 2, argv, env, err, sizeof(err)),
+            FLAGS_ERROR);
+        ck_assert_msg(strstr(err, "max_completed") != NULL, "%s", err);
+        master_flags_fini(&mf);
+    }
+    ck_assert_int_eq(X.flags.max_completed_frameworks, 50);
+    ck_assert_int_eq(X.flags.max_completed_tasks_per_framework, 1000);
+}
+END_TEST
+
+Suite *master_history_suite(void);
+Suite *master_history_suite(void)
+{
+    Suite *s = suite_create("master_history");
+    TCase *tc = tcase_create("tasks");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_acknowledged_task_is_kept);
+    tcase_add_test(tc, test_completed_tasks_bounded);
+    tcase_add_test(tc, test_completed_tasks_none_kept);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("frameworks");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_teardown_keeps_framework_with_tasks);
+    tcase_add_test(tc, test_completed_frameworks_bounded);
+    tcase_add_test(tc, test_completed_frameworks_none_kept);
+    tcase_add_test(tc, test_flags_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+OFFERD_CHECK_MAIN(master_history_suite)
