@@ -6,10 +6,12 @@
  * the master's own routes (http_fake_dispatch_server), with no socket.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check_main.h"
+#include "master/agents.h"
 #include "master/frameworks.h"
 #include "master/scheduler_api.h"
 #include "master/tasks.h"
@@ -23,7 +25,7 @@
     "\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{\"value\":32}}]"
 
 static struct mfx X;
-static struct mfx_peer FW, AG;
+static struct mfx_peer FW, FW2, AG;
 
 static void start_with(const char *const *flags)
 {
@@ -38,6 +40,7 @@ static void setup(void)
 static void teardown(void)
 {
     mfx_peer_free(&FW);
+    mfx_peer_free(&FW2);
     mfx_peer_free(&AG);
     mfx_stop(&X);
 }
@@ -356,6 +359,58 @@ START_TEST(test_flags_refused)
 }
 END_TEST
 
+/* ---- FAILURE on agent removal ------------------------------------------- */
+
+/* The next FAILURE event of p names the agent AG, and nothing else. */
+static void expect_failure(struct mfx_peer *p)
+{
+    json_t *ev = mfx_next_event(&X, p, "FAILURE");
+    ck_assert_ptr_nonnull(ev);
+    json_t *f = json_object_get(ev, "failure");
+    ck_assert_str_eq(str(json_object_get(f, "agent_id"), "value"), AG.id);
+    ck_assert_ptr_null(json_object_get(f, "executor_id"));
+    ck_assert_ptr_null(json_object_get(f, "status"));
+    json_decref(ev);
+}
+
+START_TEST(test_failure_on_agent_unregister)
+{
+    const char *ids[] = {"t1"};
+    running(ids, 1);
+    mfx_framework_subscribe(&X, &FW2, FW_INFO);
+    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UNREGISTER", NULL, NULL), 202);
+    /* The task's update comes first, then the FAILURE. */
+    json_t *up = mfx_next_event(&X, &FW, "UPDATE");
+    ck_assert_ptr_nonnull(up);
+    json_decref(up);
+    ck_assert(mfx_has_event(&FW, "FAILURE"));
+    expect_failure(&FW);
+    /* Every subscribed framework hears of it, tasks there or not. */
+    expect_failure(&FW2);
+    ck_assert(!mfx_has_event(&FW, "FAILURE"));
+    /* The lost task is kept among the completed ones. */
+    ck_assert_uint_eq(fw_state()->ncompleted_tasks, 1);
+    ck_assert_int_eq(master_task_completed_at(fw_state(), 0)->state,
+                     MESOS__V1__TASK_STATE__TASK_LOST);
+}
+END_TEST
+
+START_TEST(test_failure_on_agent_unreachable)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--max_agent_ping_timeouts=1", NULL};
+    start_with(flags);
+    const char *ids[] = {"t1"};
+    running(ids, 1);
+    /* A PING the agent never answers, then the next round removes it. */
+    master_agents_ping(X.m);
+    ck_assert_ptr_nonnull(master_agent_find(X.m, AG.id));
+    master_agents_ping(X.m);
+    ck_assert_ptr_null(master_agent_find(X.m, AG.id));
+    expect_failure(&FW);
+}
+END_TEST
+
 Suite *master_history_suite(void);
 Suite *master_history_suite(void)
 {
@@ -372,6 +427,11 @@ Suite *master_history_suite(void)
     tcase_add_test(tc, test_completed_frameworks_bounded);
     tcase_add_test(tc, test_completed_frameworks_none_kept);
     tcase_add_test(tc, test_flags_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("failure");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_failure_on_agent_unregister);
+    tcase_add_test(tc, test_failure_on_agent_unreachable);
     suite_add_tcase(s, tc);
     return s;
 }
