@@ -137,6 +137,30 @@ static json_t *reserved_by_role(const res_list *l)
     return o;
 }
 
+/* {"role": [mesos.v1.Resource, ...]} of the reserved part of l, keyed by
+ * the role each resource is reserved to (its most refined reservation), as
+ * Mesos's /slaves reserved_resources_full: the same keys as
+ * reserved_by_role. */
+static json_t *reserved_full_by_role(const res_list *l)
+{
+    json_t *o = json_object();
+    res_list reserved = RES_LIST_INIT;
+    res_list_filter(l, is_reserved_pred, NULL, &reserved);
+    for (uint32_t i = 0; i < reserved.n; i++) {
+        const char *role = res_reservation_role(&reserved.v[i]);
+        if (json_object_get(o, role) != NULL)
+            continue;
+        res_list of_role = RES_LIST_INIT;
+        for (uint32_t j = i; j < reserved.n; j++)
+            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
+                res_list_add(&of_role, &reserved.v[j]);
+        json_object_set_new(o, role, resources_full(&of_role));
+        res_list_clear(&of_role);
+    }
+    res_list_clear(&reserved);
+    return o;
+}
+
 static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 {
     json_t *o = json_object();
@@ -383,16 +407,15 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     json_object_set_new(o, "revocable_resources", revocable_model(total));
     json_object_set_new(o, "revocable_used_resources", revocable_model(&used));
     json_object_set_new(o, "reserved_resources", reserved_by_role(total));
-    res_list unres = RES_LIST_INIT, resv = RES_LIST_INIT;
+    res_list unres = RES_LIST_INIT;
     res_list_filter(total, is_unreserved_pred, NULL, &unres);
-    res_list_filter(total, is_reserved_pred, NULL, &resv);
     json_object_set_new(o, "unreserved_resources", resources_model(&unres));
-    json_object_set_new(o, "reserved_resources_full", resources_full(&resv));
+    json_object_set_new(o, "reserved_resources_full",
+                        reserved_full_by_role(total));
     json_object_set_new(o, "unreserved_resources_full", resources_full(&unres));
     json_object_set_new(o, "used_resources_full", resources_full(&used));
     json_object_set_new(o, "offered_resources_full", resources_full(&offered));
     res_list_clear(&unres);
-    res_list_clear(&resv);
     res_list_clear(&used);
     res_list_clear(&offered);
     json_t *caps = json_array();

@@ -411,6 +411,49 @@ START_TEST(test_failure_on_agent_unreachable)
 }
 END_TEST
 
+/* ---- /slaves ------------------------------------------------------------ */
+
+START_TEST(test_slaves_reserved_full_by_role)
+{
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:3;mem:1024");
+    char call[1024];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"RESERVE_RESOURCES\",\"reserve_resources\":{"
+             "\"agent_id\":{\"value\":\"%s\"},\"resources\":["
+             "{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{"
+             "\"value\":1},\"reservations\":[{\"type\":\"DYNAMIC\","
+             "\"role\":\"eng\"}]},"
+             "{\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{"
+             "\"value\":128},\"reservations\":[{\"type\":\"DYNAMIC\","
+             "\"role\":\"eng\"}]}]}}",
+             AG.id);
+    struct http_fake *r = mfx_operator(&X, call);
+    ck_assert_msg(http_fake_status(r) == 202, "%d %s", http_fake_status(r),
+                  mfx_body(r));
+    http_fake_free(r);
+    json_t *sl = get_ok("/slaves");
+    json_t *a = json_array_get(json_object_get(sl, "slaves"), 0);
+    json_t *full = json_object_get(a, "reserved_resources_full");
+    ck_assert(json_is_object(full));
+    ck_assert_int_eq(json_object_size(full), 1);
+    json_t *eng = json_object_get(full, "eng");
+    ck_assert_int_eq(json_array_size(eng), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const char *name = str(json_array_get(eng, i), "name");
+        ck_assert(strcmp(name, "cpus") == 0 || strcmp(name, "mem") == 0);
+    }
+    /* The summary has the same keys. */
+    json_t *sum = json_object_get(a, "reserved_resources");
+    ck_assert_int_eq(json_object_size(sum), 1);
+    ck_assert_double_eq_tol(
+        json_real_value(json_object_get(json_object_get(sum, "eng"), "mem")),
+        128, 1e-9);
+    ck_assert_int_eq(
+        json_array_size(json_object_get(a, "unreserved_resources_full")), 2);
+    json_decref(sl);
+}
+END_TEST
+
 Suite *master_history_suite(void);
 Suite *master_history_suite(void)
 {
@@ -432,6 +475,10 @@ Suite *master_history_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_failure_on_agent_unregister);
     tcase_add_test(tc, test_failure_on_agent_unreachable);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("endpoints");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_slaves_reserved_full_by_role);
     suite_add_tcase(s, tc);
     return s;
 }
