@@ -223,6 +223,14 @@ void http_reply_error(struct http_request *req, int status, const char *fmt,
 /* Reply status with json (borrowed) as compact application/json. */
 void http_reply_json(struct http_request *req, int status, const json_t *json);
 
+/* As http_reply_json, for read endpoints that take Mesos's ?jsonp=<callback>
+ * query parameter: with it, the body is "<callback>(<json>)" of type
+ * text/javascript (libprocess's OK(json, jsonp)). A callback that is not a
+ * JavaScript name path (letters, digits, '_', '$' and '.' between names, at
+ * most 128 bytes, not starting with a digit) is answered 400 instead. */
+void http_reply_json_jsonp(struct http_request *req, int status,
+                           const json_t *json);
+
 /* ---- Streams ---- */
 
 /* Why a stream's close callback ran. */

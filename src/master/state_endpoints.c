@@ -478,9 +478,10 @@ static void add_master_fields(struct master *m, json_t *o)
     json_object_set_new(o, "leader_info", jpb_to_json(&mi.base));
 }
 
+/* Reply 200 with body (taken), or its ?jsonp= form. */
 static void reply(struct http_request *req, json_t *body)
 {
-    http_reply_json(req, 200, body);
+    http_reply_json_jsonp(req, 200, body);
     json_decref(body);
 }
 

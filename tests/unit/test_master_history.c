@@ -454,6 +454,124 @@ START_TEST(test_slaves_reserved_full_by_role)
 }
 END_TEST
 
+/* GET target: the status and the raw body (copied to out). */
+static int get_raw(const char *target, char *out, size_t outlen, char *ctype,
+                   size_t ctlen)
+{
+    struct http_fake *f = http_fake_new(X.base, HTTP_GET, target);
+    http_fake_dispatch_server(f, X.m->http);
+    ck_assert(http_fake_replied(f));
+    int status = http_fake_status(f);
+    size_t len;
+    const uint8_t *body = http_fake_body(f, &len);
+    snprintf(out, outlen, "%.*s", (int)len, (const char *)body);
+    const char *ct = http_fake_content_type(f);
+    snprintf(ctype, ctlen, "%s", ct != NULL ? ct : "");
+    http_fake_free(f);
+    return status;
+}
+
+START_TEST(test_jsonp)
+{
+    static char body[1 << 16];
+    char ct[64];
+    const char *targets[] = {"/state?jsonp=cb", "/tasks?jsonp=cb",
+                             "/master/slaves?jsonp=cb", "/flags?jsonp=cb",
+                             "/metrics/snapshot?jsonp=cb"};
+    for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+        ck_assert_int_eq(
+            get_raw(targets[i], body, sizeof(body), ct, sizeof(ct)), 200);
+        ck_assert_str_eq(ct, "text/javascript");
+        size_t len = strlen(body);
+        ck_assert_msg(strncmp(body, "cb({", 4) == 0 && body[len - 1] == ')',
+                      "%s: %.40s", targets[i], body);
+        /* What is inside the parentheses is the JSON document. */
+        json_t *j = json_loadb(body + 3, len - 4, 0, NULL);
+        ck_assert_ptr_nonnull(j);
+        json_decref(j);
+    }
+    ck_assert_int_eq(get_raw("/state?jsonp=jQuery_12.$cb3", body, sizeof(body),
+                             ct, sizeof(ct)),
+                     200);
+    ck_assert(strncmp(body, "jQuery_12.$cb3({", 16) == 0);
+    /* Not a JavaScript name: refused, nothing of the state in the body. */
+    const char *bad[] = {"/state?jsonp=alert(1)", "/state?jsonp=1cb",
+                         "/state?jsonp=a..b",     "/state?jsonp=cb.",
+                         "/tasks?jsonp=",         "/state?jsonp=a%3Bb"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_int_eq(get_raw(bad[i], body, sizeof(body), ct, sizeof(ct)),
+                         400);
+        ck_assert_msg(strstr(body, "jsonp") != NULL, "%s: %s", bad[i], body);
+    }
+    /* Without it: plain JSON. */
+    ck_assert_int_eq(get_raw("/state", body, sizeof(body), ct, sizeof(ct)),
+                     200);
+    ck_assert_str_eq(ct, "application/json");
+}
+END_TEST
+
+/* The ids /tasks lists for target, joined by ",". */
+static void task_ids(const char *target, char *out, size_t outlen)
+{
+    json_t *j = get_ok(target);
+    size_t i, n = 0;
+    json_t *t;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(j, "tasks"), i, t)
+    {
+        n += (size_t)snprintf(out + n, outlen - n, "%s%s", i ? "," : "",
+                              str(t, "id"));
+    }
+    json_decref(j);
+}
+
+START_TEST(test_tasks_query)
+{
+    const char *ids[] = {"a", "b", "c"};
+    running(ids, 3);
+    /* Distinct first-status times, a oldest. */
+    struct framework *fw = fw_state();
+    for (size_t i = 0; i < 3; i++)
+        ((struct task *)hmap_get(fw->tasks, ids[i]))->hist[0].timestamp =
+            1000.0 + (double)i;
+    update("b", "TASK_FINISHED", 9, true); /* b is now a completed record */
+    mfx_framework_subscribe(&X, &FW2, FW_INFO);
+    char out[512], target[512];
+    task_ids("/tasks", out, sizeof(out));
+    ck_assert_str_eq(out, "c,b,a");
+    task_ids("/tasks?order=desc", out, sizeof(out));
+    ck_assert_str_eq(out, "c,b,a");
+    task_ids("/tasks?order=des", out, sizeof(out));
+    ck_assert_str_eq(out, "c,b,a");
+    task_ids("/tasks?order=asc", out, sizeof(out));
+    ck_assert_str_eq(out, "a,b,c");
+    task_ids("/tasks?order=asc&limit=2", out, sizeof(out));
+    ck_assert_str_eq(out, "a,b");
+    task_ids("/tasks?order=asc&limit=2&offset=2", out, sizeof(out));
+    ck_assert_str_eq(out, "c");
+    task_ids("/tasks?offset=3", out, sizeof(out));
+    ck_assert_str_eq(out, "");
+    task_ids("/tasks?limit=0", out, sizeof(out));
+    ck_assert_str_eq(out, "");
+    /* As Mesos: what is not a count is taken as not given. */
+    task_ids("/tasks?limit=x&offset=-1&order=sideways", out, sizeof(out));
+    ck_assert_str_eq(out, "c,b,a");
+    /* Selection by framework and task. */
+    snprintf(target, sizeof(target), "/tasks?framework_id=%s&task_id=b", FW.id);
+    task_ids(target, out, sizeof(out));
+    ck_assert_str_eq(out, "b");
+    task_ids("/tasks?task_id=a", out, sizeof(out));
+    ck_assert_str_eq(out, "a");
+    snprintf(target, sizeof(target), "/tasks?framework_id=%s", FW2.id);
+    task_ids(target, out, sizeof(out));
+    ck_assert_str_eq(out, "");
+    task_ids("/tasks?framework_id=nobody", out, sizeof(out));
+    ck_assert_str_eq(out, "");
+    task_ids("/tasks?task_id=nothing", out, sizeof(out));
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 Suite *master_history_suite(void);
 Suite *master_history_suite(void)
 {
@@ -479,6 +597,8 @@ Suite *master_history_suite(void)
     tc = tcase_create("endpoints");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_slaves_reserved_full_by_role);
+    tcase_add_test(tc, test_jsonp);
+    tcase_add_test(tc, test_tasks_query);
     suite_add_tcase(s, tc);
     return s;
 }
