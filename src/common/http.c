@@ -835,6 +835,47 @@ void http_reply_json(struct http_request *req, int status, const json_t *json)
     free(text);
 }
 
+char *http_form_value(const char *body, size_t len, const char *name)
+{
+    size_t nlen = strlen(name);
+    const char *p = body, *end = body + len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *fe = amp != NULL ? amp : end;
+        const char *eq = memchr(p, '=', (size_t)(fe - p));
+        if (eq != NULL && (size_t)(eq - p) == nlen &&
+            memcmp(p, name, nlen) == 0) {
+            const char *v = eq + 1;
+            char *out = xmalloc((size_t)(fe - v) + 1);
+            size_t k = 0;
+            for (const char *s = v; s < fe; s++) {
+                if (*s == '+') {
+                    out[k++] = ' ';
+                } else if (*s == '%' && fe - s >= 3) {
+                    char hex[3] = {s[1], s[2], 0};
+                    char *bad;
+                    long c = strtol(hex, &bad, 16);
+                    if (*bad != '\0') {
+                        free(out);
+                        return NULL;
+                    }
+                    out[k++] = (char)c;
+                    s += 2;
+                } else if (*s == '%') {
+                    free(out);
+                    return NULL;
+                } else {
+                    out[k++] = *s;
+                }
+            }
+            out[k] = '\0';
+            return out;
+        }
+        p = fe + 1;
+    }
+    return NULL;
+}
+
 /* Whether cb is a JavaScript name path: names of letters, digits, '_' and
  * '$' (not starting with a digit), joined by single dots. */
 static bool jsonp_callback_ok(const char *cb)

@@ -201,6 +201,11 @@ int http_request_accept_encoding(const struct http_request *req,
 int http_negotiate(struct http_request *req, enum http_encoding *body,
                    enum http_encoding *reply);
 
+/* The value of field name in an application/x-www-form-urlencoded body of
+ * len bytes ("a=1&b=x%20y"), decoded into a new string (caller frees), or
+ * NULL when absent or malformed. */
+char *http_form_value(const char *body, size_t len, const char *name);
+
 /* ---- Replies (each frees the request; the pointer is dead after) ---- */
 
 /* Add a header to the coming reply or stream (e.g. Location,

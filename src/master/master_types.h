@@ -28,6 +28,7 @@
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/agent.pb-c.h"
 
+struct admin_state;
 struct event;
 struct event_base;
 struct master;
@@ -338,6 +339,8 @@ struct master {
     uint32_t ncycle_fws, capcycle_fws;
 
     struct master_metrics metrics;
+
+    struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
 };
 
 #endif

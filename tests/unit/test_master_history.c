@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "common/log.h"
+#include "master/admin_endpoints.h"
 #include "master/agents.h"
 #include "master/frameworks.h"
 #include "master/scheduler_api.h"
@@ -572,6 +574,197 @@ START_TEST(test_tasks_query)
 }
 END_TEST
 
+/* ---- Administrative endpoints ------------------------------------------- */
+
+static bool replied(void *f)
+{
+    return http_fake_replied(f);
+}
+
+/* A request of method to target with body (form-encoded; NULL: none)
+ * through the master's routes. Returns the exchange (free it). */
+static struct http_fake *request(enum http_method method, const char *target,
+                                 const char *body)
+{
+    struct http_fake *f = http_fake_new(X.base, method, target);
+    if (body != NULL) {
+        http_fake_add_header(f, "Content-Type",
+                             "application/x-www-form-urlencoded");
+        http_fake_set_body(f, body, strlen(body));
+    }
+    http_fake_dispatch_server(f, X.m->http);
+    ck_assert(mfx_run_until(&X, replied, f));
+    return f;
+}
+
+static int request_status(enum http_method method, const char *target,
+                          const char *body, const char *reason)
+{
+    struct http_fake *f = request(method, target, body);
+    int status = http_fake_status(f);
+    if (reason != NULL)
+        ck_assert_msg(strstr(mfx_body(f), reason) != NULL, "%s: %s", target,
+                      mfx_body(f));
+    http_fake_free(f);
+    return status;
+}
+
+START_TEST(test_teardown_endpoint)
+{
+    const char *ids[] = {"t1"};
+    running(ids, 1);
+    /* Refusals change nothing. */
+    ck_assert_int_eq(
+        request_status(HTTP_POST, "/teardown", "", "Missing 'frameworkId'"),
+        400);
+    ck_assert_int_eq(request_status(HTTP_POST, "/teardown",
+                                    "frameworkId=", "Missing 'frameworkId'"),
+                     400);
+    ck_assert_int_eq(request_status(HTTP_POST, "/teardown",
+                                    "frameworkId=nobody",
+                                    "No framework found with specified ID"),
+                     400);
+    ck_assert_int_eq(request_status(HTTP_GET, "/teardown", NULL, NULL), 405);
+    ck_assert_ptr_nonnull(fw_state());
+    ck_assert(!mfx_has_event(&AG, "SHUTDOWN_FRAMEWORK"));
+
+    char body[512];
+    snprintf(body, sizeof(body), "frameworkId=%s", FW.id);
+    ck_assert_int_eq(request_status(HTTP_POST, "/master/teardown", body, NULL),
+                     200);
+    ck_assert_ptr_null(fw_state());
+    ck_assert_ptr_nonnull(hmap_get(X.m->completed, FW.id));
+    json_t *ev = mfx_next_event(&X, &AG, "SHUTDOWN_FRAMEWORK");
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+    /* Once removed, it is not found again. */
+    ck_assert_int_eq(
+        request_status(HTTP_POST, "/teardown", body, "No framework found"),
+        400);
+}
+END_TEST
+
+START_TEST(test_teardown_call)
+{
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    struct http_fake *r = mfx_operator(
+        &X, "{\"type\":\"TEARDOWN\",\"teardown\":{\"framework_id\":{"
+            "\"value\":\"nobody\"}}}");
+    ck_assert_int_eq(http_fake_status(r), 400);
+    ck_assert(strstr(mfx_body(r), "No framework found") != NULL);
+    http_fake_free(r);
+    r = mfx_operator(&X, "{\"type\":\"TEARDOWN\"}");
+    ck_assert_int_eq(http_fake_status(r), 400);
+    http_fake_free(r);
+    ck_assert_ptr_nonnull(fw_state());
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"TEARDOWN\",\"teardown\":{\"framework_id\":{"
+             "\"value\":\"%s\"}}}",
+             FW.id);
+    r = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(r), 200);
+    http_fake_free(r);
+    ck_assert_ptr_null(fw_state());
+    ck_assert_uint_eq(X.m->ncompleted, 1);
+}
+END_TEST
+
+START_TEST(test_redirect)
+{
+    const char *paths[] = {"/redirect", "/master/redirect"};
+    for (size_t i = 0; i < 2; i++) {
+        struct http_fake *f = request(HTTP_GET, paths[i], NULL);
+        ck_assert_int_eq(http_fake_status(f), 307);
+        char want[512];
+        snprintf(want, sizeof(want), "//%s:%u", X.flags.hostname,
+                 (unsigned)X.m->port);
+        ck_assert_str_eq(http_fake_reply_header(f, "Location"), want);
+        http_fake_free(f);
+    }
+    ck_assert_int_eq(request_status(HTTP_GET, "/redirect/state", NULL, NULL),
+                     404);
+}
+END_TEST
+
+START_TEST(test_registry_endpoint)
+{
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:1;mem:256");
+    json_t *r = get_ok("/registrar(1)/registry");
+    ck_assert_ptr_nonnull(
+        json_object_get(json_object_get(r, "master"), "info"));
+    json_t *sl = json_object_get(json_object_get(r, "slaves"), "slaves");
+    ck_assert_int_eq(json_array_size(sl), 1);
+    json_t *info = json_object_get(json_array_get(sl, 0), "info");
+    ck_assert_str_eq(str(info, "hostname"), "host1");
+    ck_assert_str_eq(str(json_object_get(info, "id"), "value"), AG.id);
+    ck_assert_int_eq(json_array_size(json_object_get(
+                         json_object_get(r, "unreachable"), "slaves")),
+                     0);
+    ck_assert(json_is_array(json_object_get(r, "schedules")));
+    json_decref(r);
+}
+END_TEST
+
+START_TEST(test_system_stats)
+{
+    json_t *s = get_ok("/system/stats.json");
+    ck_assert(json_integer_value(json_object_get(s, "cpus_total")) > 0);
+    ck_assert(json_integer_value(json_object_get(s, "mem_total_bytes")) > 0);
+    ck_assert(json_is_integer(json_object_get(s, "mem_free_bytes")));
+    ck_assert(json_is_number(json_object_get(s, "avg_load_1min")));
+    ck_assert(json_is_number(json_object_get(s, "avg_load_15min")));
+    json_decref(s);
+}
+END_TEST
+
+static bool log_level_restored(void *arg)
+{
+    (void)arg;
+    return log_get_level() == X.flags.log_level;
+}
+
+START_TEST(test_logging_toggle)
+{
+    struct http_fake *f = request(HTTP_GET, "/logging/toggle", NULL);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    ck_assert_str_eq(mfx_body(f), "0\n");
+    http_fake_free(f);
+    const struct {
+        const char *target, *reason;
+    } bad[] = {
+        {"/logging/toggle?level=1", "Expecting 'duration=value'"},
+        {"/logging/toggle?duration=1secs", "Expecting 'level=value'"},
+        {"/logging/toggle?level=x&duration=1secs", "convert"},
+        {"/logging/toggle?level=-1&duration=1secs", "Invalid level"},
+        {"/logging/toggle?level=1&duration=soon", "Invalid duration"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_int_eq(
+            request_status(HTTP_GET, bad[i].target, NULL, bad[i].reason), 400);
+    ck_assert_int_eq(log_get_level(), X.flags.log_level);
+
+    ck_assert_int_eq(request_status(HTTP_GET,
+                                    "/logging/toggle?level=2&duration=10mins",
+                                    NULL, NULL),
+                     200);
+    ck_assert_int_eq(log_get_level(), LOG_LEVEL_DEBUG);
+    f = request(HTTP_GET, "/logging/toggle", NULL);
+    ck_assert_str_eq(mfx_body(f), "2\n");
+    http_fake_free(f);
+    /* A new toggle replaces the old one, and its timer puts the level
+     * back. */
+    ck_assert_int_eq(request_status(HTTP_POST,
+                                    "/logging/toggle?level=1&duration=20ms",
+                                    NULL, NULL),
+                     200);
+    ck_assert(mfx_run_until(&X, log_level_restored, NULL));
+    f = request(HTTP_GET, "/logging/toggle", NULL);
+    ck_assert_str_eq(mfx_body(f), "0\n");
+    http_fake_free(f);
+}
+END_TEST
+
 Suite *master_history_suite(void);
 Suite *master_history_suite(void)
 {
@@ -599,6 +792,15 @@ Suite *master_history_suite(void)
     tcase_add_test(tc, test_slaves_reserved_full_by_role);
     tcase_add_test(tc, test_jsonp);
     tcase_add_test(tc, test_tasks_query);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("admin");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_teardown_endpoint);
+    tcase_add_test(tc, test_teardown_call);
+    tcase_add_test(tc, test_redirect);
+    tcase_add_test(tc, test_registry_endpoint);
+    tcase_add_test(tc, test_system_stats);
+    tcase_add_test(tc, test_logging_toggle);
     suite_add_tcase(s, tc);
     return s;
 }
