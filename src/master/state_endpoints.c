@@ -439,13 +439,15 @@ static json_t *frameworks_array(struct master *m, bool with_tasks)
     return arr;
 }
 
-static json_t *completed_array(struct master *m)
+/* The completed frameworks, oldest first; only the one with id only when
+ * it is not NULL. */
+static json_t *completed_array(struct master *m, const char *only)
 {
     json_t *arr = json_array();
     for (uint32_t i = 0; i < m->ncompleted; i++) {
         const struct framework *fw =
             hmap_get(m->completed, m->completed_order[i]);
-        if (fw != NULL)
+        if (fw != NULL && (only == NULL || strcmp(only, fw->id) == 0))
             json_array_append_new(arr, framework_model(fw, true));
     }
     return arr;
@@ -512,14 +514,25 @@ static void handle_state(struct http_request *req, void *arg)
     }
     json_object_set_new(o, "slaves", agents_array(m));
     json_object_set_new(o, "frameworks", frameworks_array(m, true));
-    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "completed_frameworks", completed_array(m, NULL));
     json_object_set_new(o, "orphan_tasks", json_array());
     json_object_set_new(o, "unregistered_frameworks", json_array());
     reply(req, o);
 }
 
+/* Tasks per state (indexed by Mesos__V1__TaskState). */
+struct task_counts {
+    json_int_t n[16];
+};
+
+static void count_state(struct task_counts *c, Mesos__V1__TaskState st)
+{
+    if ((unsigned)st < sizeof(c->n) / sizeof(c->n[0]))
+        c->n[st]++;
+}
+
 /* Counts of tasks per state, as /state-summary lists them. */
-static void add_task_counts(json_t *o, struct hmap *tasks)
+static void add_task_counts(json_t *o, const struct task_counts *c)
 {
     const Mesos__V1__TaskState states[] = {
         MESOS__V1__TASK_STATE__TASK_STAGING,
@@ -533,13 +546,40 @@ static void add_task_counts(json_t *o, struct hmap *tasks)
         MESOS__V1__TASK_STATE__TASK_ERROR,
         MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
     };
-    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-        json_int_t n = 0;
-        size_t pos = 0;
-        void *val;
-        while (hmap_next(tasks, &pos, NULL, &val))
-            n += ((struct task *)val)->state == states[i];
-        json_object_set_new(o, task_state_name(states[i]), json_integer(n));
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+        json_object_set_new(o, task_state_name(states[i]),
+                            json_integer(c->n[states[i]]));
+}
+
+/* Count a task of agent aid in state st into *fc and by_agent. */
+static void count_task(struct task_counts *fc, struct hmap *by_agent,
+                       const char *aid, Mesos__V1__TaskState st)
+{
+    count_state(fc, st);
+    struct task_counts *ac = hmap_get(by_agent, aid);
+    if (ac == NULL) {
+        ac = xcalloc(1, sizeof(*ac));
+        hmap_put(by_agent, aid, ac);
+    }
+    count_state(ac, st);
+}
+
+/* Count fw's tasks, live and completed (as Mesos's TaskStateSummaries),
+ * into *fc and into by_agent (agent id -> struct task_counts, made as
+ * needed). */
+static void count_framework_tasks(const struct framework *fw,
+                                  struct task_counts *fc, struct hmap *by_agent)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        count_task(fc, by_agent, t->agent != NULL ? t->agent->id : "",
+                   t->state);
+    }
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        count_task(fc, by_agent, r->agent_id, r->state);
     }
 }
 
@@ -548,13 +588,23 @@ static void handle_state_summary(struct http_request *req, void *arg)
     struct master *m = arg;
     json_t *o = json_object();
     json_object_set_new(o, "hostname", json_string(m->flags->hostname));
-    json_t *agents = json_array();
-    size_t pos = 0;
+    /* The counts of every framework, and of every agent over them. */
+    size_t nfw = hmap_count(m->frameworks);
+    struct task_counts *fcounts = xcalloc(nfw ? nfw : 1, sizeof(*fcounts));
+    struct hmap *by_agent = hmap_new();
+    size_t pos = 0, k = 0;
     void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val))
+        count_framework_tasks(val, &fcounts[k++], by_agent);
+    const struct task_counts none = {{0}};
+
+    json_t *agents = json_array();
+    pos = 0;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
         json_t *a = agent_model(m, ag);
-        add_task_counts(a, ag->tasks);
+        const struct task_counts *ac = hmap_get(by_agent, ag->id);
+        add_task_counts(a, ac != NULL ? ac : &none);
         json_t *fids = json_array();
         struct hmap *seen = hmap_new();
         size_t tp = 0;
@@ -573,10 +623,11 @@ static void handle_state_summary(struct http_request *req, void *arg)
     json_object_set_new(o, "slaves", agents);
     json_t *fws = json_array();
     pos = 0;
+    k = 0;
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
         json_t *f = framework_model(fw, false);
-        add_task_counts(f, fw->tasks);
+        add_task_counts(f, &fcounts[k++]);
         json_t *aids = json_array();
         struct hmap *seen = hmap_new();
         size_t tp = 0;
@@ -593,6 +644,8 @@ static void handle_state_summary(struct http_request *req, void *arg)
         json_array_append_new(fws, f);
     }
     json_object_set_new(o, "frameworks", fws);
+    free(fcounts);
+    hmap_free(by_agent, free);
     reply(req, o);
 }
 
@@ -610,7 +663,7 @@ static void handle_frameworks(struct http_request *req, void *arg)
             json_array_append_new(arr, framework_model(fw, true));
     }
     json_object_set_new(o, "frameworks", arr);
-    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "completed_frameworks", completed_array(m, only));
     json_object_set_new(o, "unregistered_frameworks", json_array());
     reply(req, o);
 }

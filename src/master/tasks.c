@@ -3,7 +3,9 @@
  * TASK_STAGING when a LAUNCH is accepted, follows the agent's status
  * updates, gives its resources back to the allocator as soon as it is
  * terminal, and is forgotten once terminal and its terminal update
- * acknowledged by the framework. Also kills and reconciliation.
+ * acknowledged by the framework: then only a small record of it stays among
+ * its framework's completed tasks (a bounded ring, for /state and /tasks).
+ * Also kills and reconciliation.
  */
 #include "master/tasks.h"
 

@@ -195,6 +195,18 @@ START_TEST(test_acknowledged_task_is_kept)
     f = state_fw(fws, "frameworks");
     ck_assert_int_eq(json_array_size(json_object_get(f, "completed_tasks")), 1);
     json_decref(fws);
+    /* /state-summary counts live and completed tasks, as Mesos. */
+    json_t *sum = get_ok("/state-summary");
+    json_t *sf = state_fw(sum, "frameworks");
+    json_t *sa = json_array_get(json_object_get(sum, "slaves"), 0);
+    for (int i = 0; i < 2; i++) {
+        json_t *o = i == 0 ? sf : sa;
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(o, "TASK_FINISHED")), 1);
+        ck_assert_int_eq(json_integer_value(json_object_get(o, "TASK_RUNNING")),
+                         1);
+    }
+    json_decref(sum);
     json_t *tl = get_ok("/tasks");
     ck_assert_int_eq(json_array_size(json_object_get(tl, "tasks")), 2);
     json_decref(tl);
@@ -281,6 +293,11 @@ START_TEST(test_teardown_keeps_framework_with_tasks)
     json_t *fws = get_ok("/master/frameworks");
     ck_assert_int_eq(
         json_array_size(json_object_get(fws, "completed_frameworks")), 1);
+    json_decref(fws);
+    /* framework_id selects among the completed frameworks too. */
+    fws = get_ok("/frameworks?framework_id=other");
+    ck_assert_int_eq(
+        json_array_size(json_object_get(fws, "completed_frameworks")), 0);
     json_decref(fws);
 
     /* A removed framework may not come back. */
