@@ -561,8 +561,14 @@ START_TEST(test_framework_failover)
     json_decref(sd);
     state = api_get_json(p, "/frameworks");
     ck_assert_uint_eq(json_array_size(json_object_get(state, "frameworks")), 0);
-    ck_assert_uint_eq(
-        json_array_size(json_object_get(state, "completed_frameworks")), 1);
+    json_t *done = json_object_get(state, "completed_frameworks");
+    ck_assert_uint_eq(json_array_size(done), 1);
+    /* It keeps its task, killed with it, among its completed tasks. */
+    json_t *ct = json_object_get(json_array_get(done, 0), "completed_tasks");
+    ck_assert_uint_eq(json_array_size(ct), 1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(ct, 0), "state")),
+        "TASK_KILLED");
     json_decref(state);
     /* A removed framework may not subscribe again. */
     char body[512];
