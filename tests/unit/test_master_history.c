@@ -494,9 +494,13 @@ START_TEST(test_jsonp)
 {
     static char body[1 << 16];
     char ct[64];
-    const char *targets[] = {"/state?jsonp=cb", "/tasks?jsonp=cb",
-                             "/master/slaves?jsonp=cb", "/flags?jsonp=cb",
-                             "/metrics/snapshot?jsonp=cb"};
+    const char *targets[] = {"/state?jsonp=cb",
+                             "/tasks?jsonp=cb",
+                             "/master/slaves?jsonp=cb",
+                             "/flags?jsonp=cb",
+                             "/metrics/snapshot?jsonp=cb",
+                             "/maintenance/schedule?jsonp=cb",
+                             "/maintenance/status?jsonp=cb"};
     for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
         ck_assert_int_eq(
             get_raw(targets[i], body, sizeof(body), ct, sizeof(ct)), 200);
