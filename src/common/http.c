@@ -835,6 +835,97 @@ void http_reply_json(struct http_request *req, int status, const json_t *json)
     free(text);
 }
 
+char *http_form_value(const char *body, size_t len, const char *name)
+{
+    size_t nlen = strlen(name);
+    const char *p = body, *end = body + len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *fe = amp != NULL ? amp : end;
+        const char *eq = memchr(p, '=', (size_t)(fe - p));
+        if (eq != NULL && (size_t)(eq - p) == nlen &&
+            memcmp(p, name, nlen) == 0) {
+            const char *v = eq + 1;
+            char *out = xmalloc((size_t)(fe - v) + 1);
+            size_t k = 0;
+            for (const char *s = v; s < fe; s++) {
+                if (*s == '+') {
+                    out[k++] = ' ';
+                } else if (*s == '%' && fe - s >= 3) {
+                    char hex[3] = {s[1], s[2], 0};
+                    char *bad;
+                    long c = strtol(hex, &bad, 16);
+                    if (*bad != '\0') {
+                        free(out);
+                        return NULL;
+                    }
+                    out[k++] = (char)c;
+                    s += 2;
+                } else if (*s == '%') {
+                    free(out);
+                    return NULL;
+                } else {
+                    out[k++] = *s;
+                }
+            }
+            out[k] = '\0';
+            return out;
+        }
+        p = fe + 1;
+    }
+    return NULL;
+}
+
+/* Whether cb is a JavaScript name path: names of letters, digits, '_' and
+ * '$' (not starting with a digit), joined by single dots. */
+static bool jsonp_callback_ok(const char *cb)
+{
+    size_t len = strlen(cb);
+    if (len == 0 || len > 128)
+        return false;
+    bool name_start = true;
+    for (size_t i = 0; i < len; i++) {
+        char c = cb[i];
+        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     c == '_' || c == '$';
+        bool digit = c >= '0' && c <= '9';
+        if (c == '.') {
+            if (name_start)
+                return false;
+            name_start = true;
+        } else if (alpha || (digit && !name_start)) {
+            name_start = false;
+        } else {
+            return false;
+        }
+    }
+    return !name_start;
+}
+
+void http_reply_json_jsonp(struct http_request *req, int status,
+                           const json_t *json)
+{
+    const char *cb = http_request_query(req, "jsonp");
+    if (cb == NULL) {
+        http_reply_json(req, status, json);
+        return;
+    }
+    if (!jsonp_callback_ok(cb)) {
+        http_reply_error(req, 400,
+                         "jsonp: the callback must be a JavaScript name");
+        return;
+    }
+    char *text = json_dumps(json, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (text == NULL) {
+        http_reply_error(req, 500, "cannot encode JSON");
+        return;
+    }
+    char *body = xasprintf("%s(%s)", cb, text);
+    free(text);
+    http_reply(req, status, "text/javascript", body, strlen(body));
+    free(body);
+}
+
 /* ---- Streams ---- */
 
 static struct http_stream *stream_of(struct link *l)

@@ -201,6 +201,11 @@ int http_request_accept_encoding(const struct http_request *req,
 int http_negotiate(struct http_request *req, enum http_encoding *body,
                    enum http_encoding *reply);
 
+/* The value of field name in an application/x-www-form-urlencoded body of
+ * len bytes ("a=1&b=x%20y"), decoded into a new string (caller frees), or
+ * NULL when absent or malformed. */
+char *http_form_value(const char *body, size_t len, const char *name);
+
 /* ---- Replies (each frees the request; the pointer is dead after) ---- */
 
 /* Add a header to the coming reply or stream (e.g. Location,
@@ -222,6 +227,14 @@ void http_reply_error(struct http_request *req, int status, const char *fmt,
 
 /* Reply status with json (borrowed) as compact application/json. */
 void http_reply_json(struct http_request *req, int status, const json_t *json);
+
+/* As http_reply_json, for read endpoints that take Mesos's ?jsonp=<callback>
+ * query parameter: with it, the body is "<callback>(<json>)" of type
+ * text/javascript (libprocess's OK(json, jsonp)). A callback that is not a
+ * JavaScript name path (letters, digits, '_', '$' and '.' between names, at
+ * most 128 bytes, not starting with a digit) is answered 400 instead. */
+void http_reply_json_jsonp(struct http_request *req, int status,
+                           const json_t *json);
 
 /* ---- Streams ---- */
 

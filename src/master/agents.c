@@ -169,6 +169,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
         master_task_remove(m, t);
     }
     free(tasks);
+    master_send_agent_failure(m, ag->id);
 
     if (ag->stream != NULL) {
         http_stream_close(ag->stream);

@@ -65,6 +65,15 @@ void master_flags_init(struct master_flags *mf)
          "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
          "for tests and experiments).",
          &mf->registry},
+        {"max_completed_frameworks", FLAG_INT, "50",
+         "Completed frameworks (torn down or past their failover timeout) "
+         "kept in memory for /state; the oldest is forgotten first. A "
+         "framework forgotten here could subscribe again with its id.",
+         &mf->max_completed_frameworks},
+        {"max_completed_tasks_per_framework", FLAG_INT, "1000",
+         "Completed tasks kept in memory per framework (running or "
+         "completed) for /state and /tasks; the oldest is forgotten first.",
+         &mf->max_completed_tasks_per_framework},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -103,6 +112,21 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
     if (mf->max_agent_ping_timeouts < 1 || mf->max_agent_ping_timeouts > 1000) {
         snprintf(err, errlen,
                  "--max_agent_ping_timeouts: must be between 1 and 1000");
+        return FLAGS_ERROR;
+    }
+    if (mf->max_completed_frameworks < 0 ||
+        mf->max_completed_frameworks > MASTER_MAX_COMPLETED_FRAMEWORKS) {
+        snprintf(err, errlen,
+                 "--max_completed_frameworks: must be between 0 and %d",
+                 MASTER_MAX_COMPLETED_FRAMEWORKS);
+        return FLAGS_ERROR;
+    }
+    if (mf->max_completed_tasks_per_framework < 0 ||
+        mf->max_completed_tasks_per_framework > MASTER_MAX_COMPLETED_TASKS) {
+        snprintf(err, errlen,
+                 "--max_completed_tasks_per_framework: must be between 0 and "
+                 "%d",
+                 MASTER_MAX_COMPLETED_TASKS);
         return FLAGS_ERROR;
     }
     if (strcmp(mf->registry, "sqlite") != 0 &&

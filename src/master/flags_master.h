@@ -13,8 +13,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Upper bounds of --max_completed_frameworks and
+ * --max_completed_tasks_per_framework (Mesos has none; these keep a typo
+ * from reserving gigabytes). */
+#define MASTER_MAX_COMPLETED_FRAMEWORKS 100000
+#define MASTER_MAX_COMPLETED_TASKS      1000000
+
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 14
+#define MASTER_FLAGS_ROWS 16
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -35,6 +41,9 @@ struct master_flags {
     bool filter_gpu_resources;             /* --filter_gpu_resources */
     bool offer_allocation_slack;           /* --offer_allocation_slack */
     const char *registry;                  /* --registry: sqlite | in_memory */
+    /* --max_completed_frameworks, --max_completed_tasks_per_framework */
+    int64_t max_completed_frameworks;
+    int64_t max_completed_tasks_per_framework;
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

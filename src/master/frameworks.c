@@ -176,6 +176,7 @@ void master_framework_free(struct framework *fw)
     hmap_free(fw->tasks, task_free_cb);
     hmap_free(fw->offers, NULL); /* offers are owned by m->offers */
     hmap_free(fw->unreachable_tasks, free);
+    master_task_records_free(fw);
     if (fw->info != NULL)
         protobuf_c_message_free_unpacked(&fw->info->base, NULL);
     for (uint32_t i = 0; i < fw->nroles; i++)
@@ -600,9 +601,16 @@ static void removal_recorded(struct master *m, bool ok, const char *err,
     free(id);
 }
 
+/* Keep fw (taken) among the completed frameworks, the latest
+ * --max_completed_frameworks: the oldest is forgotten first. */
 static void remember_completed(struct master *m, struct framework *fw)
 {
-    if (m->ncompleted == MASTER_MAX_COMPLETED) {
+    uint32_t max = (uint32_t)m->flags->max_completed_frameworks;
+    if (max == 0) {
+        master_framework_free(fw);
+        return;
+    }
+    if (m->ncompleted >= max) {
         struct framework *old = hmap_del(m->completed, m->completed_order[0]);
         master_framework_free(old);
         free(m->completed_order[0]);

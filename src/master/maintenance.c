@@ -1311,7 +1311,7 @@ void master_maintenance_free(struct master *m)
 static void reply_pb_json(struct http_request *req, const ProtobufCMessage *msg)
 {
     json_t *j = jpb_to_json(msg);
-    http_reply_json(req, 200, j);
+    http_reply_json_jsonp(req, 200, j); /* Mesos takes ?jsonp= here */
     json_decref(j);
 }
 

@@ -17,6 +17,7 @@
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "master/admin_endpoints.h"
 #include "master/agents.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
@@ -203,7 +204,8 @@ struct master *master_new_with(struct event_base *base,
                           master_operator_api, m) != 0 ||
         master_maintenance_endpoints_register(m) != 0 ||
         master_resv_endpoints_register(m) != 0 ||
-        master_state_endpoints_register(m) != 0) {
+        master_state_endpoints_register(m) != 0 ||
+        master_admin_endpoints_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;
     }
@@ -288,6 +290,7 @@ void master_free(struct master *m)
         event_free(m->reregister_timer);
     master_opev_free_all(m);
     http_server_free(m->http);
+    master_admin_free(m);
     alloc_free(m->alloc);
     free(m->ip);
     free(m);

@@ -28,9 +28,11 @@
 #include "mesos/v1/scheduler.pb-c.h"
 #include "offerd/agent.pb-c.h"
 
+struct admin_state;
 struct event;
 struct event_base;
 struct master;
+struct task_record;
 
 /* Mesos's default heartbeat interval for scheduler streams. */
 #define MASTER_HEARTBEAT_SECS 15
@@ -40,7 +42,6 @@ struct master;
 #define MASTER_MAX_FRAMEWORKS   10000
 #define MASTER_MAX_AGENTS       100000
 #define MASTER_MAX_TASKS_PER_FW 1000000
-#define MASTER_MAX_COMPLETED    1000   /* completed frameworks remembered */
 #define MASTER_MAX_UNREACHABLE  100000 /* unreachable tasks per framework */
 
 /* ---- Frameworks ---------------------------------------------------------- */
@@ -69,6 +70,13 @@ struct framework {
      * (TASK_UNREACHABLE) until the agent comes back. */
     struct hmap *unreachable_tasks;
     struct event *failover_timer;
+    /* Tasks that ended and were forgotten (terminal and acknowledged, or
+     * removed with their agent or with the framework), oldest first: a
+     * ring of at most --max_completed_tasks_per_framework records (tasks.c
+     * adds and frees them): completed_tasks[(head + i) % cap] is the i-th
+     * oldest (master_task_completed_at). */
+    struct task_record *completed_tasks;
+    uint32_t ncompleted_tasks, capcompleted_tasks, headcompleted_tasks;
 
     double registered_time;   /* wall seconds */
     double reregistered_time; /* 0: never */
@@ -164,6 +172,13 @@ struct inverse_offer {
 /* ---- Tasks
  * ------------------------------------------------------------------- */
 
+/* A state a task went through, and when (wall seconds). */
+struct task_state_at {
+    Mesos__V1__TaskState state;
+    double timestamp;
+};
+#define MASTER_TASK_HISTORY 8
+
 struct task {
     struct framework *fw; /* may be a placeholder for an unknown framework */
     struct agent *agent;
@@ -188,13 +203,24 @@ struct task {
     double launched;     /* wall seconds it was launched (or adopted) */
     /* The states the task went through, oldest first (the latest
      * MASTER_TASK_HISTORY), for /state's "statuses". */
-    struct {
-        Mesos__V1__TaskState state;
-        double timestamp;
-    } hist[8];
+    struct task_state_at hist[MASTER_TASK_HISTORY];
     uint32_t nhist;
 };
-#define MASTER_TASK_HISTORY 8
+
+/* A task that ended, as the master remembers it for /state and /tasks
+ * (Mesos's completed tasks): what those endpoints show of it, not the
+ * TaskInfo. Strings owned. */
+struct task_record {
+    char *id;
+    char *name;
+    char *agent_id;             /* "" when it had none */
+    char *role;                 /* allocation role */
+    Mesos__V1__TaskState state; /* terminal (TASK_KILLED when the framework
+                                   was removed under a live task) */
+    res_list resources;         /* with allocation role */
+    struct task_state_at hist[MASTER_TASK_HISTORY];
+    uint32_t nhist;
+};
 
 /* ---- Offers
  * ------------------------------------------------------------------- */
@@ -272,8 +298,10 @@ struct master {
     struct hmap *frameworks; /* id -> struct framework */
     struct hmap *agents;     /* id -> struct agent */
     struct hmap *offers;     /* id -> struct offer */
-    /* Frameworks removed (torn down or failed over for good): they may not
-     * subscribe again. id -> struct framework (no tasks, no stream). */
+    /* Frameworks removed (torn down or failed over for good), the latest
+     * --max_completed_frameworks: they may not subscribe again, and /state
+     * shows them with their completed tasks. id -> struct framework (no
+     * live tasks, no stream). */
     struct hmap *completed;
     char **completed_order; /* FIFO of completed ids, for the cap */
     uint32_t ncompleted;
@@ -316,6 +344,8 @@ struct master {
     uint32_t nopev_subs;
 
     struct master_metrics metrics;
+
+    struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
 };
 
 #endif

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "master/admin_endpoints.h"
 #include "master/calls.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -215,6 +216,12 @@ static void destroy_volumes(struct master_call_ctx *c)
               v->n_volumes);
 }
 
+static void teardown(struct master_call_ctx *c)
+{
+    master_teardown_framework(c->m, c->req,
+                              op_call(c)->teardown->framework_id->value);
+}
+
 /* ---- The endpoint
  * ------------------------------------------------------------
  */
@@ -261,6 +268,8 @@ static const struct master_call operator_rows[] = {
     ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources),
     ROW(CREATE_VOLUMES, "create_volumes", create_volumes),
     ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
+    /* Framework history (issue 16). */
+    ROW(TEARDOWN, "teardown", teardown),
 };
 
 static const struct master_api operator_api = {

@@ -532,49 +532,6 @@ void master_resv_operator(struct master *m, struct http_request *req,
  * ------------------------------------------------------
  */
 
-/* The value of field name in an x-www-form-urlencoded body, decoded into a
- * new string, or NULL when absent (or malformed). */
-static char *form_value(const char *body, size_t len, const char *name)
-{
-    size_t nlen = strlen(name);
-    const char *p = body, *end = body + len;
-    while (p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *fe = amp != NULL ? amp : end;
-        const char *eq = memchr(p, '=', (size_t)(fe - p));
-        if (eq != NULL && (size_t)(eq - p) == nlen &&
-            memcmp(p, name, nlen) == 0) {
-            const char *v = eq + 1;
-            char *out = xmalloc((size_t)(fe - v) + 1);
-            size_t k = 0;
-            for (const char *s = v; s < fe; s++) {
-                if (*s == '+') {
-                    out[k++] = ' ';
-                } else if (*s == '%' && fe - s >= 3) {
-                    char hex[3] = {s[1], s[2], 0};
-                    char *bad;
-                    long c = strtol(hex, &bad, 16);
-                    if (*bad != '\0') {
-                        free(out);
-                        return NULL;
-                    }
-                    out[k++] = (char)c;
-                    s += 2;
-                } else if (*s == '%') {
-                    free(out);
-                    return NULL;
-                } else {
-                    out[k++] = *s;
-                }
-            }
-            out[k] = '\0';
-            return out;
-        }
-        p = fe + 1;
-    }
-    return NULL;
-}
-
 static void handle_legacy(struct http_request *req, struct master *m,
                           enum master_resv_op kind)
 {
@@ -584,8 +541,8 @@ static void handle_legacy(struct http_request *req, struct master *m,
         kind == MASTER_RESV_RESERVE || kind == MASTER_RESV_UNRESERVE
             ? "resources"
             : "volumes";
-    char *agent = form_value(body, len, "slaveId");
-    char *json = form_value(body, len, field);
+    char *agent = http_form_value(body, len, "slaveId");
+    char *json = http_form_value(body, len, field);
     if (agent == NULL || agent[0] == '\0') {
         http_reply_error(req, 400, "Missing 'slaveId' query parameter");
     } else if (json == NULL) {

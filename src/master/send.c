@@ -89,3 +89,23 @@ void master_send_rescind(struct framework *fw, const char *offer_id,
     }
     master_send_to_framework(fw, &ev);
 }
+
+void master_send_agent_failure(struct master *m, const char *agent_id)
+{
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = (char *)agent_id;
+    Mesos__V1__Scheduler__Event__Failure f =
+        MESOS__V1__SCHEDULER__EVENT__FAILURE__INIT;
+    f.agent_id = &aid;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__FAILURE;
+    ev.failure = &f;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        struct framework *fw = val;
+        if (fw->stream != NULL)
+            master_send_to_framework(fw, &ev);
+    }
+}

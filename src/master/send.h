@@ -33,5 +33,9 @@ const char *master_close_reason(enum http_close_reason why);
  * is rescinded. */
 void master_send_rescind(struct framework *fw, const char *offer_id,
                          bool inverse);
+/* Tell every subscribed framework that agent agent_id was removed (Mesos's
+ * FAILURE event with only agent_id set, sent on every agent removal after
+ * the updates of its tasks). */
+void master_send_agent_failure(struct master *m, const char *agent_id);
 
 #endif

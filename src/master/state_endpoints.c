@@ -8,8 +8,10 @@
  */
 #include "master/state_endpoints.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +137,30 @@ static json_t *reserved_by_role(const res_list *l)
     return o;
 }
 
+/* {"role": [mesos.v1.Resource, ...]} of the reserved part of l, keyed by
+ * the role each resource is reserved to (its most refined reservation), as
+ * Mesos's /slaves reserved_resources_full: the same keys as
+ * reserved_by_role. */
+static json_t *reserved_full_by_role(const res_list *l)
+{
+    json_t *o = json_object();
+    res_list reserved = RES_LIST_INIT;
+    res_list_filter(l, is_reserved_pred, NULL, &reserved);
+    for (uint32_t i = 0; i < reserved.n; i++) {
+        const char *role = res_reservation_role(&reserved.v[i]);
+        if (json_object_get(o, role) != NULL)
+            continue;
+        res_list of_role = RES_LIST_INIT;
+        for (uint32_t j = i; j < reserved.n; j++)
+            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
+                res_list_add(&of_role, &reserved.v[j]);
+        json_object_set_new(o, role, resources_full(&of_role));
+        res_list_clear(&of_role);
+    }
+    res_list_clear(&reserved);
+    return o;
+}
+
 static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 {
     json_t *o = json_object();
@@ -167,28 +193,47 @@ static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 /* ---- Tasks, offers, frameworks, agents -------------------------------------
  */
 
-static json_t *task_model(const struct task *t)
+/* The fields a live task and a completed one share (Mesos's model(Task)). */
+static json_t *task_model_base(const char *id, const char *name,
+                               const char *framework_id, const char *agent_id,
+                               Mesos__V1__TaskState state,
+                               const res_list *resources, const char *role,
+                               const struct task_state_at *hist, uint32_t nhist)
 {
     json_t *o = json_object();
-    const Mesos__V1__TaskInfo *ti = t->info;
-    json_object_set_new(o, "id", json_string(ti->task_id->value));
-    json_object_set_new(o, "name", json_string(ti->name));
-    json_object_set_new(o, "framework_id", json_string(t->fw->id));
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "framework_id", json_string(framework_id));
     json_object_set_new(o, "executor_id", json_string(""));
-    json_object_set_new(o, "slave_id",
-                        json_string(t->agent != NULL ? t->agent->id : ""));
-    json_object_set_new(o, "state", json_string(task_state_name(t->state)));
-    json_object_set_new(o, "resources", resources_model(&t->resources));
-    json_object_set_new(o, "role", json_string(t->role));
+    json_object_set_new(o, "slave_id", json_string(agent_id));
+    json_object_set_new(o, "state", json_string(task_state_name(state)));
+    json_object_set_new(o, "resources", resources_model(resources));
+    json_object_set_new(o, "role", json_string(role));
     json_t *st = json_array();
-    for (uint32_t i = 0; i < t->nhist; i++) {
+    for (uint32_t i = 0; i < nhist; i++) {
         json_t *s = json_object();
         json_object_set_new(s, "state",
-                            json_string(task_state_name(t->hist[i].state)));
-        json_object_set_new(s, "timestamp", json_real(t->hist[i].timestamp));
+                            json_string(task_state_name(hist[i].state)));
+        json_object_set_new(s, "timestamp", json_real(hist[i].timestamp));
         json_array_append_new(st, s);
     }
     json_object_set_new(o, "statuses", st);
+    return o;
+}
+
+static json_t *record_model(const struct framework *fw,
+                            const struct task_record *r)
+{
+    return task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
+                           &r->resources, r->role, r->hist, r->nhist);
+}
+
+static json_t *task_model(const struct task *t)
+{
+    const Mesos__V1__TaskInfo *ti = t->info;
+    json_t *o = task_model_base(ti->task_id->value, ti->name, t->fw->id,
+                                t->agent != NULL ? t->agent->id : "", t->state,
+                                &t->resources, t->role, t->hist, t->nhist);
     if (ti->labels != NULL) {
         json_t *l = jpb_to_json(&ti->labels->base);
         json_t *ls = json_object_get(l, "labels");
@@ -291,15 +336,17 @@ static json_t *framework_model(const struct framework *fw, bool with_tasks)
     res_list_clear(&used);
     res_list_clear(&offered);
     if (with_tasks) {
+        /* As Mesos: a task is in "tasks" until its terminal update is
+         * acknowledged (or it ends with its agent or framework), then among
+         * the "completed_tasks", oldest first. */
         json_t *tasks = json_array(), *completed = json_array();
         size_t pos = 0;
         void *val;
-        while (hmap_next(fw->tasks, &pos, NULL, &val)) {
-            const struct task *t = val;
-            json_array_append_new(task_state_is_terminal(t->state) ? completed
-                                                                   : tasks,
-                                  task_model(t));
-        }
+        while (hmap_next(fw->tasks, &pos, NULL, &val))
+            json_array_append_new(tasks, task_model(val));
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+            json_array_append_new(
+                completed, record_model(fw, master_task_completed_at(fw, i)));
         json_object_set_new(o, "tasks", tasks);
         json_object_set_new(o, "completed_tasks", completed);
         json_object_set_new(o, "unreachable_tasks", json_array());
@@ -360,16 +407,15 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     json_object_set_new(o, "revocable_resources", revocable_model(total));
     json_object_set_new(o, "revocable_used_resources", revocable_model(&used));
     json_object_set_new(o, "reserved_resources", reserved_by_role(total));
-    res_list unres = RES_LIST_INIT, resv = RES_LIST_INIT;
+    res_list unres = RES_LIST_INIT;
     res_list_filter(total, is_unreserved_pred, NULL, &unres);
-    res_list_filter(total, is_reserved_pred, NULL, &resv);
     json_object_set_new(o, "unreserved_resources", resources_model(&unres));
-    json_object_set_new(o, "reserved_resources_full", resources_full(&resv));
+    json_object_set_new(o, "reserved_resources_full",
+                        reserved_full_by_role(total));
     json_object_set_new(o, "unreserved_resources_full", resources_full(&unres));
     json_object_set_new(o, "used_resources_full", resources_full(&used));
     json_object_set_new(o, "offered_resources_full", resources_full(&offered));
     res_list_clear(&unres);
-    res_list_clear(&resv);
     res_list_clear(&used);
     res_list_clear(&offered);
     json_t *caps = json_array();
@@ -393,13 +439,15 @@ static json_t *frameworks_array(struct master *m, bool with_tasks)
     return arr;
 }
 
-static json_t *completed_array(struct master *m)
+/* The completed frameworks, oldest first; only the one with id only when
+ * it is not NULL. */
+static json_t *completed_array(struct master *m, const char *only)
 {
     json_t *arr = json_array();
     for (uint32_t i = 0; i < m->ncompleted; i++) {
         const struct framework *fw =
             hmap_get(m->completed, m->completed_order[i]);
-        if (fw != NULL)
+        if (fw != NULL && (only == NULL || strcmp(only, fw->id) == 0))
             json_array_append_new(arr, framework_model(fw, true));
     }
     return arr;
@@ -432,9 +480,10 @@ static void add_master_fields(struct master *m, json_t *o)
     json_object_set_new(o, "leader_info", jpb_to_json(&mi.base));
 }
 
+/* Reply 200 with body (taken), or its ?jsonp= form. */
 static void reply(struct http_request *req, json_t *body)
 {
-    http_reply_json(req, 200, body);
+    http_reply_json_jsonp(req, 200, body);
     json_decref(body);
 }
 
@@ -465,14 +514,25 @@ static void handle_state(struct http_request *req, void *arg)
     }
     json_object_set_new(o, "slaves", agents_array(m));
     json_object_set_new(o, "frameworks", frameworks_array(m, true));
-    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "completed_frameworks", completed_array(m, NULL));
     json_object_set_new(o, "orphan_tasks", json_array());
     json_object_set_new(o, "unregistered_frameworks", json_array());
     reply(req, o);
 }
 
+/* Tasks per state (indexed by Mesos__V1__TaskState). */
+struct task_counts {
+    json_int_t n[16];
+};
+
+static void count_state(struct task_counts *c, Mesos__V1__TaskState st)
+{
+    if ((unsigned)st < sizeof(c->n) / sizeof(c->n[0]))
+        c->n[st]++;
+}
+
 /* Counts of tasks per state, as /state-summary lists them. */
-static void add_task_counts(json_t *o, struct hmap *tasks)
+static void add_task_counts(json_t *o, const struct task_counts *c)
 {
     const Mesos__V1__TaskState states[] = {
         MESOS__V1__TASK_STATE__TASK_STAGING,
@@ -486,13 +546,40 @@ static void add_task_counts(json_t *o, struct hmap *tasks)
         MESOS__V1__TASK_STATE__TASK_ERROR,
         MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
     };
-    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-        json_int_t n = 0;
-        size_t pos = 0;
-        void *val;
-        while (hmap_next(tasks, &pos, NULL, &val))
-            n += ((struct task *)val)->state == states[i];
-        json_object_set_new(o, task_state_name(states[i]), json_integer(n));
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+        json_object_set_new(o, task_state_name(states[i]),
+                            json_integer(c->n[states[i]]));
+}
+
+/* Count a task of agent aid in state st into *fc and by_agent. */
+static void count_task(struct task_counts *fc, struct hmap *by_agent,
+                       const char *aid, Mesos__V1__TaskState st)
+{
+    count_state(fc, st);
+    struct task_counts *ac = hmap_get(by_agent, aid);
+    if (ac == NULL) {
+        ac = xcalloc(1, sizeof(*ac));
+        hmap_put(by_agent, aid, ac);
+    }
+    count_state(ac, st);
+}
+
+/* Count fw's tasks, live and completed (as Mesos's TaskStateSummaries),
+ * into *fc and into by_agent (agent id -> struct task_counts, made as
+ * needed). */
+static void count_framework_tasks(const struct framework *fw,
+                                  struct task_counts *fc, struct hmap *by_agent)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        count_task(fc, by_agent, t->agent != NULL ? t->agent->id : "",
+                   t->state);
+    }
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        count_task(fc, by_agent, r->agent_id, r->state);
     }
 }
 
@@ -501,13 +588,23 @@ static void handle_state_summary(struct http_request *req, void *arg)
     struct master *m = arg;
     json_t *o = json_object();
     json_object_set_new(o, "hostname", json_string(m->flags->hostname));
-    json_t *agents = json_array();
-    size_t pos = 0;
+    /* The counts of every framework, and of every agent over them. */
+    size_t nfw = hmap_count(m->frameworks);
+    struct task_counts *fcounts = xcalloc(nfw ? nfw : 1, sizeof(*fcounts));
+    struct hmap *by_agent = hmap_new();
+    size_t pos = 0, k = 0;
     void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val))
+        count_framework_tasks(val, &fcounts[k++], by_agent);
+    const struct task_counts none = {{0}};
+
+    json_t *agents = json_array();
+    pos = 0;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
         json_t *a = agent_model(m, ag);
-        add_task_counts(a, ag->tasks);
+        const struct task_counts *ac = hmap_get(by_agent, ag->id);
+        add_task_counts(a, ac != NULL ? ac : &none);
         json_t *fids = json_array();
         struct hmap *seen = hmap_new();
         size_t tp = 0;
@@ -526,10 +623,11 @@ static void handle_state_summary(struct http_request *req, void *arg)
     json_object_set_new(o, "slaves", agents);
     json_t *fws = json_array();
     pos = 0;
+    k = 0;
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
         json_t *f = framework_model(fw, false);
-        add_task_counts(f, fw->tasks);
+        add_task_counts(f, &fcounts[k++]);
         json_t *aids = json_array();
         struct hmap *seen = hmap_new();
         size_t tp = 0;
@@ -546,6 +644,8 @@ static void handle_state_summary(struct http_request *req, void *arg)
         json_array_append_new(fws, f);
     }
     json_object_set_new(o, "frameworks", fws);
+    free(fcounts);
+    hmap_free(by_agent, free);
     reply(req, o);
 }
 
@@ -563,7 +663,7 @@ static void handle_frameworks(struct http_request *req, void *arg)
             json_array_append_new(arr, framework_model(fw, true));
     }
     json_object_set_new(o, "frameworks", arr);
-    json_object_set_new(o, "completed_frameworks", completed_array(m));
+    json_object_set_new(o, "completed_frameworks", completed_array(m, only));
     json_object_set_new(o, "unregistered_frameworks", json_array());
     reply(req, o);
 }
@@ -586,63 +686,106 @@ static void handle_slaves(struct http_request *req, void *arg)
     reply(req, o);
 }
 
-/* Parse a non-negative integer query parameter; -1 on a bad value. */
-static long query_long(struct http_request *req, const char *name, long dflt)
+/* A non-negative integer query parameter; dflt when it is absent or not
+ * one (Mesos's /tasks takes a bad limit or offset as not given). */
+static size_t query_count(struct http_request *req, const char *name,
+                          size_t dflt)
 {
     const char *v = http_request_query(req, name);
-    if (v == NULL)
+    if (v == NULL || *v < '0' || *v > '9')
         return dflt;
     char *end;
-    long n = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || n < 0)
-        return -1;
-    return n;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end != '\0' || errno != 0 || n > SIZE_MAX)
+        return dflt;
+    return (size_t)n;
 }
 
-static int task_ts_cmp(const void *x, const void *y)
+/* A task /tasks lists: live (t) or completed (r, of fw). */
+struct task_entry {
+    const struct framework *fw;
+    const struct task *t;
+    const struct task_record *r;
+    double ts; /* its first status's timestamp: the sort key */
+};
+
+static int entry_ts_cmp(const void *x, const void *y)
 {
-    const struct task *a = *(struct task *const *)x;
-    const struct task *b = *(struct task *const *)y;
-    double ta = a->nhist ? a->hist[0].timestamp : 0;
-    double tb = b->nhist ? b->hist[0].timestamp : 0;
-    return ta < tb ? -1 : ta > tb;
+    const struct task_entry *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
+/* Append fw's tasks (live, then completed) that match task_id (NULL: all)
+ * to *v (grown as needed). */
+static void collect_tasks(const struct framework *fw, const char *task_id,
+                          struct task_entry **v, size_t *n, size_t *cap)
+{
+    size_t need = *n + hmap_count(fw->tasks) + fw->ncompleted_tasks;
+    if (need > *cap) {
+        *cap = need * 2;
+        *v = xreallocarray(*v, *cap, sizeof(**v));
+    }
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (task_id != NULL && strcmp(task_id, t->info->task_id->value) != 0)
+            continue;
+        (*v)[(*n)++] = (struct task_entry){fw, t, NULL,
+                                           t->nhist ? t->hist[0].timestamp : 0};
+    }
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        if (task_id != NULL && strcmp(task_id, r->id) != 0)
+            continue;
+        (*v)[(*n)++] = (struct task_entry){fw, NULL, r,
+                                           r->nhist ? r->hist[0].timestamp : 0};
+    }
+}
+
+/* GET /tasks: the tasks of registered and completed frameworks, live and
+ * completed, sorted by their first status's time (order=asc, or descending
+ * by default), limit (default 100) from offset; framework_id and task_id
+ * select, as Mesos's /tasks does. */
 static void handle_tasks(struct http_request *req, void *arg)
 {
     struct master *m = arg;
-    long limit = query_long(req, "limit", 100);
-    long offset = query_long(req, "offset", 0);
+    size_t limit = query_count(req, "limit", 100);
+    size_t offset = query_count(req, "offset", 0);
     const char *order = http_request_query(req, "order");
-    if (limit < 0 || offset < 0) {
-        http_reply_error(req, 400,
-                         "limit and offset must be non-negative integers");
-        return;
+    const char *fid = http_request_query(req, "framework_id");
+    const char *tid = http_request_query(req, "task_id");
+    bool asc = order != NULL && strcmp(order, "asc") == 0;
+
+    struct task_entry *all = NULL;
+    size_t k = 0, cap = 0;
+    if (fid != NULL) {
+        const struct framework *fw = hmap_get(m->frameworks, fid);
+        if (fw == NULL)
+            fw = hmap_get(m->completed, fid);
+        if (fw != NULL)
+            collect_tasks(fw, tid, &all, &k, &cap);
+    } else {
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(m->frameworks, &pos, NULL, &val))
+            collect_tasks(val, tid, &all, &k, &cap);
+        for (uint32_t i = 0; i < m->ncompleted; i++) {
+            const struct framework *fw =
+                hmap_get(m->completed, m->completed_order[i]);
+            if (fw != NULL)
+                collect_tasks(fw, tid, &all, &k, &cap);
+        }
     }
-    if (order != NULL && strcmp(order, "asc") != 0 &&
-        strcmp(order, "des") != 0) {
-        http_reply_error(req, 400, "order must be 'asc' or 'des'");
-        return;
-    }
-    size_t n = 0, pos = 0;
-    void *val;
-    while (hmap_next(m->frameworks, &pos, NULL, &val))
-        n += hmap_count(((struct framework *)val)->tasks);
-    struct task **all = xcalloc(n ? n : 1, sizeof(*all));
-    size_t k = 0;
-    pos = 0;
-    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
-        size_t tp = 0;
-        void *tv;
-        while (hmap_next(((struct framework *)val)->tasks, &tp, NULL, &tv))
-            all[k++] = tv;
-    }
-    qsort(all, k, sizeof(*all), task_ts_cmp);
-    bool desc = order == NULL || strcmp(order, "des") == 0;
+    if (k > 0)
+        qsort(all, k, sizeof(*all), entry_ts_cmp);
     json_t *arr = json_array();
-    for (size_t i = (size_t)offset; i < k && (long)json_array_size(arr) < limit;
-         i++)
-        json_array_append_new(arr, task_model(all[desc ? k - 1 - i : i]));
+    for (size_t i = offset; i < k && i - offset < limit; i++) {
+        const struct task_entry *e = &all[asc ? i : k - 1 - i];
+        json_array_append_new(arr, e->t != NULL ? task_model(e->t)
+                                                : record_model(e->fw, e->r));
+    }
     free(all);
     json_t *o = json_object();
     json_object_set_new(o, "tasks", arr);

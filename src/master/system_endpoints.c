@@ -24,7 +24,7 @@ static void handle_flags(struct http_request *req, void *arg)
 {
     const struct flags *flags = arg;
     json_t *j = flags_to_json(flags);
-    http_reply_json(req, 200, j);
+    http_reply_json_jsonp(req, 200, j);
     json_decref(j);
 }
 
@@ -32,7 +32,7 @@ static void handle_version(struct http_request *req, void *arg)
 {
     (void)arg;
     json_t *j = master_version_json();
-    http_reply_json(req, 200, j);
+    http_reply_json_jsonp(req, 200, j);
     json_decref(j);
 }
 

@@ -3,7 +3,9 @@
  * TASK_STAGING when a LAUNCH is accepted, follows the agent's status
  * updates, gives its resources back to the allocator as soon as it is
  * terminal, and is forgotten once terminal and its terminal update
- * acknowledged by the framework. Also kills and reconciliation.
+ * acknowledged by the framework: then only a small record of it stays among
+ * its framework's completed tasks (a bounded ring, for /state and /tasks).
+ * Also kills and reconciliation.
  */
 #include "master/tasks.h"
 
@@ -31,20 +33,29 @@ void master_task_count(struct master *m, Mesos__V1__TaskState state)
         m->metrics.tasks_by_state[state]++;
 }
 
+/* Append state at when to a history of at most MASTER_TASK_HISTORY
+ * entries (the oldest goes); a repeat of the latest state is skipped.
+ * Returns whether it was a new state. */
+static bool hist_add(struct task_state_at *hist, uint32_t *nhist,
+                     Mesos__V1__TaskState state, double when)
+{
+    if (*nhist > 0 && hist[*nhist - 1].state == state)
+        return false; /* a retried update */
+    if (*nhist == MASTER_TASK_HISTORY) {
+        memmove(hist, hist + 1, (MASTER_TASK_HISTORY - 1) * sizeof(hist[0]));
+        (*nhist)--;
+    }
+    hist[*nhist].state = state;
+    hist[*nhist].timestamp = when;
+    (*nhist)++;
+    return true;
+}
+
 static void record_state(struct task *t, Mesos__V1__TaskState state,
                          double when)
 {
-    if (t->nhist > 0 && t->hist[t->nhist - 1].state == state)
-        return; /* a retried update */
-    if (t->nhist == MASTER_TASK_HISTORY) {
-        memmove(t->hist, t->hist + 1,
-                (MASTER_TASK_HISTORY - 1) * sizeof(t->hist[0]));
-        t->nhist--;
-    }
-    t->hist[t->nhist].state = state;
-    t->hist[t->nhist].timestamp = when;
-    t->nhist++;
-    if (t->status != NULL) /* TASK_UPDATED for every new state, as Mesos */
+    /* TASK_UPDATED for every new state, as Mesos. */
+    if (hist_add(t->hist, &t->nhist, state, when) && t->status != NULL)
         master_opev_task_updated(t->fw->m, t, t->status);
 }
 
@@ -76,8 +87,88 @@ void master_task_recover(struct master *m, struct task *t)
     master_allocate_soon(m);
 }
 
+/* ---- Completed tasks ---------------------------------------------------- */
+
+static void record_clear(struct task_record *r)
+{
+    free(r->id);
+    free(r->name);
+    free(r->agent_id);
+    free(r->role);
+    res_list_clear(&r->resources);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Keep what /state and /tasks show of t, which ends now, among its
+ * framework's completed tasks; the oldest record goes when the ring is at
+ * --max_completed_tasks_per_framework. */
+static void record_completed(struct master *m, struct task *t)
+{
+    struct framework *fw = t->fw;
+    uint32_t max = (uint32_t)m->flags->max_completed_tasks_per_framework;
+    if (max == 0)
+        return;
+    struct task_record *r;
+    if (fw->ncompleted_tasks == max) {
+        /* Full: overwrite the oldest, the next one becomes the oldest. */
+        r = &fw->completed_tasks[fw->headcompleted_tasks];
+        record_clear(r);
+        fw->headcompleted_tasks = (fw->headcompleted_tasks + 1) % max;
+    } else {
+        /* Not full yet, so head is 0 and the ring is a plain array. */
+        if (fw->ncompleted_tasks == fw->capcompleted_tasks) {
+            uint32_t cap =
+                fw->capcompleted_tasks ? fw->capcompleted_tasks * 2 : 16;
+            if (cap > max)
+                cap = max;
+            fw->completed_tasks = xreallocarray(fw->completed_tasks, cap,
+                                                sizeof(*fw->completed_tasks));
+            fw->capcompleted_tasks = cap;
+        }
+        r = &fw->completed_tasks[fw->ncompleted_tasks++];
+    }
+    memset(r, 0, sizeof(*r));
+    r->id = xstrdup(t->info->task_id->value);
+    r->name = xstrdup(t->info->name != NULL ? t->info->name : "");
+    r->agent_id = xstrdup(t->agent != NULL ? t->agent->id : "");
+    r->role = xstrdup(t->role != NULL ? t->role : "*");
+    res_list_copy(&r->resources, &t->resources);
+    r->state = t->state;
+    memcpy(r->hist, t->hist, sizeof(r->hist));
+    r->nhist = t->nhist;
+    if (!task_state_is_terminal(r->state)) {
+        /* Removed with its framework while live: Mesos shows it killed. */
+        r->state = MESOS__V1__TASK_STATE__TASK_KILLED;
+        hist_add(r->hist, &r->nhist, r->state, clock_wall_secs());
+    }
+}
+
+const struct task_record *master_task_completed_at(const struct framework *fw,
+                                                   uint32_t i)
+{
+    if (i >= fw->ncompleted_tasks)
+        return NULL;
+    /* head is 0 until the ring is full (then cap is its size). */
+    return &fw->completed_tasks[(fw->headcompleted_tasks + i) %
+                                fw->capcompleted_tasks];
+}
+
+void master_task_records_free(struct framework *fw)
+{
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+        record_clear(&fw->completed_tasks[i]);
+    free(fw->completed_tasks);
+    fw->completed_tasks = NULL;
+    fw->ncompleted_tasks = fw->capcompleted_tasks = 0;
+    fw->headcompleted_tasks = 0;
+}
+
 void master_task_remove(struct master *m, struct task *t)
 {
+    /* A task of an unreachable agent is not completed: the framework's
+     * unreachable_tasks keep it until the agent is back. */
+    if (t->state != MESOS__V1__TASK_STATE__TASK_UNREACHABLE)
+        record_completed(m, t);
     hmap_del(t->fw->tasks, t->info->task_id->value);
     if (t->agent != NULL) {
         hmap_del(t->agent->tasks, t->key);

@@ -57,8 +57,17 @@ void master_send_master_update(struct master *m, struct framework *fw,
 Mesos__V1__TaskState master_lost_state(const struct framework *fw);
 /* Give a task's resources back to the allocator (once). */
 void master_task_recover(struct master *m, struct task *t);
-/* Forget a task (both maps); its resources must have been recovered. */
+/* Forget a task (both maps); its resources must have been recovered. A
+ * task not TASK_UNREACHABLE is kept as a record among its framework's
+ * completed tasks (a live one as TASK_KILLED: its framework is being
+ * removed). */
 void master_task_remove(struct master *m, struct task *t);
+/* fw's i-th oldest completed task (borrowed, valid until fw's next task
+ * removal), NULL when i >= fw->ncompleted_tasks. */
+const struct task_record *master_task_completed_at(const struct framework *fw,
+                                                   uint32_t i);
+/* Free fw's completed task records (when fw itself is freed). */
+void master_task_records_free(struct framework *fw);
 /* Move t to state (a master decision, e.g. agent lost): record a status,
  * recover resources if terminal, tell the framework. */
 void master_task_transition(struct master *m, struct task *t,

@@ -228,12 +228,15 @@ START_TEST(test_bad_calls)
 }
 END_TEST
 
-/* /tasks lists no task (arg: the master's port). */
+/* /state's first framework has no live task left and one completed task
+ * (arg: the master's port). */
 static bool no_tasks(void *arg)
 {
-    json_t *tasks = api_get_json(*(const uint16_t *)arg, "/tasks");
-    bool none = json_array_size(json_object_get(tasks, "tasks")) == 0;
-    json_decref(tasks);
+    json_t *st = api_get_json(*(const uint16_t *)arg, "/state");
+    json_t *f = json_array_get(json_object_get(st, "frameworks"), 0);
+    bool none = json_array_size(json_object_get(f, "tasks")) == 0 &&
+                json_array_size(json_object_get(f, "completed_tasks")) == 1;
+    json_decref(st);
     return none;
 }
 
@@ -346,7 +349,7 @@ START_TEST(test_offer_launch_update_ack)
     ck_assert_ptr_nonnull(a);
     json_decref(a);
     ck_assert_msg(e2e_poll_until(no_tasks, &p, T),
-                  "the acknowledged task is still in /tasks");
+                  "the acknowledged task is not among the completed tasks");
     metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_finished")), 1);
@@ -496,6 +499,15 @@ START_TEST(test_agent_lost)
     ck_assert_str_eq(json_string_value(json_object_get(st, "reason")),
                      "REASON_AGENT_REMOVED");
     json_decref(up);
+    /* Then the framework hears the agent is gone (Mesos's FAILURE). */
+    json_t *fail = api_wait_event(&fw, "FAILURE", T);
+    ck_assert_ptr_nonnull(fail);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(fail, "failure"), "agent_id"),
+            "value")),
+        agent);
+    json_decref(fail);
     json_t *slaves = api_get_json(p, "/slaves");
     ck_assert_uint_eq(json_array_size(json_object_get(slaves, "slaves")), 0);
     json_decref(slaves);
@@ -549,8 +561,14 @@ START_TEST(test_framework_failover)
     json_decref(sd);
     state = api_get_json(p, "/frameworks");
     ck_assert_uint_eq(json_array_size(json_object_get(state, "frameworks")), 0);
-    ck_assert_uint_eq(
-        json_array_size(json_object_get(state, "completed_frameworks")), 1);
+    json_t *done = json_object_get(state, "completed_frameworks");
+    ck_assert_uint_eq(json_array_size(done), 1);
+    /* It keeps its task, killed with it, among its completed tasks. */
+    json_t *ct = json_object_get(json_array_get(done, 0), "completed_tasks");
+    ck_assert_uint_eq(json_array_size(ct), 1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(ct, 0), "state")),
+        "TASK_KILLED");
     json_decref(state);
     /* A removed framework may not subscribe again. */
     char body[512];
@@ -560,6 +578,67 @@ START_TEST(test_framework_failover)
              fw.id);
     ck_assert_int_eq(api_post(p, "/api/v1/scheduler", NULL, body, NULL, 0),
                      403);
+    api_conn_close(&ag);
+    stop();
+}
+END_TEST
+
+/* An operator tears a framework down with POST /teardown: its agent is
+ * told to shut it down, and /state keeps it among the completed frameworks
+ * with its task, killed, as a completed task. */
+START_TEST(test_operator_teardown_history)
+{
+    start(NULL);
+    uint16_t p = master.port;
+    struct conn ag, fw;
+    api_subscribe_agent(&ag, p, "host1", AGENT_RES);
+    api_subscribe_framework(&fw, p, FW_INFO);
+    char offer[256], agent[256];
+    json_t *ev = api_wait_offer(&fw, offer, agent, T);
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+    ck_assert_int_eq(api_launch(&fw, p, offer, agent, "t1", SMALL), 202);
+    json_decref(api_wait_event(&ag, "RUN_TASK", T));
+    const char *hdr[] = {"Content-Type: application/x-www-form-urlencoded",
+                         NULL};
+    struct e2e_response r;
+    ck_assert_int_eq(
+        e2e_http(p, "POST", "/teardown", hdr, "frameworkId=none", 16, T, &r),
+        0);
+    ck_assert_int_eq(r.status, 400);
+    e2e_response_free(&r);
+    char body[300];
+    int n = snprintf(body, sizeof(body), "frameworkId=%s", fw.id);
+    ck_assert_int_eq(
+        e2e_http(p, "POST", "/teardown", hdr, body, (size_t)n, T, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    e2e_response_free(&r);
+    json_t *sd = api_wait_event(&ag, "SHUTDOWN_FRAMEWORK", T);
+    ck_assert_ptr_nonnull(sd);
+    json_decref(sd);
+    json_t *state = api_get_json(p, "/state");
+    ck_assert_uint_eq(json_array_size(json_object_get(state, "frameworks")), 0);
+    json_t *done =
+        json_array_get(json_object_get(state, "completed_frameworks"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(done, "id")), fw.id);
+    json_t *t = json_array_get(json_object_get(done, "completed_tasks"), 0);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "id")), "t1");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "state")),
+                     "TASK_KILLED");
+    json_decref(state);
+    /* /tasks lists it; with ?jsonp= wrapped for a script tag. */
+    ck_assert_int_eq(
+        e2e_http(p, "GET", "/tasks?jsonp=cb", NULL, NULL, 0, T, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(e2e_response_header(&r, "Content-Type"),
+                     "text/javascript");
+    ck_assert(strncmp(r.body, "cb({\"tasks\":[{", 14) == 0);
+    e2e_response_free(&r);
+    json_t *tasks = api_get_json(p, "/tasks?order=asc");
+    ck_assert_uint_eq(json_array_size(json_object_get(tasks, "tasks")), 1);
+    json_decref(tasks);
+    api_conn_close(&fw);
     api_conn_close(&ag);
     stop();
 }
@@ -676,9 +755,10 @@ START_TEST(test_read_endpoints)
         json_real_value(json_object_get(s, "master/outstanding_offers")), 1);
     json_decref(s);
     struct e2e_response r;
+    /* As Mesos: a limit that is not a number is taken as not given. */
     ck_assert_int_eq(e2e_http(p, "GET", "/tasks?limit=x", NULL, NULL, 0, T, &r),
                      0);
-    ck_assert_int_eq(r.status, 400);
+    ck_assert_int_eq(r.status, 200);
     e2e_response_free(&r);
     api_conn_close(&fw);
     api_conn_close(&ag);
@@ -798,6 +878,7 @@ static Suite *master_api_suite(void)
     tcase_add_test(tc, test_launch_errors);
     tcase_add_test(tc, test_decline_filter_and_revive);
     tcase_add_test(tc, test_agent_lost);
+    tcase_add_test(tc, test_operator_teardown_history);
     tcase_add_test(tc, test_framework_failover);
     tcase_add_test(tc, test_kill_and_reconcile);
     tcase_add_test(tc, test_read_endpoints);

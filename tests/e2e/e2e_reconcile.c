@@ -140,14 +140,19 @@ static const char *task_state_in_master(const char *task_id)
 {
     static char state[64];
     state[0] = '\0';
-    json_t *j = api_get_json(master.port, "/tasks");
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(j, "tasks"), i, t)
+    /* The live tasks: /tasks also lists the completed ones. */
+    json_t *j = api_get_json(master.port, "/state");
+    size_t i, k;
+    json_t *f, *t;
+    json_array_foreach(json_object_get(j, "frameworks"), k, f)
     {
-        if (strcmp(json_string_value(json_object_get(t, "id")), task_id) == 0)
-            snprintf(state, sizeof(state), "%s",
-                     json_string_value(json_object_get(t, "state")));
+        json_array_foreach(json_object_get(f, "tasks"), i, t)
+        {
+            if (strcmp(json_string_value(json_object_get(t, "id")), task_id) ==
+                0)
+                snprintf(state, sizeof(state), "%s",
+                         json_string_value(json_object_get(t, "state")));
+        }
     }
     json_decref(j);
     return state[0] ? state : NULL;
