@@ -19,6 +19,7 @@
 #include "master/calls.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/quota.h"
 #include "master/reservations.h"
 #include "mesos/v1/master.pb-c.h"
 #include "offerd/registry.pb-c.h"
@@ -261,6 +262,56 @@ static void destroy_volumes(struct master_call_ctx *c)
               v->n_volumes);
 }
 
+/* ---- Weights and quota (quota.c) ---------------------------------------- */
+
+static void get_weights(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetWeights *gw =
+        master_quota_get_weights(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_WEIGHTS);
+    resp.get_weights = gw;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&gw->base, NULL);
+}
+
+static void update_weights(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__UpdateWeights *u =
+        op_call(c)->update_weights;
+    master_quota_update_weights(c->m, c->req, u->weight_infos,
+                                u->n_weight_infos);
+}
+
+static void get_quota(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetQuota gq =
+        MESOS__V1__MASTER__RESPONSE__GET_QUOTA__INIT;
+    gq.status = master_quota_status(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_QUOTA);
+    resp.get_quota = &gq;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&gq.status->base, NULL);
+}
+
+static void update_quota(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__UpdateQuota *u = op_call(c)->update_quota;
+    master_quota_update(c->m, c->req, u->has_force && u->force,
+                        u->quota_configs, u->n_quota_configs);
+}
+
+static void set_quota(struct master_call_ctx *c)
+{
+    master_quota_set(c->m, c->req, op_call(c)->set_quota->quota_request);
+}
+
+static void remove_quota(struct master_call_ctx *c)
+{
+    master_quota_remove(c->m, c->req, op_call(c)->remove_quota->role);
+}
+
 /* ---- The endpoint
  * ------------------------------------------------------------
  */
@@ -296,6 +347,13 @@ static const struct master_call operator_rows[] = {
     ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources),
     ROW(CREATE_VOLUMES, "create_volumes", create_volumes),
     ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
+    /* Weights and quota (quota.c). */
+    ROW(GET_WEIGHTS, NULL, get_weights),
+    ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
+    ROW(GET_QUOTA, NULL, get_quota),
+    ROW(UPDATE_QUOTA, "update_quota", update_quota),
+    ROW(SET_QUOTA, "set_quota", set_quota),
+    ROW(REMOVE_QUOTA, "remove_quota", remove_quota),
 };
 
 static const struct master_api operator_api = {
