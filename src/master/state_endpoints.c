@@ -664,6 +664,17 @@ static json_t *qlist_model(const struct alloc_qlist *q)
     return o;
 }
 
+/* Quota quantities as Mesos writes them: only the names set (an absent
+ * limit is no limit, not 0). */
+static json_t *quota_model(const struct alloc_qlist *q)
+{
+    json_t *o = json_object();
+    for (uint32_t i = 0; i < q->n; i++)
+        json_object_set_new(o, q->v[i].name,
+                            json_real(res_scalar_to_double(q->v[i].milli)));
+    return o;
+}
+
 struct roles_ctx {
     struct master *m;
     json_t *arr;
@@ -700,9 +711,9 @@ static void role_cb(void *arg, const struct alloc_role_info *info)
     json_object_set_new(r, "reserved", qlist_model(&info->reserved));
     json_t *quota = json_object();
     json_object_set_new(quota, "role", json_string(info->role));
-    json_object_set_new(quota, "guarantee", qlist_model(&info->guarantee));
-    json_object_set_new(quota, "limit", qlist_model(&info->limit));
-    json_object_set_new(quota, "consumed", qlist_model(&info->consumed));
+    json_object_set_new(quota, "guarantee", quota_model(&info->guarantee));
+    json_object_set_new(quota, "limit", quota_model(&info->limit));
+    json_object_set_new(quota, "consumed", quota_model(&info->consumed));
     json_object_set_new(r, "quota", quota);
     json_array_append_new(ctx->arr, r);
 }

@@ -255,9 +255,19 @@ START_TEST(test_update_quota)
     json_t *info = json_array_get(json_object_get(st, "infos"), 0);
     ck_assert_int_eq(json_array_size(json_object_get(info, "guarantee")), 2);
     json_decref(j);
-    /* /roles shows the quota. */
-    ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, body, sizeof(body)), 200);
-    ck_assert_ptr_nonnull(strstr(body, "\"quota\""));
+    /* /roles shows the quota as Mesos does: only the names set. */
+    char roles[4096];
+    ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, roles, sizeof(roles)), 200);
+    j = json_loads(roles, 0, NULL);
+    json_t *r = json_array_get(json_object_get(j, "roles"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "name")), "a");
+    json_t *q = json_object_get(r, "quota");
+    ck_assert(json_real_value(
+                  json_object_get(json_object_get(q, "limit"), "cpus")) == 2.0);
+    ck_assert_ptr_null(json_object_get(json_object_get(q, "limit"), "mem"));
+    ck_assert(json_real_value(json_object_get(json_object_get(q, "guarantee"),
+                                              "mem")) == 512.0);
+    json_decref(j);
     /* An empty config removes the quota. */
     ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\"}]"), NULL, 0), 200);
     ck_assert_int_eq(stored("quota"), 0);
