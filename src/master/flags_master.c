@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "master/quota.h"
+
 void master_flags_init(struct master_flags *mf)
 {
     memset(mf, 0, sizeof(*mf));
@@ -65,6 +67,12 @@ void master_flags_init(struct master_flags *mf)
          "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
          "for tests and experiments).",
          &mf->registry},
+        {"weights", FLAG_STRING, NULL,
+         "A comma-separated list of role/weight pairs of the form "
+         "'role=weight,role=weight', used at start when the registry holds "
+         "no weights (then recorded there). Deprecated in Mesos: set weights "
+         "with PUT /weights or UPDATE_WEIGHTS instead.",
+         &mf->weights},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -113,6 +121,8 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  mf->registry);
         return FLAGS_ERROR;
     }
+    if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (mf->work_dir[0] == '\0') {
         snprintf(err, errlen, "--work_dir: must not be empty");
         return FLAGS_ERROR;

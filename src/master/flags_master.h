@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 14
+#define MASTER_FLAGS_ROWS 15
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -35,6 +35,7 @@ struct master_flags {
     bool filter_gpu_resources;             /* --filter_gpu_resources */
     bool offer_allocation_slack;           /* --offer_allocation_slack */
     const char *registry;                  /* --registry: sqlite | in_memory */
+    const char *weights; /* --weights: "role=weight,..."; NULL: none */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

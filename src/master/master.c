@@ -187,6 +187,7 @@ struct master *master_new_with(struct event_base *base,
     master_quota_init(m);
     if (master_persist_open(m, err, errlen) != 0)
         goto fail;
+    master_quota_weights_flag(m);
 
     m->http = http_server_new(base, NULL);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=

@@ -75,8 +75,9 @@ struct master_quota {
     struct hmap *weights; /* role -> double (malloc'd) */
     struct hmap *quotas;  /* role -> struct role_quota */
     struct quota_op *head, *tail;
-    bool busy;    /* the head's registry write is in flight */
-    bool stopped; /* shutting down */
+    bool recovered_weights; /* the registry held weights at start */
+    bool busy;              /* the head's registry write is in flight */
+    bool stopped;           /* shutting down */
 };
 
 /* ---- Quantities -------------------------------------------------------- */
@@ -1057,6 +1058,7 @@ void master_quota_recover(struct master *m,
                           const Offerd__Registry__Registry *state)
 {
     char err[1024];
+    m->quota->recovered_weights = state->n_weights > 0;
     for (size_t i = 0; i < state->n_weights; i++) {
         const Mesos__V1__WeightInfo *wi = state->weights[i];
         if (wi->role == NULL ||
@@ -1081,6 +1083,114 @@ void master_quota_recover(struct master *m,
     if (state->n_weights > 0 || state->n_quota_configs > 0)
         log_info("registry: recovered %zu weights and %zu quotas",
                  hmap_count(m->quota->weights), hmap_count(m->quota->quotas));
+}
+
+/* Each "role=weight" of --weights in turn: fn(arg, role, weight) for a valid
+ * one; -1 with Mesos's reason at the first invalid one. */
+static int weights_flag_each(const char *text, char *err, size_t errlen,
+                             void (*fn)(void *, const char *, double),
+                             void *arg)
+{
+    const char *p = text;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        if (len == 0) { /* tokenize skips empty tokens */
+            p++;
+            continue;
+        }
+        char *token = xstrndup(p, len);
+        p += len;
+        char *eq = strchr(token, '=');
+        char why[256];
+        int rc = -1;
+        if (eq == NULL || eq == token || eq[1] == '\0' ||
+            strchr(eq + 1, '=') != NULL) {
+            snprintf(err, errlen,
+                     "Invalid weight: '%s'. --weights should be of the form "
+                     "'role=weight,role=weight'",
+                     token);
+        } else {
+            *eq = '\0';
+            char *end;
+            double w = strtod(eq + 1, &end);
+            if (res_role_validate(token, why, sizeof(why)) != 0) {
+                *eq = '=';
+                snprintf(err, errlen,
+                         "Invalid weight: '%s'. %.*s is not a "
+                         "valid role",
+                         token, (int)(eq - token), token);
+            } else if (*end != '\0' || !(w > 0) || isinf(w)) {
+                *eq = '=';
+                snprintf(err, errlen,
+                         "Invalid weight: '%s'. Weights must be positive",
+                         token);
+            } else {
+                if (fn != NULL)
+                    fn(arg, token, w);
+                rc = 0;
+            }
+        }
+        free(token);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int master_quota_weights_flag_check(const char *text, char *err, size_t errlen)
+{
+    return text == NULL ? 0 : weights_flag_each(text, err, errlen, NULL, NULL);
+}
+
+static void flag_weight(void *arg, const char *role, double w)
+{
+    struct quota_op *op = arg;
+    for (size_t i = 0; i < op->n; i++)
+        if (strcmp(op->roles[i], role) == 0) {
+            op->weights[i] = w;
+            return;
+        }
+    op->roles = xreallocarray(op->roles, op->n + 1, sizeof(*op->roles));
+    op->weights = xreallocarray(op->weights, op->n + 1, sizeof(*op->weights));
+    op->roles[op->n] = xstrdup(role);
+    op->weights[op->n++] = w;
+}
+
+static void flag_weights_done(struct master *m, bool ok, const char *err,
+                              void *arg)
+{
+    (void)m;
+    (void)arg;
+    if (!ok)
+        log_warn("registry: the --weights weights were not recorded: %s", err);
+}
+
+void master_quota_weights_flag(struct master *m)
+{
+    const char *text = m->flags->weights;
+    if (text == NULL || text[0] == '\0')
+        return;
+    if (m->quota->recovered_weights) {
+        log_warn("ignoring --weights '%s': recovering the weights from the "
+                 "registry",
+                 text);
+        return;
+    }
+    struct quota_op *op = op_new(QOP_WEIGHTS, NULL, 0);
+    char err[512];
+    if (weights_flag_each(text, err, sizeof(err), flag_weight, op) != 0) {
+        log_error("--weights: %s", err); /* checked with the flags */
+        op_free(op);
+        return;
+    }
+    for (size_t i = 0; i < op->n; i++)
+        apply_weight(m, op->roles[i], op->weights[i]);
+    struct registry_batch *b = op_batch(op, err, sizeof(err));
+    if (b != NULL)
+        master_persist_batch(m, b, flag_weights_done, NULL);
+    else
+        log_warn("the --weights weights cannot be recorded: %s", err);
+    op_free(op);
 }
 
 void master_quota_stop(struct master *m)

@@ -25,6 +25,12 @@ void master_quota_init(struct master *m);
  * allocator (entries that do not validate are logged and skipped). */
 void master_quota_recover(struct master *m,
                           const Offerd__Registry__Registry *state);
+/* Check --weights ("role=weight,role=weight", Mesos's form): 0, or -1 with
+ * Mesos's reason in err. */
+int master_quota_weights_flag_check(const char *text, char *err, size_t errlen);
+/* Apply --weights (checked) when the registry held no weights: into the
+ * allocator now, and into the registry (as Mesos does) in the background. */
+void master_quota_weights_flag(struct master *m);
 /* Shutting down: answer queued changes 503; the one being written finishes
  * when the registry closes. */
 void master_quota_stop(struct master *m);

@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "common/json_pb.h"
 #include "master/operator_api.h"
+#include "master/quota.h"
 #include "master/registry_mem.h"
 #include "master_fixture.h"
 
@@ -670,6 +671,63 @@ START_TEST(test_limit_never_exceeded)
 }
 END_TEST
 
+/* ---- --weights ------------------------------------------------------------
+ */
+
+START_TEST(test_weights_flag_check)
+{
+    static const struct {
+        const char *text;
+        const char *reason; /* NULL: valid */
+    } cases[] = {
+        {"a=2,b=0.5", NULL},
+        {"a=2,,b=1,", NULL},
+        {"", NULL},
+        {"a", "--weights should be of the form 'role=weight,role=weight'"},
+        {"a=1=2", "--weights should be of the form"},
+        {"=2", "--weights should be of the form"},
+        {"a=", "--weights should be of the form"},
+        {"a//b=1", "Invalid weight: 'a//b=1'. a//b is not a valid role"},
+        {"a=0", "Invalid weight: 'a=0'. Weights must be positive"},
+        {"a=-1", "Weights must be positive"},
+        {"a=x", "Weights must be positive"},
+        {"a=inf", "Weights must be positive"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char err[256] = "";
+        int rc =
+            master_quota_weights_flag_check(cases[i].text, err, sizeof(err));
+        if (cases[i].reason == NULL)
+            ck_assert_msg(rc == 0, "case %zu: %s", i, err);
+        else
+            ck_assert_msg(rc == -1 && strstr(err, cases[i].reason) != NULL,
+                          "case %zu: %s", i, err);
+    }
+}
+END_TEST
+
+static bool weights_stored(void *arg)
+{
+    return stored("weight") == *(long *)arg;
+}
+
+START_TEST(test_weights_flag)
+{
+    const char *flags[] = {"--weights=a=2,b=0.5", NULL};
+    mfx_start(&X, flags);
+    ck_assert(alloc_role("a").weight == 2.0);
+    ck_assert(alloc_role("b").weight == 0.5);
+    long two = 2;
+    ck_assert(mfx_run_until(&X, weights_stored, &two));
+    /* Once the registry holds weights, the flag is ignored. */
+    ck_assert_int_eq(call(WEIGHTS("[{\"role\":\"a\",\"weight\":3}]"), NULL, 0),
+                     200);
+    mfx_restart(&X);
+    ck_assert(alloc_role("a").weight == 3.0);
+    ck_assert(alloc_role("b").weight == 0.5);
+}
+END_TEST
+
 static Suite *master_quota_suite(void)
 {
     Suite *s = suite_create("master_quota");
@@ -678,6 +736,7 @@ static Suite *master_quota_suite(void)
     tcase_add_test(tc, test_update_weights);
     tcase_add_test(tc, test_weights_refusals);
     tcase_add_test(tc, test_weights_endpoint);
+    tcase_add_test(tc, test_weights_flag_check);
     suite_add_tcase(s, tc);
     tc = tcase_create("quota");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -696,6 +755,10 @@ static Suite *master_quota_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_guarantee_before_fair_share);
     tcase_add_test(tc, test_limit_never_exceeded);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("flag");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_weights_flag);
     suite_add_tcase(s, tc);
     return s;
 }
