@@ -233,37 +233,26 @@ static int quantity_check(const char *name, double v, int64_t *milli, char *err,
     return 0;
 }
 
-/* The quantities of a map<string, Value.Scalar> (entries are key/value
- * pairs; GuaranteesEntry and LimitsEntry have the same layout). */
-static int
-entries_parse(Mesos__V1__Quota__QuotaConfig__GuaranteesEntry *const *e,
-              size_t n, bool drop_zero, struct qtys *out, const char *what,
-              char *err, size_t errlen)
+/* One entry of a map<string, Value.Scalar> (QuotaConfig's guarantees or
+ * limits) into out. */
+static int entry_parse(const char *key, const Mesos__V1__Value__Scalar *value,
+                       bool drop_zero, struct qtys *out, const char *what,
+                       char *err, size_t errlen)
 {
-    if (n > MAX_ENTRIES) {
-        snprintf(err, errlen, "Invalid 'QuotaConfig.%s': more than %d names",
-                 what, MAX_ENTRIES);
+    char why[256];
+    int64_t milli;
+    if (value == NULL) {
+        snprintf(err, errlen, "Invalid 'QuotaConfig.%s': '%s' has no value",
+                 what, key != NULL ? key : "");
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        char why[256];
-        int64_t milli;
-        if (e[i]->value == NULL) {
-            snprintf(err, errlen, "Invalid 'QuotaConfig.%s': '%s' has no value",
-                     what, e[i]->key != NULL ? e[i]->key : "");
-            return -1;
-        }
-        if (quantity_check(e[i]->key, e[i]->value->value, &milli, why,
-                           sizeof(why)) != 0) {
-            snprintf(err, errlen, "Invalid %s configuration %s",
-                     strcmp(what, "guarantees") == 0 ? "guarantee" : "limit",
-                     why);
-            return -1;
-        }
-        if (milli == 0 && drop_zero)
-            continue;
-        qtys_set(out, e[i]->key, milli);
+    if (quantity_check(key, value->value, &milli, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "Invalid %s configuration %s",
+                 strcmp(what, "guarantees") == 0 ? "guarantee" : "limit", why);
+        return -1;
     }
+    if (milli != 0 || !drop_zero)
+        qtys_set(out, key, milli);
     return 0;
 }
 
@@ -295,13 +284,21 @@ static int config_parse(const Mesos__V1__Quota__QuotaConfig *c,
 {
     if (quota_role_check(c->role, "'QuotaConfig.role'", err, errlen) != 0)
         return -1;
-    /* Guarantees of 0 are no guarantee; a limit of 0 is a limit. */
-    if (entries_parse(c->guarantees, c->n_guarantees, true, &out->guarantees,
-                      "guarantees", err, errlen) != 0 ||
-        entries_parse(
-            (Mesos__V1__Quota__QuotaConfig__GuaranteesEntry *const *)c->limits,
-            c->n_limits, false, &out->limits, "limits", err, errlen) != 0)
+    if (c->n_guarantees > MAX_ENTRIES || c->n_limits > MAX_ENTRIES) {
+        snprintf(err, errlen,
+                 "Invalid QuotaConfig: more than %d resource names",
+                 MAX_ENTRIES);
         return -1;
+    }
+    /* Guarantees of 0 are no guarantee; a limit of 0 is a limit. */
+    for (size_t i = 0; i < c->n_guarantees; i++)
+        if (entry_parse(c->guarantees[i]->key, c->guarantees[i]->value, true,
+                        &out->guarantees, "guarantees", err, errlen) != 0)
+            return -1;
+    for (size_t i = 0; i < c->n_limits; i++)
+        if (entry_parse(c->limits[i]->key, c->limits[i]->value, false,
+                        &out->limits, "limits", err, errlen) != 0)
+            return -1;
     if (!limits_contain(&out->limits, &out->guarantees)) {
         char g[256], l[256];
         snprintf(err, errlen,
@@ -783,7 +780,7 @@ static int op_check(struct master *m, const struct quota_op *op, char *err,
 {
     struct master_quota *q = m->quota;
     size_t fresh = 0;
-    for (size_t i = 0; i < op->n; i++)
+    for (size_t i = 0; i < op->n && op->kind != QOP_REMOVE; i++)
         if (hmap_get(op->kind == QOP_WEIGHTS ? q->weights : q->quotas,
                      op->roles[i]) == NULL)
             fresh++;
@@ -991,15 +988,22 @@ void master_quota_update(struct master *m, struct http_request *req, bool force,
             return;
         }
     }
-    /* A role named twice: the last config wins, as in Mesos's map. */
-    for (size_t i = 0; i < op->n; i++)
-        for (size_t j = i + 1; j < op->n; j++)
-            if (strcmp(op->roles[i], op->roles[j]) == 0) {
-                qtys_free(&op->quotas[i].guarantees);
-                qtys_free(&op->quotas[i].limits);
-                qtys_copy(&op->quotas[i].guarantees, &op->quotas[j].guarantees);
-                qtys_copy(&op->quotas[i].limits, &op->quotas[j].limits);
-            }
+    /* A role named twice: the last config wins, as in Mesos; the earlier
+     * ones go, so that each role counts once. */
+    size_t kept = 0;
+    for (size_t i = 0; i < op->n; i++) {
+        bool later = false;
+        for (size_t j = i + 1; j < op->n && !later; j++)
+            later = strcmp(op->roles[i], op->roles[j]) == 0;
+        if (later) {
+            free(op->roles[i]);
+            role_quota_free(&op->quotas[i]);
+            continue;
+        }
+        op->roles[kept] = op->roles[i];
+        op->quotas[kept++] = op->quotas[i];
+    }
+    op->n = kept;
     submit(m, op);
 }
 

@@ -269,6 +269,18 @@ START_TEST(test_update_quota)
     ck_assert(json_real_value(json_object_get(json_object_get(q, "guarantee"),
                                               "mem")) == 512.0);
     json_decref(j);
+    /* A role named twice: the last config wins and counts once against
+     * the capacity (4 cpus). */
+    ck_assert_int_eq(
+        call(QUOTA("false",
+                   "[{\"role\":\"a\",\"guarantees\":{\"cpus\":{\"value\":3}}},"
+                   "{\"role\":\"a\",\"guarantees\":{\"cpus\":{\"value\":2.5}}"
+                   "}]"),
+             body, sizeof(body)),
+        200);
+    ck_assert_int_eq(stored("quota"), 1);
+    ck_assert_int_eq(alloc_role("a").guarantee_cpus, 2500);
+    ck_assert_int_eq(alloc_role("a").limit_cpus, -1);
     /* An empty config removes the quota. */
     ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\"}]"), NULL, 0), 200);
     ck_assert_int_eq(stored("quota"), 0);
