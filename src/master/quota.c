@@ -710,7 +710,8 @@ static struct quota_op *op_new(enum qop_kind kind, struct http_request *req,
 
 static void pump(struct master *m);
 
-static void op_end(struct quota_op *op, int status, const char *reason)
+/* Answer the head op, drop it from the queue and free it. */
+static void op_finish(struct quota_op *op, int status, const char *reason)
 {
     struct master *m = op->m;
     if (status == 200)
@@ -724,6 +725,13 @@ static void op_end(struct quota_op *op, int status, const char *reason)
     }
     m->quota->busy = false;
     op_free(op);
+}
+
+/* An op ends: answer it, run the next. */
+static void op_end(struct quota_op *op, int status, const char *reason)
+{
+    struct master *m = op->m;
+    op_finish(op, status, reason);
     pump(m);
 }
 
@@ -904,15 +912,17 @@ static void pump(struct master *m)
     while (!q->stopped && !q->busy && q->head != NULL) {
         struct quota_op *op = q->head;
         char err[1024];
+        /* Refusals are answered in this loop, not by recursion, however
+         * many are queued. */
         int status = op_check(m, op, err, sizeof(err));
         if (status != 0) {
-            op_end(op, status, err);
-            return;
+            op_finish(op, status, err);
+            continue;
         }
         struct registry_batch *b = op_batch(op, err, sizeof(err));
         if (b == NULL) {
-            op_end(op, 400, err);
-            return;
+            op_finish(op, 400, err);
+            continue;
         }
         q->busy = true;
         master_persist_batch(m, b, op_done, op);
