@@ -707,13 +707,29 @@ static void role_cb(void *arg, const struct alloc_role_info *info)
     json_object_set_new(r, "resources", qlist_model(&info->allocated));
     json_object_set_new(r, "allocated", qlist_model(&info->allocated));
     json_object_set_new(r, "offered", resources_model(&offered));
-    res_list_clear(&offered);
     json_object_set_new(r, "reserved", qlist_model(&info->reserved));
     json_t *quota = json_object();
     json_object_set_new(quota, "role", json_string(info->role));
     json_object_set_new(quota, "guarantee", quota_model(&info->guarantee));
     json_object_set_new(quota, "limit", quota_model(&info->limit));
-    json_object_set_new(quota, "consumed", quota_model(&info->consumed));
+    /* Mesos's consumption is reservations plus what tasks use; the
+     * allocator's counts offers too, which are taken back out. */
+    json_t *consumed = json_object();
+    for (uint32_t i = 0; i < info->consumed.n; i++) {
+        int64_t milli = info->consumed.v[i].milli;
+        for (uint32_t k = 0; k < offered.n; k++) {
+            const struct resource *o = &offered.v[k];
+            if (o->type == RES_SCALAR && !o->revocable &&
+                res_is_unreserved(o) &&
+                strcmp(o->name, info->consumed.v[i].name) == 0)
+                milli -= o->scalar;
+        }
+        if (milli > 0)
+            json_object_set_new(consumed, info->consumed.v[i].name,
+                                json_real(res_scalar_to_double(milli)));
+    }
+    res_list_clear(&offered);
+    json_object_set_new(quota, "consumed", consumed);
     json_object_set_new(r, "quota", quota);
     json_array_append_new(ctx->arr, r);
 }

@@ -413,8 +413,28 @@ START_TEST(test_limit_below_consumption)
                  json_object_get(json_object_get(offer, "id"), "value")),
              AG1.id);
     json_decref(ev);
+    /* /roles: b consumes what its task uses, not what it is offered. */
+    char roles[4096];
+    ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, roles, sizeof(roles)), 200);
+    json_t *j = json_loads(roles, 0, NULL);
+    ck_assert_int_eq(
+        json_object_size(json_object_get(
+            json_object_get(json_array_get(json_object_get(j, "roles"), 0),
+                            "quota"),
+            "consumed")),
+        0);
+    json_decref(j);
     ck_assert_int_eq(mfx_framework_call(&X, &FB, "ACCEPT", "accept", payload),
                      202);
+    ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, roles, sizeof(roles)), 200);
+    j = json_loads(roles, 0, NULL);
+    json_t *consumed = json_object_get(
+        json_object_get(json_array_get(json_object_get(j, "roles"), 0),
+                        "quota"),
+        "consumed");
+    ck_assert(json_real_value(json_object_get(consumed, "cpus")) == 1.0);
+    ck_assert_ptr_null(json_object_get(consumed, "mem"));
+    json_decref(j);
     char body[1024];
     ck_assert_int_eq(
         call(QUOTA("false",
