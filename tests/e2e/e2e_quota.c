@@ -209,6 +209,16 @@ START_TEST(test_weights_and_quota_survive_restart)
     ck_assert_int_eq(e2e_restart_master(&master, flags), 0);
     ck_assert(http_limit("web", "cpus") == -1);
     ck_assert(http_limit("batch", "cpus") == 3.0);
+    /* REMOVE_QUOTA in protobuf. */
+    Mesos__V1__Master__Call__RemoveQuota rq =
+        MESOS__V1__MASTER__CALL__REMOVE_QUOTA__INIT;
+    rq.role = "batch";
+    Mesos__V1__Master__Call rm = MESOS__V1__MASTER__CALL__INIT;
+    rm.has_type = true;
+    rm.type = MESOS__V1__MASTER__CALL__TYPE__REMOVE_QUOTA;
+    rm.remove_quota = &rq;
+    ck_assert_ptr_null(pb_call(&rm));
+    ck_assert(http_limit("batch", "cpus") == -1);
     ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
     e2e_proc_cleanup(&master);
 }
