@@ -22,6 +22,7 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/reservations.h"
 #include "master/send.h"
@@ -183,6 +184,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
         master_persist_agent_unreachable(m, ag->id, removal_recorded,
                                          xstrdup(ag->id));
     }
+    master_opev_agent_removed(m, ag->id);
     master_agent_free(ag);
     master_allocate_soon(m);
 }
@@ -775,6 +777,8 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         forget_unreported_unreachable(m, ag);
     }
     agent_resend_kills(m, ag);
+    if (s->is_new)
+        master_opev_agent_added(m, ag);
     agent_subscribe_free(s);
     master_agent_drain_check_soon(m, ag);
     master_allocate_soon(m);

@@ -23,6 +23,7 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/send.h"
 #include "master/tasks.h"
@@ -372,6 +373,7 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
         master_stream_open(s->req, s->enc, fw->stream_id, on_stream_close, fw);
     fw->active = true;
     send_subscribed(m, fw);
+    master_opev_framework(m, fw, s->is_new);
     log_info("framework %s (%s) %s", fw->id, fw->info->name,
              s->is_new ? "subscribed" : "re-subscribed");
     subscribe_free(s);
@@ -512,6 +514,7 @@ static void update_done(struct master *m, bool ok, const char *err, void *arg)
                                fw->alloc_caps);
         free(roles);
         log_info("framework %s updated", fw->id);
+        master_opev_framework(m, fw, false);
         http_reply(u->req, 200, NULL, NULL, 0);
         master_allocate_soon(m);
     }
@@ -617,6 +620,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
                              const char *why)
 {
     log_info("removing framework %s: %s", fw->id, why);
+    master_opev_framework_removing(m, fw);
     if (fw->stream != NULL) {
         http_stream_close(fw->stream);
         fw->stream = NULL;

@@ -22,6 +22,7 @@
 #include "master/maintenance.h"
 #include "master/offers.h"
 #include "master/operator_api.h"
+#include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/quota.h"
 #include "master/reservations.h"
@@ -102,6 +103,7 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
         if (fw->stream != NULL)
             master_send_to_framework(fw, &ev);
     }
+    master_opev_heartbeat(m);
 }
 
 static void on_ping(evutil_socket_t fd, short what, void *arg)
@@ -290,6 +292,7 @@ void master_free(struct master *m)
     hmap_free(m->unreachable_agents, NULL);
     if (m->reregister_timer != NULL)
         event_free(m->reregister_timer);
+    master_opev_free_all(m);
     http_server_free(m->http);
     alloc_free(m->alloc);
     free(m->ip);

@@ -38,6 +38,9 @@ struct master_options {
     const char *registry_where;
     /* Bind no socket: the handlers are driven directly (unit tests). */
     bool no_listen;
+    /* Bytes an operator event stream may have waiting before its
+     * subscriber is dropped (0: the HTTP default); tests make it small. */
+    size_t operator_stream_cap;
 };
 
 /* master_new with options (borrowed; NULL: the defaults). */

@@ -250,6 +250,7 @@ struct master_metrics {
     uint64_t invalid_calls;
     uint64_t allocation_runs;
     double allocation_run_ms; /* last cycle */
+    uint64_t opev_dropped;    /* operator subscribers cut off as too slow */
 };
 
 /* ---- The master -------------------------------------------------------------
@@ -311,6 +312,10 @@ struct master {
     bool in_cycle; /* inside alloc_run: offers batch per framework */
     struct framework **cycle_fws; /* frameworks with pending offers */
     uint32_t ncycle_fws, capcycle_fws;
+
+    /* Operator API subscribers (operator_events.c owns them). */
+    struct opev_sub *opev_subs;
+    uint32_t nopev_subs;
 
     struct master_metrics metrics;
 };

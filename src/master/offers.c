@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
@@ -180,6 +181,16 @@ static void build_offer(struct offer_msg *om, const struct offer *o)
         }
         om->offer.unavailability = &om->unav;
     }
+}
+
+Mesos__V1__Offer *master_offer_pb(const struct offer *o)
+{
+    struct offer_msg om;
+    build_offer(&om, o);
+    Mesos__V1__Offer *copy =
+        jpb_copy(&mesos__v1__offer__descriptor, &om.offer.base);
+    res_pb_array_free(om.offer.resources, om.offer.n_resources);
+    return copy;
 }
 
 void master_offers_flush(struct master *m)

@@ -14,6 +14,9 @@ void master_offer_from_alloc(void *arg, void *framework_udata,
                              const struct alloc_unavailability *unav);
 /* Send every framework its offers made in this cycle. */
 void master_offers_flush(struct master *m);
+/* o as the Offer a framework is sent, a new message of the caller's
+ * (release with protobuf_c_message_free_unpacked). */
+Mesos__V1__Offer *master_offer_pb(const struct offer *o);
 /* Forget an offer and give its resources back (refuse_ns >= 0: with a
  * filter). With rescind, tell the framework (RESCIND). */
 void master_offer_remove(struct master *m, struct offer *o, bool rescind,

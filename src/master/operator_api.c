@@ -19,6 +19,8 @@
 #include "master/calls.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/operator_events.h"
+#include "master/operator_state.h"
 #include "master/quota.h"
 #include "master/reservations.h"
 #include "mesos/v1/master.pb-c.h"
@@ -33,59 +35,6 @@ static void reply_response(struct http_request *req, enum http_encoding enc,
                enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
                buf, len);
     free(buf);
-}
-
-/* ---- GET_AGENTS ------------------------------------------------------------
- */
-
-static Mesos__V1__TimeInfo *time_new(double secs)
-{
-    Mesos__V1__TimeInfo *t = xmalloc(sizeof(*t));
-    mesos__v1__time_info__init(t);
-    t->nanoseconds = (int64_t)(secs * 1e9);
-    return t;
-}
-
-/* A new GetAgents response (free with protobuf_c_message_free_unpacked). */
-static Mesos__V1__Master__Response__GetAgents *get_agents(struct master *m)
-{
-    Mesos__V1__Master__Response__GetAgents *ga = xmalloc(sizeof(*ga));
-    mesos__v1__master__response__get_agents__init(ga);
-    size_t n = hmap_count(m->agents), pos = 0;
-    ga->agents = xcalloc(n ? n : 1, sizeof(*ga->agents));
-    void *val;
-    while (hmap_next(m->agents, &pos, NULL, &val)) {
-        const struct agent *ag = val;
-        if (ag->info == NULL)
-            continue;
-        Mesos__V1__Master__Response__GetAgents__Agent *a = xmalloc(sizeof(*a));
-        mesos__v1__master__response__get_agents__agent__init(a);
-        a->agent_info =
-            jpb_copy(&mesos__v1__agent_info__descriptor, &ag->info->base);
-        a->active = ag->connected && !ag->deactivated;
-        a->has_deactivated = true;
-        a->deactivated = ag->deactivated;
-        a->version = xstrdup(ag->version != NULL ? ag->version : "");
-        a->pid = xasprintf("slave(1)@%s:%u", ag->ip, (unsigned)ag->port);
-        a->registered_time = time_new(ag->registered_time);
-        if (ag->reregistered_time > 0)
-            a->reregistered_time = time_new(ag->reregistered_time);
-        a->total_resources =
-            res_list_to_pb(&ag->total, true, &a->n_total_resources);
-        if (ag->drain != NULL)
-            a->drain_info =
-                jpb_copy(&mesos__v1__drain_info__descriptor, &ag->drain->base);
-        ga->agents[ga->n_agents++] = a;
-    }
-    n = hmap_count(m->recovered_agents);
-    ga->recovered_agents = xcalloc(n ? n : 1, sizeof(*ga->recovered_agents));
-    pos = 0;
-    while (hmap_next(m->recovered_agents, &pos, NULL, &val)) {
-        const Offerd__Registry__Agent *r = val;
-        ga->recovered_agents[ga->n_recovered_agents++] =
-            jpb_copy(&mesos__v1__agent_info__descriptor, &r->info->base);
-    }
-    return ga;
 }
 
 /* RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES:
@@ -144,14 +93,19 @@ static void get_version(struct master_call_ctx *c)
     reply_response(c->req, c->reply_enc, &resp);
 }
 
-static void get_agents_call(struct master_call_ctx *c)
+/* GET_STATE, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, ...: the Response
+ * operator_state.c builds. */
+static void get_state_call(struct master_call_ctx *c)
 {
-    Mesos__V1__Master__Response__GetAgents *ga = get_agents(c->m);
-    Mesos__V1__Master__Response resp =
-        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_AGENTS);
-    resp.get_agents = ga;
-    reply_response(c->req, c->reply_enc, &resp);
-    protobuf_c_message_free_unpacked(&ga->base, NULL);
+    Mesos__V1__Master__Response *resp =
+        master_opst_response(c->m, (Mesos__V1__Master__Call__Type)c->type);
+    reply_response(c->req, c->reply_enc, resp);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
+static void subscribe(struct master_call_ctx *c)
+{
+    master_opev_subscribe(c->m, c->req, c->reply_enc);
 }
 
 static void get_maintenance_schedule(struct master_call_ctx *c)
@@ -333,7 +287,18 @@ static void not_supported(struct master_call_ctx *c)
 static const struct master_call operator_rows[] = {
     ROW(GET_HEALTH, NULL, get_health),
     ROW(GET_VERSION, NULL, get_version),
-    ROW(GET_AGENTS, NULL, get_agents_call),
+    ROW(GET_AGENTS, NULL, get_state_call),
+    ROW(GET_STATE, NULL, get_state_call),
+    ROW(GET_FRAMEWORKS, NULL, get_state_call),
+    ROW(GET_TASKS, NULL, get_state_call),
+    ROW(GET_EXECUTORS, NULL, get_state_call),
+    ROW(GET_OPERATIONS, NULL, get_state_call),
+    ROW(GET_ROLES, NULL, get_state_call),
+    ROW(GET_FLAGS, NULL, get_state_call),
+    ROW(GET_METRICS, NULL, get_state_call),
+    ROW(GET_LOGGING_LEVEL, NULL, get_state_call),
+    ROW(GET_MASTER, NULL, get_state_call),
+    ROW(SUBSCRIBE, NULL, subscribe),
     ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule),
     ROW(GET_MAINTENANCE_STATUS, NULL, get_maintenance_status),
     ROW(UPDATE_MAINTENANCE_SCHEDULE, "update_maintenance_schedule",

@@ -747,16 +747,21 @@ static void handle_roles(struct http_request *req, void *arg)
 /* ---- /metrics/snapshot
  * ------------------------------------------------------- */
 
-static void gauge(json_t *o, const char *name, double v)
+/* Where master_metrics_collect's values go. */
+struct metric_sink {
+    master_metric_fn fn;
+    void *arg;
+};
+
+static void gauge(const struct metric_sink *o, const char *name, double v)
 {
-    json_object_set_new(o, name, json_real(v));
+    o->fn(o->arg, name, v);
 }
 
-static void handle_metrics(struct http_request *req, void *arg)
+void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
 {
-    struct master *m = arg;
     const struct master_metrics *mt = &m->metrics;
-    json_t *o = json_object();
+    const struct metric_sink sink = {fn, arg}, *o = &sink;
     gauge(o, "master/uptime_secs",
           (double)(clock_monotonic_ns() - m->start_mono) / CLOCK_NS_PER_SEC);
     gauge(o, "master/elected", 1);
@@ -895,6 +900,20 @@ static void handle_metrics(struct http_request *req, void *arg)
     alloc_get_stats(m->alloc, &st);
     gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);
     gauge(o, "allocator/mesos/roles", st.roles);
+    gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
+    gauge(o, "master/operator_event_stream_subscribers_dropped",
+          (double)mt->opev_dropped);
+}
+
+static void metric_json(void *arg, const char *name, double v)
+{
+    json_object_set_new(arg, name, json_real(v));
+}
+
+static void handle_metrics(struct http_request *req, void *arg)
+{
+    json_t *o = json_object();
+    master_metrics_collect(arg, metric_json, o);
     reply(req, o);
 }
 

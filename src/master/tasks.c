@@ -21,6 +21,7 @@
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/operator_events.h"
 #include "master/send.h"
 
 void master_task_count(struct master *m, Mesos__V1__TaskState state)
@@ -43,6 +44,8 @@ static void record_state(struct task *t, Mesos__V1__TaskState state,
     t->hist[t->nhist].state = state;
     t->hist[t->nhist].timestamp = when;
     t->nhist++;
+    if (t->status != NULL) /* TASK_UPDATED for every new state, as Mesos */
+        master_opev_task_updated(t->fw->m, t, t->status);
 }
 
 void master_task_free(struct task *t)
@@ -121,6 +124,7 @@ static struct task *task_add(struct master *m, struct framework *fw,
                               MESOS__V1__TASK_STATE__TASK_STAGING);
     record_state(t, t->state, clock_wall_secs());
     master_task_count(m, MESOS__V1__TASK_STATE__TASK_STAGING);
+    master_opev_task_added(m, t);
     return t;
 }
 
@@ -148,6 +152,7 @@ struct task *master_task_adopt(struct master *m, struct framework *fw,
                              &rt->statuses[rt->n_statuses - 1]->base);
     free(hmap_del(fw->unreachable_tasks, rt->task_id->value));
     m->metrics.tasks_adopted++;
+    master_opev_task_added(m, t);
     return t;
 }
 
