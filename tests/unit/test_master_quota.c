@@ -147,6 +147,19 @@ START_TEST(test_update_weights)
     struct role_q a = alloc_role("a"), b = alloc_role("b");
     ck_assert(a.found && b.found);
     ck_assert(a.weight == 2.5 && b.weight == 0.5);
+    /* GET_ROLES shows it. */
+    j = get("GET_ROLES");
+    json_t *roles = json_object_get(json_object_get(j, "get_roles"), "roles");
+    bool seen = false;
+    for (size_t i = 0; i < json_array_size(roles); i++) {
+        json_t *r = json_array_get(roles, i);
+        if (strcmp(json_string_value(json_object_get(r, "name")), "a") == 0) {
+            ck_assert(json_real_value(json_object_get(r, "weight")) == 2.5);
+            seen = true;
+        }
+    }
+    ck_assert(seen);
+    json_decref(j);
     /* /roles shows the weight. */
     ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, body, sizeof(body)), 200);
     ck_assert_ptr_nonnull(strstr(body, "\"weight\": 2.5") != NULL
