@@ -592,6 +592,65 @@ master_quota_get_weights(const struct master *m)
     return gw;
 }
 
+/* ---- Metrics ------------------------------------------------------------- */
+
+struct metrics_ctx {
+    const struct master *m;
+    void (*fn)(void *arg, const char *name, double v);
+    void *arg;
+};
+
+static void metric_qlist(const struct metrics_ctx *c, const char *role,
+                         const struct alloc_qlist *q, const char *suffix)
+{
+    for (uint32_t i = 0; i < q->n; i++) {
+        char name[512];
+        int w = snprintf(name, sizeof(name),
+                         "allocator/mesos/quota/roles/%s/resources/%s/%s", role,
+                         q->v[i].name, suffix);
+        if (w > 0 && (size_t)w < sizeof(name))
+            c->fn(c->arg, name, res_scalar_to_double(q->v[i].milli));
+    }
+}
+
+static int64_t qlist_get(const struct alloc_qlist *q, const char *name)
+{
+    for (uint32_t i = 0; i < q->n; i++)
+        if (strcmp(q->v[i].name, name) == 0)
+            return q->v[i].milli;
+    return 0;
+}
+
+static void metrics_cb(void *arg, const struct alloc_role_info *info)
+{
+    struct metrics_ctx *c = arg;
+    if (hmap_get(c->m->quota->quotas, info->role) == NULL)
+        return;
+    metric_qlist(c, info->role, &info->guarantee, "guarantee");
+    metric_qlist(c, info->role, &info->limit, "limit");
+    metric_qlist(c, info->role, &info->consumed, "consumed");
+    /* offered_or_allocated, for each name the quota names (as Mesos). */
+    const struct alloc_qlist *lists[] = {&info->guarantee, &info->limit};
+    for (size_t l = 0; l < 2; l++) {
+        for (uint32_t i = 0; i < lists[l]->n; i++) {
+            const char *rn = lists[l]->v[i].name;
+            struct alloc_quantity q = {rn, qlist_get(&info->allocated, rn)};
+            struct alloc_qlist one = {&q, 1};
+            metric_qlist(c, info->role, &one, "offered_or_allocated");
+        }
+    }
+}
+
+void master_quota_metrics(const struct master *m,
+                          void (*fn)(void *arg, const char *name, double v),
+                          void *arg)
+{
+    if (hmap_count(m->quota->quotas) == 0)
+        return;
+    struct metrics_ctx c = {m, fn, arg};
+    alloc_foreach_role(m->alloc, metrics_cb, &c);
+}
+
 /* ---- Rescinding ---------------------------------------------------------- */
 
 /* Every outstanding offer, copied out so that rescinding cannot disturb the

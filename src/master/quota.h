@@ -45,6 +45,13 @@ master_quota_get_weights(const struct master *m);
 /* A new QuotaStatus, every quota set (free with jpb_free). */
 Mesos__V1__Quota__QuotaStatus *master_quota_status(const struct master *m);
 
+/* Report Mesos's quota gauges of every role with a quota, fn(arg, name,
+ * value) each: allocator/mesos/quota/roles/<role>/resources/<name>/
+ * guarantee, .../limit, .../consumed and .../offered_or_allocated. */
+void master_quota_metrics(const struct master *m,
+                          void (*fn)(void *arg, const char *name, double v),
+                          void *arg);
+
 /* The changes. Each answers req (200 with an empty body once durable, or a
  * 4xx/5xx with a one-line reason, state unchanged); the messages are
  * borrowed for the call only. */

@@ -294,6 +294,19 @@ START_TEST(test_update_quota)
     ck_assert_int_eq(stored("quota"), 1);
     ck_assert_int_eq(alloc_role("a").guarantee_cpus, 2500);
     ck_assert_int_eq(alloc_role("a").limit_cpus, -1);
+    /* Mesos's quota gauges. */
+    ck_assert_int_eq(
+        http(HTTP_GET, "/metrics/snapshot", NULL, roles, sizeof(roles)), 200);
+    j = json_loads(roles, 0, NULL);
+    ck_assert(json_real_value(json_object_get(
+                  j, "allocator/mesos/quota/roles/a/resources/cpus/"
+                     "guarantee")) == 2.5);
+    ck_assert_ptr_nonnull(
+        json_object_get(j, "allocator/mesos/quota/roles/a/resources/cpus/"
+                           "offered_or_allocated"));
+    ck_assert_ptr_null(json_object_get(
+        j, "allocator/mesos/quota/roles/a/resources/cpus/limit"));
+    json_decref(j);
     /* An empty config removes the quota. */
     ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\"}]"), NULL, 0), 200);
     ck_assert_int_eq(stored("quota"), 0);
