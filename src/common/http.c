@@ -57,6 +57,7 @@ struct route {
     unsigned methods; /* enum http_method bits */
     http_handler_fn fn;
     void *arg;
+    bool prefix; /* matches every path that starts with `path` */
 };
 
 /* Binding of one of our objects to an evhttp request and its connection. */
@@ -366,13 +367,15 @@ int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
     return 0;
 }
 
-int http_server_route(struct http_server *s, const char *path,
-                      unsigned methods_mask, http_handler_fn fn, void *arg)
+static int add_route(struct http_server *s, const char *path,
+                     unsigned methods_mask, http_handler_fn fn, void *arg,
+                     bool prefix)
 {
     if (path == NULL || path[0] != '/')
         return -1;
     for (size_t i = 0; i < s->nroutes; i++)
-        if (strcmp(s->routes[i].path, path) == 0)
+        if (s->routes[i].prefix == prefix &&
+            strcmp(s->routes[i].path, path) == 0)
             return -1;
     if (s->nroutes == s->routes_cap) {
         s->routes_cap = s->routes_cap ? s->routes_cap * 2 : 16;
@@ -383,7 +386,21 @@ int http_server_route(struct http_server *s, const char *path,
     r->methods = methods_mask;
     r->fn = fn;
     r->arg = arg;
+    r->prefix = prefix;
     return 0;
+}
+
+int http_server_route(struct http_server *s, const char *path,
+                      unsigned methods_mask, http_handler_fn fn, void *arg)
+{
+    return add_route(s, path, methods_mask, fn, arg, false);
+}
+
+int http_server_route_prefix(struct http_server *s, const char *prefix,
+                             unsigned methods_mask, http_handler_fn fn,
+                             void *arg)
+{
+    return add_route(s, prefix, methods_mask, fn, arg, true);
 }
 
 static void stream_free(struct http_stream *st);
@@ -501,10 +518,21 @@ static void route_request(struct http_server *s, struct http_request *req)
                          s->opts.max_body);
     } else {
         const struct route *r = NULL;
+        size_t best = 0;
         for (size_t i = 0; i < s->nroutes; i++) {
-            if (strcmp(s->routes[i].path, req->path) == 0) {
+            if (!s->routes[i].prefix &&
+                strcmp(s->routes[i].path, req->path) == 0) {
                 r = &s->routes[i];
                 break;
+            }
+        }
+        bool exact = r != NULL;
+        for (size_t i = 0; !exact && i < s->nroutes; i++) {
+            size_t len = strlen(s->routes[i].path);
+            if (s->routes[i].prefix && len > best &&
+                strncmp(s->routes[i].path, req->path, len) == 0) {
+                r = &s->routes[i];
+                best = len;
             }
         }
         unsigned allowed = r ? r->methods : 0;

@@ -140,6 +140,11 @@ int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
  * routed or does not start with '/'. */
 int http_server_route(struct http_server *s, const char *path, unsigned methods,
                       http_handler_fn fn, void *arg);
+/* As http_server_route, for every path that starts with prefix (e.g.
+ * "/quota/" for Mesos's DELETE /quota/<role>) and has no exact route; the
+ * longest matching prefix wins. */
+int http_server_route_prefix(struct http_server *s, const char *prefix,
+                             unsigned methods, http_handler_fn fn, void *arg);
 
 /* Stop listening, close every connection and free the server; NULL is
  * ignored. Open streams and deferred requests are marked closed without

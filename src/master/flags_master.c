@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "master/quota.h"
+
 void master_flags_init(struct master_flags *mf)
 {
     memset(mf, 0, sizeof(*mf));
@@ -74,6 +76,12 @@ void master_flags_init(struct master_flags *mf)
          "Completed tasks kept in memory per framework (running or "
          "completed) for /state and /tasks; the oldest is forgotten first.",
          &mf->max_completed_tasks_per_framework},
+        {"weights", FLAG_STRING, NULL,
+         "A comma-separated list of role/weight pairs of the form "
+         "'role=weight,role=weight', used at start when the registry holds "
+         "no weights (then recorded there). Deprecated in Mesos: set weights "
+         "with PUT /weights or UPDATE_WEIGHTS instead.",
+         &mf->weights},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -137,6 +145,8 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  mf->registry);
         return FLAGS_ERROR;
     }
+    if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (mf->work_dir[0] == '\0') {
         snprintf(err, errlen, "--work_dir: must not be empty");
         return FLAGS_ERROR;

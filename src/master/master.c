@@ -25,6 +25,7 @@
 #include "master/operator_api.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
+#include "master/quota.h"
 #include "master/reservations.h"
 #include "master/scheduler_api.h"
 #include "master/send.h"
@@ -186,8 +187,10 @@ struct master *master_new_with(struct event_base *base,
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
         goto fail;
+    master_quota_init(m);
     if (master_persist_open(m, err, errlen) != 0)
         goto fail;
+    master_quota_weights_flag(m);
 
     m->http = http_server_new(base, NULL);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
@@ -204,6 +207,7 @@ struct master *master_new_with(struct event_base *base,
                           master_operator_api, m) != 0 ||
         master_maintenance_endpoints_register(m) != 0 ||
         master_resv_endpoints_register(m) != 0 ||
+        master_quota_endpoints_register(m) != 0 ||
         master_state_endpoints_register(m) != 0 ||
         master_admin_endpoints_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
@@ -271,8 +275,10 @@ void master_free(struct master *m)
     /* Pending registry writes complete now, while the state they refer to
      * is whole. */
     master_maintenance_stop(m);
+    master_quota_stop(m);
     master_persist_close(m);
     master_maintenance_free(m);
+    master_quota_free(m);
     /* Offers first: they point at frameworks and agents. */
     master_offers_free_all(m);
     /* Tasks are owned by their framework's map; agents only index them. */

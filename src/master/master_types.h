@@ -33,6 +33,7 @@ struct event;
 struct event_base;
 struct master;
 struct task_record;
+struct master_quota;
 
 /* Mesos's default heartbeat interval for scheduler streams. */
 #define MASTER_HEARTBEAT_SECS 15
@@ -288,6 +289,7 @@ struct master {
     struct master_options opts;
     struct alloc *alloc;
     struct registry *registry;
+    struct master_quota *quota; /* weights and quota (quota.c) */
 
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */

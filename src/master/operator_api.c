@@ -22,6 +22,7 @@
 #include "master/master.h"
 #include "master/operator_events.h"
 #include "master/operator_state.h"
+#include "master/quota.h"
 #include "master/reservations.h"
 #include "mesos/v1/master.pb-c.h"
 #include "offerd/registry.pb-c.h"
@@ -222,6 +223,56 @@ static void teardown(struct master_call_ctx *c)
                               op_call(c)->teardown->framework_id->value);
 }
 
+/* ---- Weights and quota (quota.c) ---------------------------------------- */
+
+static void get_weights(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetWeights *gw =
+        master_quota_get_weights(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_WEIGHTS);
+    resp.get_weights = gw;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&gw->base, NULL);
+}
+
+static void update_weights(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__UpdateWeights *u =
+        op_call(c)->update_weights;
+    master_quota_update_weights(c->m, c->req, u->weight_infos,
+                                u->n_weight_infos);
+}
+
+static void get_quota(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetQuota gq =
+        MESOS__V1__MASTER__RESPONSE__GET_QUOTA__INIT;
+    gq.status = master_quota_status(c->m);
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_QUOTA);
+    resp.get_quota = &gq;
+    reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&gq.status->base, NULL);
+}
+
+static void update_quota(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__UpdateQuota *u = op_call(c)->update_quota;
+    master_quota_update(c->m, c->req, u->has_force && u->force,
+                        u->quota_configs, u->n_quota_configs);
+}
+
+static void set_quota(struct master_call_ctx *c)
+{
+    master_quota_set(c->m, c->req, op_call(c)->set_quota->quota_request);
+}
+
+static void remove_quota(struct master_call_ctx *c)
+{
+    master_quota_remove(c->m, c->req, op_call(c)->remove_quota->role);
+}
+
 /* ---- The endpoint
  * ------------------------------------------------------------
  */
@@ -270,6 +321,13 @@ static const struct master_call operator_rows[] = {
     ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
     /* Framework history (issue 16). */
     ROW(TEARDOWN, "teardown", teardown),
+    /* Weights and quota (quota.c). */
+    ROW(GET_WEIGHTS, NULL, get_weights),
+    ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
+    ROW(GET_QUOTA, NULL, get_quota),
+    ROW(UPDATE_QUOTA, "update_quota", update_quota),
+    ROW(SET_QUOTA, "set_quota", set_quota),
+    ROW(REMOVE_QUOTA, "remove_quota", remove_quota),
 };
 
 static const struct master_api operator_api = {

@@ -5,8 +5,9 @@
  * by the registry's worker before its done callback runs on the loop; the
  * callers reply or send events only then. At start the registry's content is
  * recovered into the master: frameworks come back inactive, awaiting
- * re-subscription within their failover timeout, and admitted agents are
- * remembered until they re-register.
+ * re-subscription within their failover timeout, admitted agents are
+ * remembered until they re-register, and weights and quota go back into the
+ * allocator (quota.c).
  *
  * --registry=in_memory keeps nothing across restarts but completes
  * asynchronously all the same, so that the callers' paths are the same.
@@ -23,6 +24,7 @@
 #include "common/resources_pb.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
+#include "master/quota.h"
 #include "master/registry.h"
 #include "master/registry_private.h"
 
@@ -129,6 +131,7 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
         hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
     master_maintenance_recover(m, state->schedule, state->machines,
                                state->n_machines);
+    master_quota_recover(m, state);
     if (state->n_agents > 0 || state->n_frameworks > 0)
         log_info("registry: recovered %zu agents and %zu frameworks",
                  hmap_count(m->recovered_agents), state->n_frameworks);

@@ -23,6 +23,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/maintenance.h"
+#include "master/quota.h"
 #include "master/send.h"
 #include "master/tasks.h"
 
@@ -807,6 +808,17 @@ static json_t *qlist_model(const struct alloc_qlist *q)
     return o;
 }
 
+/* Quota quantities as Mesos writes them: only the names set (an absent
+ * limit is no limit, not 0). */
+static json_t *quota_model(const struct alloc_qlist *q)
+{
+    json_t *o = json_object();
+    for (uint32_t i = 0; i < q->n; i++)
+        json_object_set_new(o, q->v[i].name,
+                            json_real(res_scalar_to_double(q->v[i].milli)));
+    return o;
+}
+
 struct roles_ctx {
     struct master *m;
     json_t *arr;
@@ -839,13 +851,29 @@ static void role_cb(void *arg, const struct alloc_role_info *info)
     json_object_set_new(r, "resources", qlist_model(&info->allocated));
     json_object_set_new(r, "allocated", qlist_model(&info->allocated));
     json_object_set_new(r, "offered", resources_model(&offered));
-    res_list_clear(&offered);
     json_object_set_new(r, "reserved", qlist_model(&info->reserved));
     json_t *quota = json_object();
     json_object_set_new(quota, "role", json_string(info->role));
-    json_object_set_new(quota, "guarantee", qlist_model(&info->guarantee));
-    json_object_set_new(quota, "limit", qlist_model(&info->limit));
-    json_object_set_new(quota, "consumed", qlist_model(&info->consumed));
+    json_object_set_new(quota, "guarantee", quota_model(&info->guarantee));
+    json_object_set_new(quota, "limit", quota_model(&info->limit));
+    /* Mesos's consumption is reservations plus what tasks use; the
+     * allocator's counts offers too, which are taken back out. */
+    json_t *consumed = json_object();
+    for (uint32_t i = 0; i < info->consumed.n; i++) {
+        int64_t milli = info->consumed.v[i].milli;
+        for (uint32_t k = 0; k < offered.n; k++) {
+            const struct resource *o = &offered.v[k];
+            if (o->type == RES_SCALAR && !o->revocable &&
+                res_is_unreserved(o) &&
+                strcmp(o->name, info->consumed.v[i].name) == 0)
+                milli -= o->scalar;
+        }
+        if (milli > 0)
+            json_object_set_new(consumed, info->consumed.v[i].name,
+                                json_real(res_scalar_to_double(milli)));
+    }
+    res_list_clear(&offered);
+    json_object_set_new(quota, "consumed", consumed);
     json_object_set_new(r, "quota", quota);
     json_array_append_new(ctx->arr, r);
 }
@@ -1016,6 +1044,7 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     alloc_get_stats(m->alloc, &st);
     gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);
     gauge(o, "allocator/mesos/roles", st.roles);
+    master_quota_metrics(m, fn, arg);
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);

@@ -342,6 +342,43 @@ START_TEST(test_dispatch_through_server_routes)
 }
 END_TEST
 
+/* Prefix routes: an exact route wins, then the longest prefix; the method
+ * mask applies as for exact routes. */
+START_TEST(test_prefix_routes)
+{
+    struct http_server *s = http_server_new(base, NULL);
+    ck_assert_int_eq(
+        http_server_route_prefix(s, "/q/", HTTP_DELETE, h_echo, NULL), 0);
+    ck_assert_int_eq(http_server_route_prefix(s, "/q/", HTTP_GET, h_echo, NULL),
+                     -1);
+    ck_assert_int_eq(
+        http_server_route_prefix(s, "/q/deep/", HTTP_GET, h_echo, NULL), 0);
+    ck_assert_int_eq(http_server_route(s, "/q/", HTTP_POST, h_echo, NULL), 0);
+    static const struct {
+        enum http_method method;
+        const char *target;
+        int status;
+    } cases[] = {
+        {HTTP_DELETE, "/q/role/with/slashes", 200},
+        {HTTP_GET, "/q/role", 405},      /* the "/q/" prefix: DELETE only */
+        {HTTP_GET, "/q/deep/x", 200},    /* the longer prefix */
+        {HTTP_DELETE, "/q/deep/x", 405}, /* ... which takes GET only */
+        {HTTP_POST, "/q/", 200},         /* the exact route */
+        {HTTP_DELETE, "/q/", 405},       /* ... wins over the prefix */
+        {HTTP_DELETE, "/q", 404},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct http_fake *x =
+            http_fake_new(base, cases[i].method, cases[i].target);
+        http_fake_dispatch_server(x, s);
+        ck_assert_msg(http_fake_status(x) == cases[i].status, "case %zu: %d", i,
+                      http_fake_status(x));
+        http_fake_free(x);
+    }
+    http_server_free(s);
+}
+END_TEST
+
 /* ---- Streams ---- */
 
 START_TEST(test_stream_records)
@@ -603,6 +640,7 @@ static Suite *http_fake_suite(void)
     tcase_add_test(tc, test_free_before_deferred_reply);
     tcase_add_test(tc, test_negotiate_table);
     tcase_add_test(tc, test_dispatch_through_server_routes);
+    tcase_add_test(tc, test_prefix_routes);
     suite_add_tcase(s, tc);
 
     TCase *st = tcase_create("streams");
