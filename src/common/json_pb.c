@@ -1943,3 +1943,52 @@ void jpb_free(ProtobufCMessage *msg)
     if (msg != NULL)
         protobuf_c_message_free_unpacked(msg, NULL);
 }
+
+int jpb_array_from_json_text(const ProtobufCMessageDescriptor *desc,
+                             const char *text, size_t len, size_t max,
+                             ProtobufCMessage ***out, size_t *n, char *err,
+                             size_t errlen)
+{
+    json_error_t je;
+    json_t *arr = json_loadb(text, len, 0, &je);
+    if (arr == NULL) {
+        errbuf_set(err, errlen, "invalid JSON at line %d, column %d: %s",
+                   je.line, je.column, je.text);
+        return -1;
+    }
+    if (!json_is_array(arr)) {
+        json_decref(arr);
+        errbuf_set(err, errlen, "expected a JSON array");
+        return -1;
+    }
+    size_t count = json_array_size(arr);
+    if (count > max) {
+        json_decref(arr);
+        errbuf_set(err, errlen, "more than %zu elements", max);
+        return -1;
+    }
+    ProtobufCMessage **v = xcalloc(count ? count : 1, sizeof(*v));
+    char why[512];
+    for (size_t i = 0; i < count; i++) {
+        v[i] = jpb_from_json(desc, json_array_get(arr, i), why, sizeof(why));
+        if (v[i] == NULL) {
+            errbuf_set(err, errlen, "[%zu]: %s", i, why);
+            jpb_array_free(v, i);
+            json_decref(arr);
+            return -1;
+        }
+    }
+    json_decref(arr);
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+void jpb_array_free(ProtobufCMessage **v, size_t n)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        jpb_free(v[i]);
+    free(v);
+}

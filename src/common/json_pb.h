@@ -111,6 +111,20 @@ ProtobufCMessage *jpb_from_pb(const ProtobufCMessageDescriptor *desc,
 /* Pack msg into a new malloc'd buffer (caller frees); its length in *len. */
 uint8_t *jpb_to_pb(const ProtobufCMessage *msg, size_t *len);
 
+/* Parse len bytes of JSON text that must be an array of at most max
+ * messages of desc (as Mesos's /machine/down or PUT /weights take them).
+ * Returns 0 with *out (OUT) a malloc'd array of *n (OUT) messages (free
+ * with jpb_array_free), or -1 with a one-line reason in err: malformed
+ * JSON, "expected a JSON array", "more than <max> elements" or "[i]: "
+ * and the element's reason. */
+int jpb_array_from_json_text(const ProtobufCMessageDescriptor *desc,
+                             const char *text, size_t len, size_t max,
+                             ProtobufCMessage ***out, size_t *n, char *err,
+                             size_t errlen);
+/* Free n messages of an array from jpb_array_from_json_text, and the
+ * array; NULL is ignored. */
+void jpb_array_free(ProtobufCMessage **v, size_t n);
+
 /* Decode buf in the given format (jpb_from_json_text or jpb_from_pb). */
 ProtobufCMessage *jpb_decode(const ProtobufCMessageDescriptor *desc,
                              enum jpb_format format, const uint8_t *buf,

@@ -1348,47 +1348,18 @@ static void handle_status(struct http_request *req, void *arg)
 static void handle_machines(struct http_request *req, struct master *m,
                             bool down)
 {
-    size_t len;
-    const uint8_t *body = http_request_body(req, &len);
-    json_error_t je;
-    json_t *arr = json_loadb((const char *)body, len, 0, &je);
-    if (arr == NULL || !json_is_array(arr)) {
-        if (arr == NULL)
-            http_reply_error(req, 400,
-                             "Failed to parse the machines: line %d column "
-                             "%d: %s",
-                             je.line, je.column, je.text);
-        else
-            http_reply_error(req, 400,
-                             "Failed to parse the machines: expected a JSON "
-                             "array of MachineID");
-        json_decref(arr);
-        return;
-    }
-    size_t n = json_array_size(arr);
-    if (n > MAX_MACHINES) {
-        json_decref(arr);
-        http_reply_error(req, 400, "More than %d machines", MAX_MACHINES);
-        return;
-    }
-    Mesos__V1__MachineID **ids = xcalloc(n ? n : 1, sizeof(*ids));
+    size_t len, n;
+    const char *body = (const char *)http_request_body(req, &len);
+    ProtobufCMessage **ids;
     char err[512];
-    size_t got = 0;
-    for (; got < n; got++) {
-        ids[got] = (Mesos__V1__MachineID *)jpb_from_json(
-            &mesos__v1__machine_id__descriptor, json_array_get(arr, got), err,
-            sizeof(err));
-        if (ids[got] == NULL)
-            break;
+    if (jpb_array_from_json_text(&mesos__v1__machine_id__descriptor, body, len,
+                                 MAX_MACHINES, &ids, &n, err,
+                                 sizeof(err)) != 0) {
+        http_reply_error(req, 400, "Failed to parse the machines: %s", err);
+        return;
     }
-    if (got < n)
-        http_reply_error(req, 400, "Failed to parse machine %zu: %s", got, err);
-    else
-        master_maint_machines(m, req, down, ids, n);
-    for (size_t i = 0; i < got; i++)
-        jpb_free(&ids[i]->base);
-    free(ids);
-    json_decref(arr);
+    master_maint_machines(m, req, down, (Mesos__V1__MachineID **)ids, n);
+    jpb_array_free(ids, n);
 }
 
 static void handle_down(struct http_request *req, void *arg)

@@ -1327,51 +1327,19 @@ static void handle_weights(struct http_request *req, void *arg)
         jpb_free(&gw->base);
         return;
     }
-    size_t len;
+    size_t len, n;
     const char *body = (const char *)http_request_body(req, &len);
-    json_error_t je;
-    json_t *arr = json_loadb(body, len, 0, &je);
-    if (arr == NULL || !json_is_array(arr)) {
-        if (arr == NULL)
-            http_reply_error(req, 400,
-                             "Failed to parse update weights request JSON: "
-                             "line %d column %d: %s",
-                             je.line, je.column, je.text);
-        else
-            http_reply_error(req, 400,
-                             "Failed to parse update weights request JSON: "
-                             "expected an array of WeightInfo");
-        json_decref(arr);
-        return;
-    }
-    size_t n = json_array_size(arr);
-    if (n > MASTER_MAX_QUOTA_ROLES) {
-        json_decref(arr);
-        http_reply_error(req, 400, "more than %d weights in one request",
-                         MASTER_MAX_QUOTA_ROLES);
-        return;
-    }
-    Mesos__V1__WeightInfo **infos = xcalloc(n ? n : 1, sizeof(*infos));
-    size_t got = 0;
+    ProtobufCMessage **infos;
     char err[512];
-    for (; got < n; got++) {
-        infos[got] = (Mesos__V1__WeightInfo *)jpb_from_json(
-            &mesos__v1__weight_info__descriptor, json_array_get(arr, got), err,
-            sizeof(err));
-        if (infos[got] == NULL)
-            break;
+    if (jpb_array_from_json_text(&mesos__v1__weight_info__descriptor, body, len,
+                                 MASTER_MAX_QUOTA_ROLES, &infos, &n, err,
+                                 sizeof(err)) != 0) {
+        http_reply_error(
+            req, 400, "Failed to parse update weights request JSON: %s", err);
+        return;
     }
-    if (got < n)
-        http_reply_error(req, 400,
-                         "Failed to convert weights JSON array to protobuf: "
-                         "[%zu]: %s",
-                         got, err);
-    else
-        master_quota_update_weights(m, req, infos, n);
-    for (size_t i = 0; i < got; i++)
-        jpb_free(&infos[i]->base);
-    free(infos);
-    json_decref(arr);
+    master_quota_update_weights(m, req, (Mesos__V1__WeightInfo **)infos, n);
+    jpb_array_free(infos, n);
 }
 
 /* "/quota/<role>" or "/master/quota/<role>": the role, or NULL. */

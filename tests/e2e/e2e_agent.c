@@ -1594,7 +1594,7 @@ static bool task_ended(void *arg)
     const Mesos__V1__TaskStatus *u[16];
     size_t n = hfm_updates_of(w->task_id, 0, u, 16);
     for (size_t i = 0; i < n; i++)
-        if (e2e_task_state_is_terminal((int)u[i]->state)) {
+        if (task_state_is_terminal((int)u[i]->state)) {
             w->st = u[i];
             return true;
         }

@@ -177,7 +177,7 @@ static bool cond_states(void *arg)
     const struct want_state *w = arg;
     for (int i = 0; i < w->n; i++) {
         int st = hfw_state(&fw, w->tasks[i]);
-        if (w->state < 0 ? !e2e_task_state_is_terminal(st) : st != w->state)
+        if (w->state < 0 ? !task_state_is_terminal(st) : st != w->state)
             return false;
     }
     return true;

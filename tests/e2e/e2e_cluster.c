@@ -370,7 +370,7 @@ static void on_update(struct offerd_sched *s,
     t->source = st->has_source ? (int)st->source : -1;
     snprintf(t->message, sizeof(t->message), "%s",
              st->message != NULL ? st->message : "");
-    if (e2e_task_state_is_terminal(t->state) && t->terminal_ms == 0)
+    if (task_state_is_terminal(t->state) && t->terminal_ms == 0)
         t->terminal_ms = e2e_now_ms();
 }
 
@@ -469,7 +469,7 @@ static bool cond_all_terminal(void *arg)
     if (f->to_launch > 0)
         return false;
     for (int i = 0; i < f->ntasks; i++)
-        if (!e2e_task_state_is_terminal(f->tasks[i].state))
+        if (!task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }
@@ -603,7 +603,7 @@ static bool cond_first_task_terminal(void *arg)
 {
     struct fw *f = arg;
     return f->ntasks > 0 &&
-           (e2e_task_state_is_terminal(f->tasks[0].state) ||
+           (task_state_is_terminal(f->tasks[0].state) ||
             f->tasks[0].state == MESOS__V1__TASK_STATE__TASK_UNREACHABLE);
 }
 
@@ -965,7 +965,7 @@ static bool cond_all_ended(void *arg)
 {
     struct fw *f = arg;
     for (int i = 0; i < f->ntasks; i++)
-        if (!e2e_task_state_is_terminal(f->tasks[i].state))
+        if (!task_state_is_terminal(f->tasks[i].state))
             return false;
     return true;
 }

@@ -723,23 +723,6 @@ bool e2e_agent_sandbox(uint16_t agent_port, const char *task_id, char *out,
     return found;
 }
 
-bool e2e_task_state_is_terminal(int st)
-{
-    switch (st) {
-    case MESOS__V1__TASK_STATE__TASK_FINISHED:
-    case MESOS__V1__TASK_STATE__TASK_FAILED:
-    case MESOS__V1__TASK_STATE__TASK_KILLED:
-    case MESOS__V1__TASK_STATE__TASK_ERROR:
-    case MESOS__V1__TASK_STATE__TASK_LOST:
-    case MESOS__V1__TASK_STATE__TASK_DROPPED:
-    case MESOS__V1__TASK_STATE__TASK_GONE:
-    case MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR:
-        return true;
-    default:
-        return false;
-    }
-}
-
 pid_t e2e_read_pid_file(const char *dir, const char *name)
 {
     char path[PATH_MAX + 64];

@@ -33,6 +33,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/task_state.h"
+
 /* Path of the master binary (set by tests/e2e/CMakeLists.txt). */
 #ifndef OFFERD_BIN
 #define OFFERD_BIN "offerd"
@@ -197,10 +199,6 @@ double e2e_metric(uint16_t master_port, const char *name);
  * be read. */
 bool e2e_agent_sandbox(uint16_t agent_port, const char *task_id, char *out,
                        size_t outlen);
-
-/* True for the terminal task states (Mesos's protobuf::isTerminalState:
- * FINISHED, FAILED, KILLED, ERROR, LOST, DROPPED, GONE, GONE_BY_OPERATOR). */
-bool e2e_task_state_is_terminal(int state);
 
 /* The pid in the file dir/name, or 0 when missing or unreadable. */
 pid_t e2e_read_pid_file(const char *dir, const char *name);

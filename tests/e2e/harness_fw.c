@@ -216,8 +216,7 @@ static void on_update(struct offerd_sched *s,
     /* A uuid acknowledged before is acknowledged again (the agent did not
      * get the first one), whatever the policy. */
     if (again || f->ack == HFW_ACK_ALL ||
-        (f->ack == HFW_ACK_NONTERMINAL &&
-         !e2e_task_state_is_terminal(u->state)))
+        (f->ack == HFW_ACK_NONTERMINAL && !task_state_is_terminal(u->state)))
         ack(f, u);
 }
 

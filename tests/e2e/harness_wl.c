@@ -308,7 +308,7 @@ static void on_update(struct offerd_sched *s,
     if (st->has_reason &&
         st->reason == MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REREGISTERED)
         t->reregistered++;
-    if (e2e_task_state_is_terminal(state)) {
+    if (task_state_is_terminal(state)) {
         if (t->first_terminal < 0) {
             t->first_terminal = state;
             t->state = state;
@@ -599,7 +599,7 @@ void wl_check_agreement(struct wl *w, const uint16_t *agent_ports, int nagents,
                       "task %s: the master says %s, the framework believes %s",
                       ans->task_id, state_name(ans->state),
                       state_name(t->state));
-        live += !e2e_task_state_is_terminal(ans->state);
+        live += !task_state_is_terminal(ans->state);
     }
     /* Every task of the framework an agent holds is answered for. */
     for (int k = 0; k < n; k++) {

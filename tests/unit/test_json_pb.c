@@ -2457,6 +2457,50 @@ START_TEST(test_copy_unreadable_aborts)
 }
 END_TEST
 
+/* A JSON array of messages: each element decoded, every failure a reason. */
+START_TEST(test_array_from_json_text)
+{
+    ProtobufCMessage **v = NULL;
+    size_t n = 99;
+    const char *ok = "[{\"hostname\":\"a\"},{\"hostname\":\"b\",\"ip\":"
+                     "\"10.0.0.2\"}]";
+    ck_assert_int_eq(
+        jpb_array_from_json_text(&mesos__v1__machine_id__descriptor, ok,
+                                 strlen(ok), 2, &v, &n, err, sizeof(err)),
+        0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(((Mesos__V1__MachineID *)v[1])->ip, "10.0.0.2");
+    jpb_array_free(v, n);
+    ck_assert_int_eq(
+        jpb_array_from_json_text(&mesos__v1__machine_id__descriptor, "[]", 2, 2,
+                                 &v, &n, err, sizeof(err)),
+        0);
+    ck_assert_uint_eq(n, 0);
+    jpb_array_free(v, n);
+    static const struct {
+        const char *text;
+        const char *reason;
+    } bad[] = {
+        {"[", "invalid JSON"},
+        {"{}", "expected a JSON array"},
+        {"[{},{},{}]", "more than 2 elements"},
+        {"[{\"hostname\":\"a\"},{\"hostname\":5}]", "[1]: hostname"},
+        {"[{\"hostname\":\"a\"},null]", "[1]: "},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = NULL;
+        ck_assert_int_eq(jpb_array_from_json_text(
+                             &mesos__v1__machine_id__descriptor, bad[i].text,
+                             strlen(bad[i].text), 2, &v, &n, err, sizeof(err)),
+                         -1);
+        ck_assert_msg(strstr(err, bad[i].reason) != NULL, "%s: %s", bad[i].text,
+                      err);
+        ck_assert_ptr_null(v);
+    }
+    jpb_array_free(NULL, 0);
+}
+END_TEST
+
 static Suite *json_pb_suite(void)
 {
     Suite *s = suite_create("json_pb");
@@ -2506,6 +2550,7 @@ static Suite *json_pb_suite(void)
     tcase_add_test(tc, test_copy_null_stays_null);
     tcase_add_test(tc, test_copy_is_deep);
     tcase_add_test(tc, test_copy_of_built_message);
+    tcase_add_test(tc, test_array_from_json_text);
     tcase_add_test_raise_signal(tc, test_copy_wrong_descriptor_aborts, SIGABRT);
     tcase_add_test_raise_signal(tc, test_copy_unreadable_aborts, SIGABRT);
     suite_add_tcase(s, tc);
