@@ -113,6 +113,21 @@ struct task **master_agent_tasks(const struct agent *ag, size_t *n)
     return v;
 }
 
+void master_agent_usage(const struct agent *ag, res_list *used,
+                        res_list *offered)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (!task_state_is_terminal(t->state))
+            res_list_add_all(used, &t->resources);
+    }
+    pos = 0;
+    while (hmap_next(ag->offers, &pos, NULL, &val))
+        res_list_add_all(offered, &((const struct offer *)val)->resources);
+}
+
 void master_agent_shutdown(struct master *m, struct agent *ag)
 {
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;

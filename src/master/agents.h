@@ -28,6 +28,10 @@ void master_agents_reregister_timeout(struct master *m);
 /* A snapshot of ag's tasks (callers may remove tasks while they walk it):
  * a malloc'd array (caller frees) of *n tasks. */
 struct task **master_agent_tasks(const struct agent *ag, size_t *n);
+/* What ag's live tasks use and its offers hold (both added to, with
+ * allocation roles). */
+void master_agent_usage(const struct agent *ag, res_list *used,
+                        res_list *offered);
 /* Send ag a SHUTDOWN event (it kills its tasks and exits). */
 void master_agent_shutdown(struct master *m, struct agent *ag);
 /* The periodic ping: count misses, remove agents past the limit, ping the

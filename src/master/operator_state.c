@@ -8,6 +8,7 @@
  * and completed_tasks, and the metrics are the very values of
  * /metrics/snapshot (master_metrics_collect).
  */
+#include "master/agents.h"
 #include "master/operator_state.h"
 
 #include <stdint.h>
@@ -262,16 +263,7 @@ master_opst_agent(const struct agent *ag)
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     a->total_resources = res_list_to_pb(total, true, &a->n_total_resources);
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
-        const struct task *t = val;
-        if (!task_state_is_terminal(t->state))
-            res_list_add_all(&used, &t->resources);
-    }
-    pos = 0;
-    while (hmap_next(ag->offers, &pos, NULL, &val))
-        res_list_add_all(&offered, &((const struct offer *)val)->resources);
+    master_agent_usage(ag, &used, &offered);
     a->allocated_resources =
         res_list_to_pb(&used, true, &a->n_allocated_resources);
     a->offered_resources =

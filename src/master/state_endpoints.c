@@ -6,6 +6,7 @@
  * /master/. Resources are summarized as Mesos does: scalars summed by name,
  * ranges and sets as their text ("[31000-32000]", "{a,b}").
  */
+#include "master/agents.h"
 #include "master/state_endpoints.h"
 
 #include <errno.h>
@@ -117,8 +118,11 @@ static bool is_unreserved_pred(const struct resource *r, const void *arg)
     return r->nresv == 0;
 }
 
-/* {"role": {resources model}} of the reserved part of l. */
-static json_t *reserved_by_role(const res_list *l)
+/* {"role": model(resources reserved to role)} of the reserved part of l,
+ * keyed by the role each resource is reserved to (its most refined
+ * reservation). */
+static json_t *reserved_by_role_as(const res_list *l,
+                                   json_t *(*model)(const res_list *))
 {
     json_t *o = json_object();
     res_list reserved = RES_LIST_INIT;
@@ -131,35 +135,24 @@ static json_t *reserved_by_role(const res_list *l)
         for (uint32_t j = i; j < reserved.n; j++)
             if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
                 res_list_add(&of_role, &reserved.v[j]);
-        json_object_set_new(o, role, resources_model(&of_role));
+        json_object_set_new(o, role, model(&of_role));
         res_list_clear(&of_role);
     }
     res_list_clear(&reserved);
     return o;
 }
 
-/* {"role": [mesos.v1.Resource, ...]} of the reserved part of l, keyed by
- * the role each resource is reserved to (its most refined reservation), as
- * Mesos's /slaves reserved_resources_full: the same keys as
- * reserved_by_role. */
+/* {"role": {resources model}} of the reserved part of l. */
+static json_t *reserved_by_role(const res_list *l)
+{
+    return reserved_by_role_as(l, resources_model);
+}
+
+/* {"role": [mesos.v1.Resource, ...]}, as Mesos's /slaves
+ * reserved_resources_full: the same keys as reserved_by_role. */
 static json_t *reserved_full_by_role(const res_list *l)
 {
-    json_t *o = json_object();
-    res_list reserved = RES_LIST_INIT;
-    res_list_filter(l, is_reserved_pred, NULL, &reserved);
-    for (uint32_t i = 0; i < reserved.n; i++) {
-        const char *role = res_reservation_role(&reserved.v[i]);
-        if (json_object_get(o, role) != NULL)
-            continue;
-        res_list of_role = RES_LIST_INIT;
-        for (uint32_t j = i; j < reserved.n; j++)
-            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
-                res_list_add(&of_role, &reserved.v[j]);
-        json_object_set_new(o, role, resources_full(&of_role));
-        res_list_clear(&of_role);
-    }
-    res_list_clear(&reserved);
-    return o;
+    return reserved_by_role_as(l, resources_full);
 }
 
 static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
@@ -393,16 +386,7 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     json_object_set_new(o, "resources", resources_model(total));
     json_object_set_new(o, "resources_full", resources_full(total));
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
-        const struct task *t = val;
-        if (!task_state_is_terminal(t->state))
-            res_list_add_all(&used, &t->resources);
-    }
-    pos = 0;
-    while (hmap_next(ag->offers, &pos, NULL, &val))
-        res_list_add_all(&offered, &((const struct offer *)val)->resources);
+    master_agent_usage(ag, &used, &offered);
     json_object_set_new(o, "used_resources", resources_model(&used));
     json_object_set_new(o, "offered_resources", resources_model(&offered));
     json_object_set_new(o, "revocable_resources", revocable_model(total));
