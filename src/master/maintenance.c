@@ -32,6 +32,7 @@
 #include "common/task_state.h"
 #include "common/mem.h"
 #include "master/agents.h"
+#include "master/changes.h"
 #include "master/master.h"
 #include "master/offers.h"
 #include "master/persist.h"
@@ -192,10 +193,11 @@ enum op_kind {
     OP_REACTIVATE,
 };
 
+/* An operator change of the maintenance state (changes.c runs them one at
+ * a time). */
 struct maint_op {
-    struct maint_op *next;
+    struct master_change base; /* first: the queue's view of it */
     struct master *m;
-    struct http_request *req;
     enum op_kind kind;
     Mesos__V1__Maintenance__Schedule *schedule; /* OP_SCHEDULE, OP_UP: the
                                                    new schedule */
@@ -221,42 +223,27 @@ static void op_free(struct maint_op *op)
     free(op);
 }
 
-static void pump(struct master *m);
+static void run(struct master *m, struct master_change *c);
+
+static void change_free(struct master_change *c)
+{
+    op_free((struct maint_op *)c);
+}
 
 /* An operation ends: answer it, run the next. */
 static void op_end(struct maint_op *op, int status, const char *reason)
 {
-    struct master *m = op->m;
-    if (status == 200)
-        http_reply(op->req, 200, NULL, NULL, 0);
-    else
-        http_reply_error(op->req, status, "%s", reason);
-    op_free(op);
-    m->maint_busy = false;
-    pump(m);
+    master_change_end(op->m, &op->base, status, reason);
 }
 
-static void submit(struct master *m, struct maint_op *op)
+static void submit(struct master *m, struct maint_op *op,
+                   struct http_request *req)
 {
     op->m = m;
-    if (m->maint_stopped) {
-        http_reply_error(op->req, 503, "the master is shutting down");
-        op_free(op);
-        return;
-    }
-    if (m->maint_tail != NULL)
-        m->maint_tail->next = op;
-    else
-        m->maint_head = op;
-    m->maint_tail = op;
-    pump(m);
-}
-
-/* Start op's registry write; done applies it. */
-static void write_batch(struct maint_op *op, struct registry_batch *b,
-                        master_persist_fn done)
-{
-    master_persist_batch(op->m, b, done, op);
+    op->base.req = req;
+    op->base.run = run;
+    op->base.free = change_free;
+    master_change_submit(m, &op->base);
 }
 
 /* Put msg of kind into b; on failure end op with 400. */
@@ -308,14 +295,9 @@ static void agents_follow_machines(struct master *m, struct hmap *old,
     master_allocate_soon(m);
 }
 
-static void schedule_done(struct master *m, bool ok, const char *err, void *arg)
+static void schedule_applied(struct master *m, struct master_change *c)
 {
-    struct maint_op *op = arg;
-    if (!ok) {
-        log_warn("maintenance schedule not recorded: %s", err);
-        op_end(op, 503, err);
-        return;
-    }
+    struct maint_op *op = (struct maint_op *)c;
     agents_follow_machines(m, m->machines, op->machines);
     hmap_free(m->machines, machine_free);
     m->machines = op->machines;
@@ -415,7 +397,8 @@ static void run_schedule(struct master *m, struct maint_op *op)
             registry_batch_delete(b, REGISTRY_KIND_MACHINE, mc->key, err,
                                   sizeof(err));
     }
-    write_batch(op, b, schedule_done);
+    master_change_write(m, &op->base, b, schedule_applied,
+                        "maintenance schedule");
 }
 
 /* ---- Machines down and up
@@ -469,14 +452,9 @@ static bool check_machine_list(struct master *m, struct maint_op *op,
     return ok;
 }
 
-static void down_done(struct master *m, bool ok, const char *err, void *arg)
+static void down_applied(struct master *m, struct master_change *c)
 {
-    struct maint_op *op = arg;
-    if (!ok) {
-        log_warn("machines down not recorded: %s", err);
-        op_end(op, 503, err);
-        return;
-    }
+    struct maint_op *op = (struct maint_op *)c;
     for (size_t i = 0; i < op->nids; i++) {
         char *key = machine_key(op->ids[i]->hostname, op->ids[i]->ip);
         struct machine *mc = hmap_get(m->machines, key);
@@ -537,17 +515,12 @@ static void run_down(struct master *m, struct maint_op *op)
             free(key);
         }
     }
-    write_batch(op, b, down_done);
+    master_change_write(m, &op->base, b, down_applied, "machines down");
 }
 
-static void up_done(struct master *m, bool ok, const char *err, void *arg)
+static void up_applied(struct master *m, struct master_change *c)
 {
-    struct maint_op *op = arg;
-    if (!ok) {
-        log_warn("machines up not recorded: %s", err);
-        op_end(op, 503, err);
-        return;
-    }
+    struct maint_op *op = (struct maint_op *)c;
     for (size_t i = 0; i < op->nids; i++) {
         char *key = machine_key(op->ids[i]->hostname, op->ids[i]->ip);
         machine_free(hmap_del(m->machines, key));
@@ -607,7 +580,7 @@ static void run_up(struct master *m, struct maint_op *op)
     }
     if (!put(op, b, REGISTRY_KIND_SCHEDULE, &s->base))
         return;
-    write_batch(op, b, up_done);
+    master_change_write(m, &op->base, b, up_applied, "machines up");
 }
 
 /* ---- Agent draining and deactivation
@@ -678,15 +651,10 @@ static void drain_kill_tasks(struct master *m, struct agent *ag)
     free(v);
 }
 
-static void drain_done(struct master *m, bool ok, const char *err, void *arg)
+static void drain_applied(struct master *m, struct master_change *c)
 {
-    struct maint_op *op = arg;
+    struct maint_op *op = (struct maint_op *)c;
     struct agent *ag = master_agent_find(m, op->agent_id);
-    if (!ok) {
-        log_warn("drain of agent %s not recorded: %s", op->agent_id, err);
-        op_end(op, 503, err);
-        return;
-    }
     if (ag == NULL) {
         op_end(op, 409, "the agent was removed meanwhile");
         return;
@@ -705,15 +673,10 @@ static void drain_done(struct master *m, bool ok, const char *err, void *arg)
     op_end(op, 200, NULL);
 }
 
-static void active_done(struct master *m, bool ok, const char *err, void *arg)
+static void active_applied(struct master *m, struct master_change *c)
 {
-    struct maint_op *op = arg;
+    struct maint_op *op = (struct maint_op *)c;
     struct agent *ag = master_agent_find(m, op->agent_id);
-    if (!ok) {
-        log_warn("agent %s state not recorded: %s", op->agent_id, err);
-        op_end(op, 503, err);
-        return;
-    }
     if (ag == NULL) {
         op_end(op, 409, "the agent was removed meanwhile");
         return;
@@ -760,7 +723,11 @@ static void run_agent_op(struct master *m, struct maint_op *op)
         op_end(op, 400, err);
         return;
     }
-    write_batch(op, b, op->kind == OP_DRAIN ? drain_done : active_done);
+    if (op->kind == OP_DRAIN)
+        master_change_write(m, &op->base, b, drain_applied, "agent drain");
+    else
+        master_change_write(m, &op->base, b, active_applied,
+                            "agent activation");
 }
 
 /* ---- Drained agents
@@ -869,34 +836,25 @@ void master_agent_state_json(const struct agent *ag, json_t *obj)
  * ------------------------------------------------------------
  */
 
-static void pump(struct master *m)
+/* Start a change (changes.c calls it when its turn comes). */
+static void run(struct master *m, struct master_change *c)
 {
-    while (!m->maint_stopped && !m->maint_busy && m->maint_head != NULL) {
-        struct maint_op *op = m->maint_head;
-        m->maint_head = op->next;
-        if (m->maint_head == NULL)
-            m->maint_tail = NULL;
-        op->next = NULL;
-        m->maint_busy = true;
-        switch (op->kind) {
-        case OP_SCHEDULE:
-            run_schedule(m, op);
-            break;
-        case OP_DOWN:
-            run_down(m, op);
-            break;
-        case OP_UP:
-            run_up(m, op);
-            break;
-        case OP_DRAIN:
-        case OP_DEACTIVATE:
-        case OP_REACTIVATE:
-            run_agent_op(m, op);
-            break;
-        }
-        /* op_end (synchronous on a validation error) cleared busy and ran
-         * the next ones already: this loop only starts the first. */
-        return;
+    struct maint_op *op = (struct maint_op *)c;
+    switch (op->kind) {
+    case OP_SCHEDULE:
+        run_schedule(m, op);
+        break;
+    case OP_DOWN:
+        run_down(m, op);
+        break;
+    case OP_UP:
+        run_up(m, op);
+        break;
+    case OP_DRAIN:
+    case OP_DEACTIVATE:
+    case OP_REACTIVATE:
+        run_agent_op(m, op);
+        break;
     }
 }
 
@@ -908,11 +866,10 @@ void master_maint_update_schedule(struct master *m, struct http_request *req,
                                   const Mesos__V1__Maintenance__Schedule *s)
 {
     struct maint_op *op = xcalloc(1, sizeof(*op));
-    op->req = req;
     op->kind = OP_SCHEDULE;
     op->schedule =
         jpb_copy(&mesos__v1__maintenance__schedule__descriptor, &s->base);
-    submit(m, op);
+    submit(m, op, req);
 }
 
 void master_maint_machines(struct master *m, struct http_request *req,
@@ -924,14 +881,13 @@ void master_maint_machines(struct master *m, struct http_request *req,
         return;
     }
     struct maint_op *op = xcalloc(1, sizeof(*op));
-    op->req = req;
     op->kind = down ? OP_DOWN : OP_UP;
     op->ids = xcalloc(n ? n : 1, sizeof(*op->ids));
     for (size_t i = 0; i < n; i++)
         op->ids[i] =
             jpb_copy(&mesos__v1__machine_id__descriptor, &ids[i]->base);
     op->nids = n;
-    submit(m, op);
+    submit(m, op, req);
 }
 
 void master_maint_drain_agent(struct master *m, struct http_request *req,
@@ -944,23 +900,21 @@ void master_maint_drain_agent(struct master *m, struct http_request *req,
         return;
     }
     struct maint_op *op = xcalloc(1, sizeof(*op));
-    op->req = req;
     op->kind = OP_DRAIN;
     op->agent_id = xstrdup(agent_id);
     op->has_max_grace = max_grace != NULL;
     op->max_grace_ns = max_grace != NULL ? max_grace->nanoseconds : 0;
     op->mark_gone = mark_gone;
-    submit(m, op);
+    submit(m, op, req);
 }
 
 void master_maint_set_agent_active(struct master *m, struct http_request *req,
                                    const char *agent_id, bool active)
 {
     struct maint_op *op = xcalloc(1, sizeof(*op));
-    op->req = req;
     op->kind = active ? OP_REACTIVATE : OP_DEACTIVATE;
     op->agent_id = xstrdup(agent_id);
-    submit(m, op);
+    submit(m, op, req);
 }
 
 const Mesos__V1__Maintenance__Schedule *
@@ -1270,21 +1224,8 @@ void master_maintenance_recover(struct master *m,
                  hmap_count(m->machines));
 }
 
-void master_maintenance_stop(struct master *m)
-{
-    m->maint_stopped = true;
-    while (m->maint_head != NULL) {
-        struct maint_op *op = m->maint_head;
-        m->maint_head = op->next;
-        http_reply_error(op->req, 503, "the master is shutting down");
-        op_free(op);
-    }
-    m->maint_tail = NULL;
-}
-
 void master_maintenance_free(struct master *m)
 {
-    master_maintenance_stop(m);
     if (m->drain_check != NULL)
         event_free(m->drain_check);
     m->drain_check = NULL;

@@ -10,9 +10,6 @@
 /* Register /maintenance/schedule, /maintenance/status, /machine/down,
  * /machine/up (and their /master/ aliases). */
 int master_maintenance_endpoints_register(struct master *m);
-/* Answer queued operator calls 503 and take no more (before the registry
- * closes; the change in flight completes). */
-void master_maintenance_stop(struct master *m);
 /* Free the maintenance state. */
 void master_maintenance_free(struct master *m);
 /* Recover the schedule and machines from the registry's state. */

@@ -19,6 +19,7 @@
 #include "common/mem.h"
 #include "master/admin_endpoints.h"
 #include "master/agents.h"
+#include "master/changes.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/offers.h"
@@ -274,8 +275,7 @@ void master_free(struct master *m)
         event_free(m->heartbeat_timer);
     /* Pending registry writes complete now, while the state they refer to
      * is whole. */
-    master_maintenance_stop(m);
-    master_quota_stop(m);
+    master_changes_stop(m);
     master_persist_close(m);
     master_maintenance_free(m);
     master_quota_free(m);

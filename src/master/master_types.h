@@ -282,6 +282,15 @@ struct master_metrics {
 /* ---- The master -------------------------------------------------------------
  */
 
+/* Operator changes waiting to run one at a time (changes.c). */
+struct master_change;
+struct master_changes {
+    struct master_change *head, *tail; /* waiting, in arrival order */
+    struct master_change *running;     /* started, not ended */
+    bool pumping;                      /* inside the loop that starts them */
+    bool stopped;                      /* shutting down: no more changes */
+};
+
 struct master {
     struct event_base *base;
     struct http_server *http;
@@ -324,9 +333,7 @@ struct master {
     struct hmap *machines;
     struct hmap *inverse_offers; /* id -> struct inverse_offer */
     /* Operator changes run one at a time, in arrival order. */
-    struct maint_op *maint_head, *maint_tail;
-    bool maint_busy;
-    bool maint_stopped;        /* shutting down: no more changes */
+    struct master_changes changes;
     struct event *drain_check; /* looks for drained agents, soon */
 
     uint64_t next_framework, next_agent, next_offer, next_inverse_offer;

@@ -25,6 +25,7 @@
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "master/changes.h"
 #include "master/master.h"
 #include "master/offers.h"
 #include "master/persist.h"
@@ -57,10 +58,11 @@ enum qop_kind {
 };
 
 /* A queued change. */
+/* An operator change of weights or quota (changes.c runs them one at a
+ * time, with the maintenance changes). */
 struct quota_op {
-    struct quota_op *next;
+    struct master_change base; /* first: the queue's view of it */
     struct master *m;
-    struct http_request *req;
     enum qop_kind kind;
     bool force;
     size_t n;
@@ -72,12 +74,9 @@ struct quota_op {
 };
 
 struct master_quota {
-    struct hmap *weights; /* role -> double (malloc'd) */
-    struct hmap *quotas;  /* role -> struct role_quota */
-    struct quota_op *head, *tail;
+    struct hmap *weights;   /* role -> double (malloc'd) */
+    struct hmap *quotas;    /* role -> struct role_quota */
     bool recovered_weights; /* the registry held weights at start */
-    bool busy;              /* the head's registry write is in flight */
-    bool stopped;           /* shutting down */
 };
 
 /* ---- Quantities -------------------------------------------------------- */
@@ -757,7 +756,7 @@ static struct quota_op *op_new(enum qop_kind kind, struct http_request *req,
 {
     struct quota_op *op = xcalloc(1, sizeof(*op));
     op->kind = kind;
-    op->req = req;
+    op->base.req = req;
     op->n = n;
     op->roles = xcalloc(n ? n : 1, sizeof(*op->roles));
     if (kind == QOP_WEIGHTS)
@@ -767,58 +766,30 @@ static struct quota_op *op_new(enum qop_kind kind, struct http_request *req,
     return op;
 }
 
-static void pump(struct master *m);
+static void run(struct master *m, struct master_change *c);
 
-/* Answer the head op, drop it from the queue and free it. */
-static void op_finish(struct quota_op *op, int status, const char *reason)
+static void change_free(struct master_change *c)
 {
-    struct master *m = op->m;
-    if (status == 200)
-        http_reply(op->req, 200, NULL, NULL, 0);
-    else
-        http_reply_error(op->req, status, "%s", reason);
-    if (m->quota->head == op) {
-        m->quota->head = op->next;
-        if (m->quota->head == NULL)
-            m->quota->tail = NULL;
-    }
-    m->quota->busy = false;
-    op_free(op);
+    op_free((struct quota_op *)c);
 }
 
 /* An op ends: answer it, run the next. */
 static void op_end(struct quota_op *op, int status, const char *reason)
 {
-    struct master *m = op->m;
-    op_finish(op, status, reason);
-    pump(m);
+    master_change_end(op->m, &op->base, status, reason);
 }
 
 static void submit(struct master *m, struct quota_op *op)
 {
     op->m = m;
-    struct master_quota *q = m->quota;
-    if (q->stopped) {
-        http_reply_error(op->req, 503, "the master is shutting down");
-        op_free(op);
-        return;
-    }
-    if (q->tail != NULL)
-        q->tail->next = op;
-    else
-        q->head = op;
-    q->tail = op;
-    pump(m);
+    op->base.run = run;
+    op->base.free = change_free;
+    master_change_submit(m, &op->base);
 }
 
-static void op_done(struct master *m, bool ok, const char *err, void *arg)
+static void op_applied(struct master *m, struct master_change *c)
 {
-    struct quota_op *op = arg;
-    if (!ok) {
-        log_warn("registry: weights/quota change not stored: %s", err);
-        op_end(op, 503, err);
-        return;
-    }
+    struct quota_op *op = (struct quota_op *)c;
     for (size_t i = 0; i < op->n; i++) {
         if (op->kind == QOP_WEIGHTS) {
             apply_weight(m, op->roles[i], op->weights[i]);
@@ -965,27 +936,23 @@ static struct registry_batch *op_batch(const struct quota_op *op, char *err,
     return b;
 }
 
-static void pump(struct master *m)
+/* Start a change (changes.c calls it when its turn comes): check it
+ * against the state the changes before it left, then write it. */
+static void run(struct master *m, struct master_change *c)
 {
-    struct master_quota *q = m->quota;
-    while (!q->stopped && !q->busy && q->head != NULL) {
-        struct quota_op *op = q->head;
-        char err[1024];
-        /* Refusals are answered in this loop, not by recursion, however
-         * many are queued. */
-        int status = op_check(m, op, err, sizeof(err));
-        if (status != 0) {
-            op_finish(op, status, err);
-            continue;
-        }
-        struct registry_batch *b = op_batch(op, err, sizeof(err));
-        if (b == NULL) {
-            op_finish(op, 400, err);
-            continue;
-        }
-        q->busy = true;
-        master_persist_batch(m, b, op_done, op);
+    struct quota_op *op = (struct quota_op *)c;
+    char err[1024];
+    int status = op_check(m, op, err, sizeof(err));
+    if (status != 0) {
+        op_end(op, status, err);
+        return;
     }
+    struct registry_batch *b = op_batch(op, err, sizeof(err));
+    if (b == NULL) {
+        op_end(op, 400, err);
+        return;
+    }
+    master_change_write(m, &op->base, b, op_applied, "weights/quota change");
 }
 
 /* ---- The changes --------------------------------------------------------- */
@@ -1264,27 +1231,6 @@ void master_quota_weights_flag(struct master *m)
     else
         log_warn("the --weights weights cannot be recorded: %s", err);
     op_free(op);
-}
-
-void master_quota_stop(struct master *m)
-{
-    struct master_quota *q = m->quota;
-    if (q == NULL)
-        return;
-    q->stopped = true;
-    /* The head may be in the registry (busy): it ends when the registry
-     * closes. The rest never started. */
-    struct quota_op *keep = q->busy ? q->head : NULL;
-    struct quota_op *op = keep != NULL ? keep->next : q->head;
-    while (op != NULL) {
-        struct quota_op *next = op->next;
-        http_reply_error(op->req, 503, "the master is shutting down");
-        op_free(op);
-        op = next;
-    }
-    q->head = q->tail = keep;
-    if (keep != NULL)
-        keep->next = NULL;
 }
 
 static void free_double(void *p)

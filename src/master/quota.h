@@ -31,9 +31,6 @@ int master_quota_weights_flag_check(const char *text, char *err, size_t errlen);
 /* Apply --weights (checked) when the registry held no weights: into the
  * allocator now, and into the registry (as Mesos does) in the background. */
 void master_quota_weights_flag(struct master *m);
-/* Shutting down: answer queued changes 503; the one being written finishes
- * when the registry closes. */
-void master_quota_stop(struct master *m);
 /* Free what master_quota_init made (after the registry closed). */
 void master_quota_free(struct master *m);
 /* Route /weights and /quota (and /master/... aliases). Returns 0 or -1. */
