@@ -491,7 +491,9 @@ static Response *get_containers(const struct agent_opapi *o,
         if (!task_is_live(t))
             continue;
         live[m] = t;
-        leaders[m] = t->task_pid;
+        /* No pid yet: -1 leads no process (0 would gather the kernel's
+         * threads, whose group and session are 0). */
+        leaders[m] = t->task_pid > 0 ? t->task_pid : -1;
         m++;
     }
     double now = clock_wall_secs();

@@ -107,6 +107,13 @@ static void setup(void)
                "50 50 20 0 1 0 12345 2236416 200 18446744073709551615 1 1 "
                "0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
     write_file("proc/4242/statm", "100 10 5 1 0 20 0\n");
+    /* A kernel thread: process group and session 0. */
+    mkdir_rel("proc/2");
+    write_file("proc/2/stat",
+               "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 7 9 0 0 20 0 1 0 "
+               "2 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+               "0 0 0\n");
+    write_file("proc/2/statm", "0 0 0 0 0 0 0\n");
     char p[PATH_MAX + 64];
     snprintf(p, sizeof(p), "%s/sandboxes", top);
     ck_assert_ptr_nonnull(realpath(p, root));
@@ -136,6 +143,12 @@ static void setup(void)
     snprintf(t->run_id, sizeof(t->run_id), "run-1");
     agent_task_note_state(t, MESOS__V1__TASK_STATE__TASK_STARTING, 1001.0);
     agent_task_note_state(t, MESOS__V1__TASK_STATE__TASK_RUNNING, 1002.0);
+
+    /* A task still launching: no pid yet. */
+    ti = task_info("t3", 0.25, 16);
+    t = agent_tasks_add(tasks, "fw1", ti);
+    jpb_free(&ti->base);
+    t->phase = AGENT_TASK_LAUNCHING;
 
     ti = task_info("t2", 1, 32);
     t = agent_tasks_add(tasks, "fw2", ti);
@@ -277,16 +290,27 @@ START_TEST(test_metrics)
         call_ok("{\"type\": \"GET_METRICS\"}", HTTP_ENC_PROTOBUF);
     ck_assert_double_eq(metric_of(r, "slave/registered"), 1);
     ck_assert_double_eq(metric_of(r, "slave/tasks_running"), 1);
-    ck_assert_double_eq(metric_of(r, "slave/tasks_staging"), 0);
-    ck_assert_double_eq(metric_of(r, "slave/executors_running"), 1);
+    ck_assert_double_eq(metric_of(r, "slave/tasks_staging"), 1);
+    ck_assert_double_eq(metric_of(r, "slave/executors_running"), 2);
     ck_assert_double_eq(metric_of(r, "slave/frameworks_active"), 1);
     ck_assert_double_eq(metric_of(r, "slave/cpus_total"), 4);
-    ck_assert_double_eq(metric_of(r, "slave/cpus_used"), 0.5);
-    ck_assert_double_eq(metric_of(r, "slave/mem_used"), 64);
-    ck_assert_double_eq(metric_of(r, "slave/mem_percent"), 64.0 / 1024);
+    ck_assert_double_eq(metric_of(r, "slave/cpus_used"), 0.75);
+    ck_assert_double_eq(metric_of(r, "slave/mem_used"), 80);
+    ck_assert_double_eq(metric_of(r, "slave/mem_percent"), 80.0 / 1024);
     jpb_free(&r->base);
 }
 END_TEST
+
+/* The task of id among v[0..n) (the table's order is unspecified). */
+static const Mesos__V1__Task *task_in(Mesos__V1__Task *const *v, size_t n,
+                                      const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i]->task_id->value, id) == 0)
+            return v[i];
+    ck_abort_msg("no task %s", id);
+    return NULL;
+}
 
 START_TEST(test_state)
 {
@@ -296,9 +320,10 @@ START_TEST(test_state)
         ck_assert_int_eq(r->type, MESOS__V1__AGENT__RESPONSE__TYPE__GET_STATE);
         const Mesos__V1__Agent__Response__GetTasks *gt =
             r->get_state->get_tasks;
-        ck_assert_uint_eq(gt->n_launched_tasks, 1);
+        ck_assert_uint_eq(gt->n_launched_tasks, 2);
         ck_assert_uint_eq(gt->n_terminated_tasks, 1);
-        const Mesos__V1__Task *t = gt->launched_tasks[0];
+        const Mesos__V1__Task *t =
+            task_in(gt->launched_tasks, gt->n_launched_tasks, "t1");
         ck_assert_str_eq(t->task_id->value, "t1");
         ck_assert_str_eq(t->name, "t1-name");
         ck_assert_str_eq(t->framework_id->value, "fw1");
@@ -311,15 +336,20 @@ START_TEST(test_state)
                          MESOS__V1__TASK_STATE__TASK_RUNNING);
         ck_assert_double_eq(t->statuses[1]->timestamp, 1002.0);
         ck_assert_str_eq(gt->terminated_tasks[0]->task_id->value, "t2");
+        t = task_in(gt->launched_tasks, gt->n_launched_tasks, "t3");
+        ck_assert_int_eq(t->state, MESOS__V1__TASK_STATE__TASK_STAGING);
+        ck_assert_uint_eq(t->n_statuses, 0);
 
         const Mesos__V1__Agent__Response__GetExecutors *ge =
             r->get_state->get_executors;
-        ck_assert_uint_eq(ge->n_executors, 1);
+        ck_assert_uint_eq(ge->n_executors, 2);
         ck_assert_uint_eq(ge->n_completed_executors, 1);
-        ck_assert_str_eq(ge->executors[0]->executor_info->executor_id->value,
-                         "t1");
-        ck_assert_str_eq(ge->executors[0]->executor_info->framework_id->value,
-                         "fw1");
+        ck_assert_str_eq(
+            ge->completed_executors[0]->executor_info->executor_id->value,
+            "t2");
+        ck_assert_str_eq(
+            ge->completed_executors[0]->executor_info->framework_id->value,
+            "fw2");
 
         const Mesos__V1__Agent__Response__GetFrameworks *gf =
             r->get_state->get_frameworks;
@@ -341,10 +371,10 @@ START_TEST(test_state)
     Mesos__V1__Agent__Response *r =
         call_ok("{\"type\": \"GET_TASKS\"}", HTTP_ENC_JSON);
     ck_assert_int_eq(r->type, MESOS__V1__AGENT__RESPONSE__TYPE__GET_TASKS);
-    ck_assert_uint_eq(r->get_tasks->n_launched_tasks, 1);
+    ck_assert_uint_eq(r->get_tasks->n_launched_tasks, 2);
     jpb_free(&r->base);
     r = call_ok("{\"type\": \"GET_EXECUTORS\"}", HTTP_ENC_JSON);
-    ck_assert_uint_eq(r->get_executors->n_executors, 1);
+    ck_assert_uint_eq(r->get_executors->n_executors, 2);
     jpb_free(&r->base);
     r = call_ok("{\"type\": \"GET_FRAMEWORKS\"}", HTTP_ENC_JSON);
     ck_assert_uint_eq(r->get_frameworks->n_frameworks, 2);
@@ -357,9 +387,25 @@ START_TEST(test_containers)
     Mesos__V1__Agent__Response *r =
         call_ok("{\"type\": \"GET_CONTAINERS\"}", HTTP_ENC_PROTOBUF);
     ck_assert_int_eq(r->type, MESOS__V1__AGENT__RESPONSE__TYPE__GET_CONTAINERS);
-    ck_assert_uint_eq(r->get_containers->n_containers, 1);
-    const Mesos__V1__Agent__Response__GetContainers__Container *c =
-        r->get_containers->containers[0];
+    ck_assert_uint_eq(r->get_containers->n_containers, 2);
+    const Mesos__V1__Agent__Response__GetContainers__Container *c = NULL,
+                                                               *c3 = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        if (strcmp(r->get_containers->containers[i]->executor_id->value,
+                   "t1") == 0)
+            c = r->get_containers->containers[i];
+        else
+            c3 = r->get_containers->containers[i];
+    }
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(c3);
+    /* Launching: no run id yet (the task id stands in), no pid, nothing
+     * measured (the kernel thread with group 0 is not its). */
+    ck_assert_str_eq(c3->executor_id->value, "t3");
+    ck_assert_str_eq(c3->container_id->value, "t3");
+    ck_assert(!c3->container_status->has_executor_pid);
+    ck_assert_ptr_null(c3->resource_statistics);
+
     ck_assert_str_eq(c->container_id->value, "run-1");
     ck_assert_str_eq(c->framework_id->value, "fw1");
     ck_assert_str_eq(c->executor_id->value, "t1");
