@@ -9,6 +9,7 @@
  */
 #include "agent/operator_api.h"
 
+#include "agent/attributes.h"
 #include "agent/files.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
@@ -19,6 +20,7 @@
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/resources_pb.h"
 #include "common/task_state.h"
 #include "mesos/v1/agent.pb-c.h"
 
@@ -561,6 +563,30 @@ static Response *get_containers(const struct agent_opapi *o,
     return r;
 }
 
+/* The AgentInfo the agent subscribes with (resources: its own, as
+ * configured or detected, without the checkpointed ones). */
+static Response *get_agent(const struct agent_state_view *v)
+{
+    Mesos__V1__AgentInfo *ai =
+        NEW_MSG(Mesos__V1__AgentInfo, mesos__v1__agent_info__init);
+    ai->hostname = xstrdup(v->hostname != NULL ? v->hostname : "");
+    ai->has_port = true;
+    ai->port = v->port;
+    if (v->resources != NULL)
+        ai->resources = res_list_to_pb(v->resources, true, &ai->n_resources);
+    if (v->attributes != NULL)
+        ai->attributes = agent_attrs_to_pb(v->attributes, &ai->n_attributes);
+    if (v->agent_id != NULL) {
+        ai->id = NEW_MSG(Mesos__V1__AgentID, mesos__v1__agent_id__init);
+        ai->id->value = xstrdup(v->agent_id);
+    }
+    Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_AGENT);
+    r->get_agent = NEW_MSG(Mesos__V1__Agent__Response__GetAgent,
+                           mesos__v1__agent__response__get_agent__init);
+    r->get_agent->agent_info = ai;
+    return r;
+}
+
 /* ---- Dispatch ----------------------------------------------------------- */
 
 static const char *call_name(Mesos__V1__Agent__Call__Type type)
@@ -644,6 +670,9 @@ void agent_opapi_handle(struct http_request *req, void *arg)
     case MESOS__V1__AGENT__CALL__TYPE__GET_TASKS:
         r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_TASKS);
         r->get_tasks = tasks_msg(&v);
+        break;
+    case MESOS__V1__AGENT__CALL__TYPE__GET_AGENT:
+        r = get_agent(&v);
         break;
     default:
         http_reply_error(req, 501, "%s is not supported by offerd yet",

@@ -4,8 +4,8 @@
  * mesos.v1.agent.Response in the encoding Accept asks for (docs/agent.md,
  * "Operator API"). Served: GET_HEALTH, GET_FLAGS, GET_VERSION, GET_METRICS,
  * GET_LOGGING_LEVEL, LIST_FILES, READ_FILE, GET_STATE, GET_CONTAINERS,
- * GET_FRAMEWORKS, GET_EXECUTORS, GET_TASKS. Every other call type is a 501
- * naming it; a body that does not decode, a missing or UNKNOWN type, or a
+ * GET_FRAMEWORKS, GET_EXECUTORS, GET_TASKS, GET_AGENT. Every other call type is
+ * a 501 naming it; a body that does not decode, a missing or UNKNOWN type, or a
  * call without its payload is a 400 with a one-line reason; content types
  * are negotiated as Mesos does (415, 406).
  *

@@ -236,6 +236,12 @@ START_TEST(test_served_calls)
         ck_assert_str_eq(r->get_version->version_info->version, OFFERD_VERSION);
         jpb_free(&r->base);
 
+        r = call("{\"type\": \"GET_AGENT\"}", enc);
+        ck_assert_str_eq(r->get_agent->agent_info->id->value, HFM_AGENT_ID);
+        ck_assert_int_eq(r->get_agent->agent_info->port, agent.port);
+        ck_assert_uint_ge(r->get_agent->agent_info->n_resources, 3);
+        jpb_free(&r->base);
+
         r = call("{\"type\": \"GET_FLAGS\"}", enc);
         bool seen = false;
         for (size_t i = 0; i < r->get_flags->n_flags; i++)

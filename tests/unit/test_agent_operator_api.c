@@ -261,6 +261,15 @@ START_TEST(test_simple_calls)
         ck_assert_ptr_nonnull(r->get_logging_level);
         jpb_free(&r->base);
 
+        r = call_ok("{\"type\": \"GET_AGENT\"}", enc);
+        const Mesos__V1__AgentInfo *ai = r->get_agent->agent_info;
+        ck_assert_str_eq(ai->hostname, "host");
+        ck_assert_int_eq(ai->port, 5051);
+        ck_assert_str_eq(ai->id->value, "S0");
+        ck_assert_uint_eq(ai->n_resources, 3);
+        ck_assert_uint_eq(ai->n_attributes, 0);
+        jpb_free(&r->base);
+
         r = call_ok("{\"type\": \"GET_FLAGS\"}", enc);
         bool seen = false;
         for (size_t i = 0; i < r->get_flags->n_flags; i++)
@@ -500,7 +509,8 @@ START_TEST(test_refusals)
                  "SET_LOGGING_LEVEL is not supported");
     call_refused("{\"type\": \"LAUNCH_NESTED_CONTAINER\"}", 501,
                  "LAUNCH_NESTED_CONTAINER");
-    call_refused("{\"type\": \"GET_AGENT\"}", 501, "GET_AGENT");
+    call_refused("{\"type\": \"WAIT_NESTED_CONTAINER\"}", 501,
+                 "WAIT_NESTED_CONTAINER");
     call_refused("{}", 400, "'type'");
     call_refused("{\"type\": \"UNKNOWN\"}", 400, "'type'");
     call_refused("{\"type\": \"NOPE\"}", 400, "type: unknown enum value");
