@@ -63,16 +63,18 @@ static void *ptrs_take(struct ptrs *p, size_t *n)
     return v;
 }
 
-#define NEW_MSG(type, init)                                                    \
-    ({                                                                         \
-        type *m_ = xmalloc(sizeof(type));                                      \
-        init(m_);                                                              \
-        m_;                                                                    \
-    })
+/* A new message of desc's type, initialized; it is freed with the
+ * Response it is put in. */
+static void *msg_new(const ProtobufCMessageDescriptor *desc)
+{
+    void *m = xmalloc(desc->sizeof_message);
+    protobuf_c_message_init(desc, m);
+    return m;
+}
 
 static Response *response_new(Mesos__V1__Agent__Response__Type type)
 {
-    Response *r = NEW_MSG(Response, mesos__v1__agent__response__init);
+    Response *r = msg_new(&mesos__v1__agent__response__descriptor);
     r->has_type = true;
     r->type = type;
     return r;
@@ -82,23 +84,21 @@ static Response *response_new(Mesos__V1__Agent__Response__Type type)
 
 static Mesos__V1__FrameworkID *framework_id(const char *id)
 {
-    Mesos__V1__FrameworkID *f =
-        NEW_MSG(Mesos__V1__FrameworkID, mesos__v1__framework_id__init);
+    Mesos__V1__FrameworkID *f = msg_new(&mesos__v1__framework_id__descriptor);
     f->value = xstrdup(id);
     return f;
 }
 
 static Mesos__V1__ExecutorID *executor_id(const char *id)
 {
-    Mesos__V1__ExecutorID *e =
-        NEW_MSG(Mesos__V1__ExecutorID, mesos__v1__executor_id__init);
+    Mesos__V1__ExecutorID *e = msg_new(&mesos__v1__executor_id__descriptor);
     e->value = xstrdup(id);
     return e;
 }
 
 static Mesos__V1__TaskID *task_id(const char *id)
 {
-    Mesos__V1__TaskID *t = NEW_MSG(Mesos__V1__TaskID, mesos__v1__task_id__init);
+    Mesos__V1__TaskID *t = msg_new(&mesos__v1__task_id__descriptor);
     t->value = xstrdup(id);
     return t;
 }
@@ -139,12 +139,12 @@ static bool task_is_live(const struct agent_task *t)
 static Mesos__V1__Task *task_msg(const struct agent_task *t,
                                  const char *agent_id)
 {
-    Mesos__V1__Task *m = NEW_MSG(Mesos__V1__Task, mesos__v1__task__init);
+    Mesos__V1__Task *m = msg_new(&mesos__v1__task__descriptor);
     m->name = xstrdup(t->info->name != NULL ? t->info->name : "");
     m->task_id = task_id(t->task_id);
     m->framework_id = framework_id(t->framework_id);
     m->executor_id = executor_id(t->task_id);
-    m->agent_id = NEW_MSG(Mesos__V1__AgentID, mesos__v1__agent_id__init);
+    m->agent_id = msg_new(&mesos__v1__agent_id__descriptor);
     m->agent_id->value = xstrdup(agent_id != NULL ? agent_id : "");
     m->state = t->state;
     m->resources = task_resources(t, &m->n_resources);
@@ -153,7 +153,7 @@ static Mesos__V1__Task *task_msg(const struct agent_task *t,
         m->n_statuses = t->nstates;
         for (size_t i = 0; i < t->nstates; i++) {
             Mesos__V1__TaskStatus *s =
-                NEW_MSG(Mesos__V1__TaskStatus, mesos__v1__task_status__init);
+                msg_new(&mesos__v1__task_status__descriptor);
             s->task_id = task_id(t->task_id);
             s->state = t->states[i].state;
             s->has_timestamp = true;
@@ -166,8 +166,7 @@ static Mesos__V1__Task *task_msg(const struct agent_task *t,
 
 static Mesos__V1__ExecutorInfo *executor_msg(const struct agent_task *t)
 {
-    Mesos__V1__ExecutorInfo *e =
-        NEW_MSG(Mesos__V1__ExecutorInfo, mesos__v1__executor_info__init);
+    Mesos__V1__ExecutorInfo *e = msg_new(&mesos__v1__executor_info__descriptor);
     e->executor_id = executor_id(t->task_id);
     e->framework_id = framework_id(t->framework_id);
     e->name = xasprintf("Command Executor (Task: %s)", t->task_id);
@@ -186,7 +185,7 @@ static Mesos__V1__FrameworkInfo *framework_msg(const struct agent_state_view *v,
     if (fi != NULL) {
         m = jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
     } else {
-        m = NEW_MSG(Mesos__V1__FrameworkInfo, mesos__v1__framework_info__init);
+        m = msg_new(&mesos__v1__framework_info__descriptor);
         m->user = xstrdup("");
         m->name = xstrdup("");
     }
@@ -200,8 +199,8 @@ static Mesos__V1__FrameworkInfo *framework_msg(const struct agent_state_view *v,
 static Response *get_health(void)
 {
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_HEALTH);
-    r->get_health = NEW_MSG(Mesos__V1__Agent__Response__GetHealth,
-                            mesos__v1__agent__response__get_health__init);
+    r->get_health =
+        msg_new(&mesos__v1__agent__response__get_health__descriptor);
     r->get_health->healthy = true;
     return r;
 }
@@ -215,7 +214,7 @@ static Response *get_flags(const struct agent_state_view *v)
     json_t *val;
     json_object_foreach(json_object_get(j, "flags"), name, val)
     {
-        Mesos__V1__Flag *f = NEW_MSG(Mesos__V1__Flag, mesos__v1__flag__init);
+        Mesos__V1__Flag *f = msg_new(&mesos__v1__flag__descriptor);
         f->name = xstrdup(name);
         if (json_is_string(val))
             f->value = xstrdup(json_string_value(val));
@@ -223,8 +222,7 @@ static Response *get_flags(const struct agent_state_view *v)
     }
     json_decref(j);
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_FLAGS);
-    r->get_flags = NEW_MSG(Mesos__V1__Agent__Response__GetFlags,
-                           mesos__v1__agent__response__get_flags__init);
+    r->get_flags = msg_new(&mesos__v1__agent__response__get_flags__descriptor);
     r->get_flags->flags = ptrs_take(&flags, &r->get_flags->n_flags);
     return r;
 }
@@ -232,17 +230,17 @@ static Response *get_flags(const struct agent_state_view *v)
 static Response *get_version(void)
 {
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_VERSION);
-    r->get_version = NEW_MSG(Mesos__V1__Agent__Response__GetVersion,
-                             mesos__v1__agent__response__get_version__init);
+    r->get_version =
+        msg_new(&mesos__v1__agent__response__get_version__descriptor);
     r->get_version->version_info =
-        NEW_MSG(Mesos__V1__VersionInfo, mesos__v1__version_info__init);
+        msg_new(&mesos__v1__version_info__descriptor);
     r->get_version->version_info->version = xstrdup(OFFERD_VERSION);
     return r;
 }
 
 static void metric(struct ptrs *p, const char *name, double value)
 {
-    Mesos__V1__Metric *m = NEW_MSG(Mesos__V1__Metric, mesos__v1__metric__init);
+    Mesos__V1__Metric *m = msg_new(&mesos__v1__metric__descriptor);
     m->name = xstrdup(name);
     m->has_value = true;
     m->value = value;
@@ -307,8 +305,8 @@ static Response *get_metrics(const struct agent_state_view *v)
         metric(&ms, name, total > 0 ? used[i] / total : 0);
     }
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_METRICS);
-    r->get_metrics = NEW_MSG(Mesos__V1__Agent__Response__GetMetrics,
-                             mesos__v1__agent__response__get_metrics__init);
+    r->get_metrics =
+        msg_new(&mesos__v1__agent__response__get_metrics__descriptor);
     r->get_metrics->metrics = ptrs_take(&ms, &r->get_metrics->n_metrics);
     return r;
 }
@@ -321,22 +319,20 @@ static Response *get_logging_level(void)
     Response *r =
         response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_LOGGING_LEVEL);
     r->get_logging_level =
-        NEW_MSG(Mesos__V1__Agent__Response__GetLoggingLevel,
-                mesos__v1__agent__response__get_logging_level__init);
+        msg_new(&mesos__v1__agent__response__get_logging_level__descriptor);
     r->get_logging_level->level = log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0;
     return r;
 }
 
 static void list_entry(const char *vpath, const struct stat *st, void *arg)
 {
-    Mesos__V1__FileInfo *f =
-        NEW_MSG(Mesos__V1__FileInfo, mesos__v1__file_info__init);
+    Mesos__V1__FileInfo *f = msg_new(&mesos__v1__file_info__descriptor);
     f->path = xstrdup(vpath);
     f->has_nlink = true;
     f->nlink = (int32_t)st->st_nlink;
     f->has_size = true;
     f->size = (uint64_t)st->st_size;
-    f->mtime = NEW_MSG(Mesos__V1__TimeInfo, mesos__v1__time_info__init);
+    f->mtime = msg_new(&mesos__v1__time_info__descriptor);
     f->mtime->nanoseconds =
         (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
     f->has_mode = true;
@@ -361,8 +357,8 @@ static Response *list_files(const struct agent_opapi *o,
         return NULL;
     }
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__LIST_FILES);
-    r->list_files = NEW_MSG(Mesos__V1__Agent__Response__ListFiles,
-                            mesos__v1__agent__response__list_files__init);
+    r->list_files =
+        msg_new(&mesos__v1__agent__response__list_files__descriptor);
     r->list_files->file_infos = ptrs_take(&files, &r->list_files->n_file_infos);
     return r;
 }
@@ -391,8 +387,7 @@ static Response *read_file(const struct agent_opapi *o,
         return NULL;
     }
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__READ_FILE);
-    r->read_file = NEW_MSG(Mesos__V1__Agent__Response__ReadFile,
-                           mesos__v1__agent__response__read_file__init);
+    r->read_file = msg_new(&mesos__v1__agent__response__read_file__descriptor);
     r->read_file->size = (uint64_t)size;
     r->read_file->data.data = data; /* NULL with len 0 is an empty field */
     r->read_file->data.len = len;
@@ -409,8 +404,7 @@ tasks_msg(const struct agent_state_view *v)
         ptrs_push(task_state_is_terminal(t->state) ? &terminated : &launched,
                   task_msg(t, v->agent_id));
     Mesos__V1__Agent__Response__GetTasks *g =
-        NEW_MSG(Mesos__V1__Agent__Response__GetTasks,
-                mesos__v1__agent__response__get_tasks__init);
+        msg_new(&mesos__v1__agent__response__get_tasks__descriptor);
     g->launched_tasks = ptrs_take(&launched, &g->n_launched_tasks);
     g->terminated_tasks = ptrs_take(&terminated, &g->n_terminated_tasks);
     return g;
@@ -424,15 +418,13 @@ executors_msg(const struct agent_state_view *v)
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
-        Mesos__V1__Agent__Response__GetExecutors__Executor *e =
-            NEW_MSG(Mesos__V1__Agent__Response__GetExecutors__Executor,
-                    mesos__v1__agent__response__get_executors__executor__init);
+        Mesos__V1__Agent__Response__GetExecutors__Executor *e = msg_new(
+            &mesos__v1__agent__response__get_executors__executor__descriptor);
         e->executor_info = executor_msg(t);
         ptrs_push(task_state_is_terminal(t->state) ? &done : &live, e);
     }
     Mesos__V1__Agent__Response__GetExecutors *g =
-        NEW_MSG(Mesos__V1__Agent__Response__GetExecutors,
-                mesos__v1__agent__response__get_executors__init);
+        msg_new(&mesos__v1__agent__response__get_executors__descriptor);
     g->executors = ptrs_take(&live, &g->n_executors);
     g->completed_executors = ptrs_take(&done, &g->n_completed_executors);
     return g;
@@ -450,16 +442,14 @@ frameworks_msg(const struct agent_state_view *v)
         if (hmap_get(seen, t->framework_id) != NULL)
             continue;
         hmap_put(seen, t->framework_id, (void *)t);
-        Mesos__V1__Agent__Response__GetFrameworks__Framework *f = NEW_MSG(
-            Mesos__V1__Agent__Response__GetFrameworks__Framework,
-            mesos__v1__agent__response__get_frameworks__framework__init);
+        Mesos__V1__Agent__Response__GetFrameworks__Framework *f = msg_new(
+            &mesos__v1__agent__response__get_frameworks__framework__descriptor);
         f->framework_info = framework_msg(v, t->framework_id);
         ptrs_push(&fws, f);
     }
     hmap_free(seen, NULL);
     Mesos__V1__Agent__Response__GetFrameworks *g =
-        NEW_MSG(Mesos__V1__Agent__Response__GetFrameworks,
-                mesos__v1__agent__response__get_frameworks__init);
+        msg_new(&mesos__v1__agent__response__get_frameworks__descriptor);
     g->frameworks = ptrs_take(&fws, &g->n_frameworks);
     return g;
 }
@@ -467,8 +457,7 @@ frameworks_msg(const struct agent_state_view *v)
 static Response *get_state(const struct agent_state_view *v)
 {
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_STATE);
-    r->get_state = NEW_MSG(Mesos__V1__Agent__Response__GetState,
-                           mesos__v1__agent__response__get_state__init);
+    r->get_state = msg_new(&mesos__v1__agent__response__get_state__descriptor);
     r->get_state->get_tasks = tasks_msg(v);
     r->get_state->get_executors = executors_msg(v);
     r->get_state->get_frameworks = frameworks_msg(v);
@@ -506,18 +495,15 @@ static Response *get_containers(const struct agent_opapi *o,
     struct ptrs cs = {0};
     for (size_t i = 0; i < n; i++) {
         t = live[i];
-        Mesos__V1__Agent__Response__GetContainers__Container *c = NEW_MSG(
-            Mesos__V1__Agent__Response__GetContainers__Container,
-            mesos__v1__agent__response__get_containers__container__init);
+        Mesos__V1__Agent__Response__GetContainers__Container *c = msg_new(
+            &mesos__v1__agent__response__get_containers__container__descriptor);
         c->framework_id = framework_id(t->framework_id);
         c->executor_id = executor_id(t->task_id);
         c->executor_name = xasprintf("Command Executor (Task: %s)", t->task_id);
-        c->container_id =
-            NEW_MSG(Mesos__V1__ContainerID, mesos__v1__container_id__init);
+        c->container_id = msg_new(&mesos__v1__container_id__descriptor);
         c->container_id->value =
             xstrdup(t->run_id[0] != '\0' ? t->run_id : t->task_id);
-        c->container_status = NEW_MSG(Mesos__V1__ContainerStatus,
-                                      mesos__v1__container_status__init);
+        c->container_status = msg_new(&mesos__v1__container_status__descriptor);
         c->container_status->container_id = jpb_copy(
             &mesos__v1__container_id__descriptor, &c->container_id->base);
         if (t->task_pid > 0) {
@@ -527,8 +513,7 @@ static Response *get_containers(const struct agent_opapi *o,
         /* A task not running yet (no pid) has nothing to measure. */
         if (scanned && t->task_pid > 0 && use[i].nprocs > 0) {
             Mesos__V1__ResourceStatistics *s =
-                NEW_MSG(Mesos__V1__ResourceStatistics,
-                        mesos__v1__resource_statistics__init);
+                msg_new(&mesos__v1__resource_statistics__descriptor);
             s->timestamp = now;
             s->has_processes = true;
             s->processes = (uint32_t)use[i].nprocs;
@@ -556,8 +541,7 @@ static Response *get_containers(const struct agent_opapi *o,
     Response *r =
         response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_CONTAINERS);
     r->get_containers =
-        NEW_MSG(Mesos__V1__Agent__Response__GetContainers,
-                mesos__v1__agent__response__get_containers__init);
+        msg_new(&mesos__v1__agent__response__get_containers__descriptor);
     r->get_containers->containers =
         ptrs_take(&cs, &r->get_containers->n_containers);
     return r;
@@ -567,8 +551,7 @@ static Response *get_containers(const struct agent_opapi *o,
  * configured or detected, without the checkpointed ones). */
 static Response *get_agent(const struct agent_state_view *v)
 {
-    Mesos__V1__AgentInfo *ai =
-        NEW_MSG(Mesos__V1__AgentInfo, mesos__v1__agent_info__init);
+    Mesos__V1__AgentInfo *ai = msg_new(&mesos__v1__agent_info__descriptor);
     ai->hostname = xstrdup(v->hostname != NULL ? v->hostname : "");
     ai->has_port = true;
     ai->port = v->port;
@@ -577,12 +560,11 @@ static Response *get_agent(const struct agent_state_view *v)
     if (v->attributes != NULL)
         ai->attributes = agent_attrs_to_pb(v->attributes, &ai->n_attributes);
     if (v->agent_id != NULL) {
-        ai->id = NEW_MSG(Mesos__V1__AgentID, mesos__v1__agent_id__init);
+        ai->id = msg_new(&mesos__v1__agent_id__descriptor);
         ai->id->value = xstrdup(v->agent_id);
     }
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_AGENT);
-    r->get_agent = NEW_MSG(Mesos__V1__Agent__Response__GetAgent,
-                           mesos__v1__agent__response__get_agent__init);
+    r->get_agent = msg_new(&mesos__v1__agent__response__get_agent__descriptor);
     r->get_agent->agent_info = ai;
     return r;
 }
