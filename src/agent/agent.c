@@ -1465,7 +1465,7 @@ void agent_start(struct agent *a)
     agent_conn_start(a->conn);
 }
 
-json_t *agent_state(const struct agent *a)
+void agent_state_view_of(const struct agent *a, struct agent_state_view *out)
 {
     struct agent_state_view v = {
         .agent_id = a->agent_id,
@@ -1482,6 +1482,13 @@ json_t *agent_state(const struct agent *a)
         .checkpointed = agent_vols_resources(a->vols),
         .checkpointed_version = agent_vols_version(a->vols),
     };
+    *out = v;
+}
+
+json_t *agent_state(const struct agent *a)
+{
+    struct agent_state_view v;
+    agent_state_view_of(a, &v);
     return agent_state_json(&v);
 }
 

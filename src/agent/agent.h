@@ -21,6 +21,7 @@
 
 struct event_base;
 struct agent;
+struct agent_state_view;
 
 /* What the program hands the agent. Everything is borrowed and must
  * outlive the agent. */
@@ -50,6 +51,10 @@ void agent_start(struct agent *a);
  * the loop once they are gone and their last updates had a chance to go
  * out (or after --shutdown_timeout). why is logged. Idempotent. */
 void agent_shutdown(struct agent *a, const char *why);
+
+/* Fill *out (OUT) with the agent's state: everything it points to is
+ * borrowed from the agent and valid until the loop runs again. */
+void agent_state_view_of(const struct agent *a, struct agent_state_view *out);
 
 /* The /state document (new reference). */
 json_t *agent_state(const struct agent *a);

@@ -167,33 +167,36 @@ static void mode_text(mode_t m, char out[11])
     out[10] = '\0';
 }
 
+void agent_files_owner(const struct stat *st, char *user, size_t ulen,
+                       char *group, size_t glen)
+{
+    char buf[1024];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    if (getpwuid_r(st->st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
+        snprintf(user, ulen, "%s", pwp->pw_name);
+    else
+        snprintf(user, ulen, "%u", (unsigned)st->st_uid);
+    if (getgrgid_r(st->st_gid, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
+        snprintf(group, glen, "%s", grp->gr_name);
+    else
+        snprintf(group, glen, "%u", (unsigned)st->st_gid);
+}
+
 json_t *agent_files_entry_json(const char *vpath, const struct stat *st)
 {
     char mode[11];
     mode_text(st->st_mode, mode);
-    char ubuf[1024], gbuf[1024], num[32];
-    struct passwd pw, *pwp = NULL;
-    struct group gr, *grp = NULL;
+    char user[256], group[256];
+    agent_files_owner(st, user, sizeof(user), group, sizeof(group));
     json_t *j = json_object();
     json_object_set_new(j, "path", json_string(vpath));
     json_object_set_new(j, "mode", json_string(mode));
     json_object_set_new(j, "size", json_integer((json_int_t)st->st_size));
     json_object_set_new(j, "mtime", json_integer((json_int_t)st->st_mtime));
     json_object_set_new(j, "nlink", json_integer((json_int_t)st->st_nlink));
-    if (getpwuid_r(st->st_uid, &pw, ubuf, sizeof(ubuf), &pwp) == 0 &&
-        pwp != NULL) {
-        json_object_set_new(j, "uid", json_string(pwp->pw_name));
-    } else {
-        snprintf(num, sizeof(num), "%u", (unsigned)st->st_uid);
-        json_object_set_new(j, "uid", json_string(num));
-    }
-    if (getgrgid_r(st->st_gid, &gr, gbuf, sizeof(gbuf), &grp) == 0 &&
-        grp != NULL) {
-        json_object_set_new(j, "gid", json_string(grp->gr_name));
-    } else {
-        snprintf(num, sizeof(num), "%u", (unsigned)st->st_gid);
-        json_object_set_new(j, "gid", json_string(num));
-    }
+    json_object_set_new(j, "uid", json_string(user));
+    json_object_set_new(j, "gid", json_string(group));
     return j;
 }
 
@@ -233,31 +236,15 @@ static int query_position(struct http_request *req, const char *name,
     return 0;
 }
 
-/* Resolve path inside f's root into real (PATH_MAX bytes). Returns 0, or
- * -1 after answering 403 or 404 with the reason. */
-static int resolve_path(struct http_request *req, const struct agent_files *f,
-                        const char *path, char *real)
+int agent_files_read(const char *root, const char *path, int64_t offset,
+                     int64_t length, uint8_t **data, size_t *len, int64_t *size,
+                     char *err, size_t errlen)
 {
-    char why[PATH_MAX + 64];
-    enum agent_files_result r =
-        agent_files_resolve(f->root, path, real, why, sizeof(why));
-    if (r != AGENT_FILES_OK) {
-        http_reply_error(req, (int)r, "%s", why);
-        return -1;
-    }
-    return 0;
-}
-
-static void handle_read(struct http_request *req, void *arg)
-{
-    struct agent_files *f = arg;
-    const char *path = query_path(req);
-    int64_t offset, length;
     char real[PATH_MAX];
-    if (path == NULL || query_position(req, "offset", &offset) != 0 ||
-        query_position(req, "length", &length) != 0 ||
-        resolve_path(req, f, path, real) != 0)
-        return;
+    enum agent_files_result r =
+        agent_files_resolve(root, path, real, err, errlen);
+    if (r != AGENT_FILES_OK)
+        return (int)r;
     /* O_NONBLOCK: a FIFO must never stall the loop (it is refused below). */
     int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
@@ -265,29 +252,29 @@ static void handle_read(struct http_request *req, void *arg)
         int e = errno;
         if (fd >= 0)
             close(fd);
-        if (e == ENOENT)
-            http_reply_error(req, 404, "'%s' not found", path);
-        else
-            http_reply_error(req, 500, "Failed to open file at '%s': %s", path,
-                             strerror(e));
-        return;
+        if (e == ENOENT) {
+            snprintf(err, errlen, "'%s' not found", path);
+            return 404;
+        }
+        snprintf(err, errlen, "Failed to open file at '%s': %s", path,
+                 strerror(e));
+        return 500;
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        http_reply_error(req, 400, "Cannot read a directory.");
-        return;
+        snprintf(err, errlen, "Cannot read a directory.");
+        return 400;
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        http_reply_error(req, 400, "Cannot read a file that is not regular.");
-        return;
+        snprintf(err, errlen, "Cannot read a file that is not regular.");
+        return 400;
     }
-    int64_t size = (int64_t)st.st_size;
-    json_t *j = json_object();
+    int64_t fsize = (int64_t)st.st_size;
     uint8_t *buf = NULL;
     size_t got = 0;
-    if (offset >= 0 && offset < size && length != 0) {
-        int64_t want = length < 0 ? size - offset : length;
+    if (offset >= 0 && offset < fsize && length != 0) {
+        int64_t want = length < 0 ? fsize - offset : length;
         if (want > (int64_t)AGENT_FILES_MAX_READ)
             want = (int64_t)AGENT_FILES_MAX_READ;
         buf = xmalloc((size_t)want);
@@ -302,6 +289,31 @@ static void handle_read(struct http_request *req, void *arg)
         }
     }
     close(fd);
+    *data = buf;
+    *len = got;
+    *size = fsize;
+    return 200;
+}
+
+static void handle_read(struct http_request *req, void *arg)
+{
+    struct agent_files *f = arg;
+    const char *path = query_path(req);
+    int64_t offset, length;
+    if (path == NULL || query_position(req, "offset", &offset) != 0 ||
+        query_position(req, "length", &length) != 0)
+        return;
+    uint8_t *buf;
+    size_t got;
+    int64_t size;
+    char why[PATH_MAX + 64];
+    int status = agent_files_read(f->root, path, offset, length, &buf, &got,
+                                  &size, why, sizeof(why));
+    if (status != 200) {
+        http_reply_error(req, status, "%s", why);
+        return;
+    }
+    json_t *j = json_object();
     json_object_set_new(j, "data", agent_files_text_json(buf, got));
     json_object_set_new(j, "offset",
                         json_integer(offset == -1 ? size : offset));
@@ -310,21 +322,28 @@ static void handle_read(struct http_request *req, void *arg)
     json_decref(j);
 }
 
-static int by_path(const void *a, const void *b)
+/* One entry found by agent_files_list. */
+struct listed {
+    char *vpath;
+    struct stat st;
+};
+
+static int by_vpath(const void *a, const void *b)
 {
-    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    return strcmp(json_string_value(json_object_get(x, "path")),
-                  json_string_value(json_object_get(y, "path")));
+    const struct listed *x = a, *y = b;
+    return strcmp(x->vpath, y->vpath);
 }
 
-static void handle_browse(struct http_request *req, void *arg)
+int agent_files_list(const char *root, const char *path,
+                     agent_files_entry_fn fn, void *arg, char *err,
+                     size_t errlen)
 {
-    struct agent_files *f = arg;
-    const char *path = query_path(req);
     char real[PATH_MAX];
-    if (path == NULL || resolve_path(req, f, path, real) != 0)
-        return;
-    json_t **entries = NULL;
+    enum agent_files_result r =
+        agent_files_resolve(root, path, real, err, errlen);
+    if (r != AGENT_FILES_OK)
+        return (int)r;
+    struct listed *entries = NULL;
     size_t n = 0;
     DIR *d = opendir(real);
     if (d != NULL) {
@@ -337,22 +356,44 @@ static void handle_browse(struct http_request *req, void *arg)
             char *full = xasprintf("%s/%s", real, de->d_name);
             struct stat st;
             if (stat(full, &st) == 0) {
-                char *vpath = xasprintf("%s%s%s", path, sep, de->d_name);
                 entries = xreallocarray(entries, n + 1, sizeof(*entries));
-                entries[n++] = agent_files_entry_json(vpath, &st);
-                free(vpath);
+                entries[n].vpath = xasprintf("%s%s%s", path, sep, de->d_name);
+                entries[n].st = st;
+                n++;
             }
             free(full);
         }
         closedir(d);
     }
     if (n > 1)
-        qsort(entries, n, sizeof(*entries), by_path);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, entries[i]);
+        qsort(entries, n, sizeof(*entries), by_vpath);
+    for (size_t i = 0; i < n; i++) {
+        fn(entries[i].vpath, &entries[i].st, arg);
+        free(entries[i].vpath);
+    }
     free(entries);
-    http_reply_json(req, 200, arr);
+    return 200;
+}
+
+static void browse_entry(const char *vpath, const struct stat *st, void *arg)
+{
+    json_array_append_new(arg, agent_files_entry_json(vpath, st));
+}
+
+static void handle_browse(struct http_request *req, void *arg)
+{
+    struct agent_files *f = arg;
+    const char *path = query_path(req);
+    if (path == NULL)
+        return;
+    char why[PATH_MAX + 64];
+    json_t *arr = json_array();
+    int status =
+        agent_files_list(f->root, path, browse_entry, arr, why, sizeof(why));
+    if (status != 200)
+        http_reply_error(req, status, "%s", why);
+    else
+        http_reply_json(req, 200, arr);
     json_decref(arr);
 }
 

@@ -61,6 +61,34 @@ json_t *agent_files_entry_json(const char *vpath, const struct stat *st);
  * replaced by U+FFFD. New reference. */
 json_t *agent_files_text_json(const uint8_t *data, size_t len);
 
+/* The owner's user name and the group name of st (their numbers when the
+ * names are unknown) into user and group (ulen, glen bytes, cut to fit). */
+void agent_files_owner(const struct stat *st, char *user, size_t ulen,
+                       char *group, size_t glen);
+
+/* Called for each entry of a listing with its path (the requested path
+ * joined with the entry's name) and its stat, both borrowed for the call. */
+typedef void (*agent_files_entry_fn)(const char *vpath, const struct stat *st,
+                                     void *arg);
+
+/* List path under root as /files/browse does: fn(vpath, st, arg) for each
+ * entry, in vpath order (none for a file). Returns 200, or 403 or 404 (an
+ * HTTP status) with a one-line reason in err and no call of fn. Shared by
+ * /files/browse and the operator API's LIST_FILES. */
+int agent_files_list(const char *root, const char *path,
+                     agent_files_entry_fn fn, void *arg, char *err,
+                     size_t errlen);
+
+/* Read path under root as /files/read does: up to length bytes (-1: to the
+ * end), at most AGENT_FILES_MAX_READ, from offset (-1 or at/after the end:
+ * nothing). Returns 200 with the bytes in *data (OUT, malloc'd, caller
+ * frees; NULL when none), their count in *len and the file's size in *size
+ * (OUT); or 400 (a directory, not a regular file), 403, 404 or 500 with a
+ * one-line reason in err. Shared by /files/read and READ_FILE. */
+int agent_files_read(const char *root, const char *path, int64_t offset,
+                     int64_t length, uint8_t **data, size_t *len, int64_t *size,
+                     char *err, size_t errlen);
+
 /* Route /files/read and /files/browse on srv over root (copied; it must be
  * canonical). Returns the handler state, which must outlive srv's use and is
  * freed with agent_files_free; NULL if a route is taken. */

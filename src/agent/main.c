@@ -11,6 +11,7 @@
 #include "agent/endpoints.h"
 #include "agent/files.h"
 #include "agent/flags_agent.h"
+#include "agent/operator_api.h"
 #include "agent/resources_detect.h"
 #include "common/flags.h"
 #include "common/fs.h"
@@ -53,6 +54,11 @@ static json_t *state_of(void *arg)
     return agent_state(arg);
 }
 
+static void view_of(void *arg, struct agent_state_view *out)
+{
+    agent_state_view_of(arg, out);
+}
+
 /* Descriptors 0-2 must be open so that no pipe or socket lands on them
  * (the supervisor relies on it). */
 static void ensure_std_fds(void)
@@ -91,6 +97,7 @@ int main(int argc, char **argv)
     struct agent *agent = NULL;
     struct agent_files *files = NULL;
     struct agent_endpoints *endpoints = NULL;
+    struct agent_opapi *opapi = NULL;
     struct event *ev_usr1 = NULL;
     res_list resources = RES_LIST_INIT;
     struct agent_attrs attrs = {0};
@@ -158,7 +165,10 @@ int main(int argc, char **argv)
     files = agent_files_register(srv, root);
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
-    if (files == NULL || endpoints == NULL) {
+    struct agent_opapi_config oc = {root, "/proc", view_of, agent};
+    opapi = agent_opapi_new(&oc);
+    if (files == NULL || endpoints == NULL ||
+        agent_opapi_register(opapi, srv) != 0) {
         log_error("cannot register the endpoints");
         goto out;
     }
@@ -180,6 +190,7 @@ out:
     agent_free(agent);
     agent_files_free(files);
     agent_endpoints_free(endpoints);
+    agent_opapi_free(opapi);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
     mainloop_free(ml);

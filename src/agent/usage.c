@@ -219,6 +219,8 @@ int agent_usage_scan(const char *proc_root, const pid_t *leaders, size_t n,
         struct agent_usage *u = &out[l->index];
         u->nprocs++;
         u->cpu_ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+        u->user_ticks += ps.utime + ps.cutime;
+        u->system_ticks += ps.stime + ps.cstime;
         text = read_proc_file(proc_root, de->d_name, "statm", &len);
         uint64_t resident;
         if (text != NULL && agent_usage_parse_statm(text, len, &resident) == 0)

@@ -55,9 +55,11 @@ int agent_usage_parse_statm(const char *text, size_t len, uint64_t *resident);
 
 /* What a task's processes use, summed over its processes. */
 struct agent_usage {
-    size_t nprocs;      /* processes found; 0: none (the task is gone) */
-    uint64_t cpu_ticks; /* utime + stime + cutime + cstime, clock ticks */
-    uint64_t rss_pages; /* resident pages */
+    size_t nprocs;         /* processes found; 0: none (the task is gone) */
+    uint64_t cpu_ticks;    /* utime + stime + cutime + cstime, clock ticks */
+    uint64_t user_ticks;   /* utime + cutime: the user part of cpu_ticks */
+    uint64_t system_ticks; /* stime + cstime: the system part */
+    uint64_t rss_pages;    /* resident pages */
 };
 
 /* Scan proc_root ("/proc", or a crafted tree in tests) once and fill

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,79 @@ START_TEST(test_entry_json)
 }
 END_TEST
 
+START_TEST(test_read_table)
+{
+    /* stdout holds "hello" (5 bytes). */
+    static const struct {
+        const char *path;
+        int64_t offset, length;
+        int status;
+        const char *data; /* when 200 */
+    } cases[] = {
+        {"fw/t/run/stdout", 0, -1, 200, "hello"},
+        {"fw/t/run/stdout", 1, 3, 200, "ell"},
+        {"fw/t/run/stdout", 3, 100, 200, "lo"},
+        {"fw/t/run/stdout", 5, -1, 200, ""},
+        {"fw/t/run/stdout", 99, 1, 200, ""},
+        {"fw/t/run/stdout", -1, -1, 200, ""},
+        {"fw/t/run/stdout", 0, 0, 200, ""},
+        {"fw/t/run/in", 0, -1, 200, "hello"},
+        {"fw/t/run", 0, -1, 400, NULL},
+        {"fw/t/run/out", 0, -1, 403, NULL},
+        {"../secret", 0, -1, 403, NULL},
+        {"fw/t/run/missing", 0, -1, 404, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        int64_t size = -7;
+        char err[PATH_MAX + 64] = "";
+        int status = agent_files_read(root, cases[i].path, cases[i].offset,
+                                      cases[i].length, &data, &len, &size, err,
+                                      sizeof(err));
+        ck_assert_msg(status == cases[i].status, "case %zu: %d %s", i, status,
+                      err);
+        if (status == 200) {
+            ck_assert_int_eq(size, 5);
+            ck_assert_uint_eq(len, strlen(cases[i].data));
+            ck_assert(len == 0 || memcmp(data, cases[i].data, len) == 0);
+        } else {
+            ck_assert(err[0] != '\0');
+        }
+        free(data);
+    }
+}
+END_TEST
+
+static void collect(const char *vpath, const struct stat *st, void *arg)
+{
+    (void)st;
+    char *out = arg; /* 1024 bytes */
+    size_t n = strlen(out);
+    snprintf(out + n, 1024 - n, "%s;", vpath);
+}
+
+START_TEST(test_list)
+{
+    char out[1024] = "", err[PATH_MAX + 64];
+    ck_assert_int_eq(
+        agent_files_list(root, "fw/t/run/", collect, out, err, sizeof(err)),
+        200);
+    ck_assert_str_eq(out, "fw/t/run/in;fw/t/run/out;fw/t/run/stdout;"
+                          "fw/t/run/up;");
+    out[0] = '\0';
+    ck_assert_int_eq(agent_files_list(root, "fw/t/run/stdout", collect, out,
+                                      err, sizeof(err)),
+                     200);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(
+        agent_files_list(root, "..", collect, out, err, sizeof(err)), 403);
+    ck_assert_int_eq(
+        agent_files_list(root, "nope", collect, out, err, sizeof(err)), 404);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 static Suite *agent_files_suite(void)
 {
     Suite *s = suite_create("agent_files");
@@ -188,6 +262,8 @@ static Suite *agent_files_suite(void)
     tcase_add_test(tc, test_confinement_table);
     tcase_add_test(tc, test_text_json);
     tcase_add_test(tc, test_entry_json);
+    tcase_add_test(tc, test_read_table);
+    tcase_add_test(tc, test_list);
     suite_add_tcase(s, tc);
     return s;
 }
