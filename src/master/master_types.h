@@ -290,6 +290,7 @@ struct master {
     struct alloc *alloc;
     struct registry *registry;
     struct master_quota *quota; /* weights and quota (quota.c) */
+    struct master_ops *ops;     /* operations with feedback (operations.c) */
 
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */
