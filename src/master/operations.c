@@ -83,6 +83,23 @@ void master_ops_free(struct master *m)
     m->ops = NULL;
 }
 
+void master_ops_forget_framework(struct master *m, const char *fw_id)
+{
+    size_t n = hmap_count(m->ops->ops), k = 0, pos = 0;
+    struct op **mine = xcalloc(n ? n : 1, sizeof(*mine));
+    void *val;
+    while (hmap_next(m->ops->ops, &pos, NULL, &val) && k < n) {
+        struct op *o = val;
+        if (strcmp(o->fw_id, fw_id) == 0)
+            mine[k++] = o;
+    }
+    for (size_t i = 0; i < k; i++) {
+        hmap_del(m->ops->ops, mine[i]->key);
+        op_free(mine[i]);
+    }
+    free(mine);
+}
+
 /* Send status to fw as an UPDATE_OPERATION_STATUS event (when it is
  * connected). */
 static void send_status(struct framework *fw,

@@ -37,6 +37,10 @@ void master_ops_init(struct master *m);
 /* Free the table and every operation in it (timers included). */
 void master_ops_free(struct master *m);
 
+/* Forget every operation of the framework fw_id (removed: nobody will
+ * acknowledge them). A change still being written completes as usual. */
+void master_ops_forget_framework(struct master *m, const char *fw_id);
+
 /* Tell fw that op was refused (OPERATION_ERROR with message, no uuid, as
  * Mesos's drop()), when op has an id; nothing otherwise. Keeps nothing. */
 void master_op_error(struct framework *fw,

@@ -428,6 +428,18 @@ START_TEST(test_reconciliation_answers)
 }
 END_TEST
 
+/* A framework torn down: its operations are forgotten. */
+START_TEST(test_removed_framework_operations_forgotten)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    ck_assert_uint_eq(operations_kept(), 1);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "TEARDOWN", NULL, NULL), 202);
+    ck_assert_uint_eq(operations_kept(), 0);
+}
+END_TEST
+
 static Suite *master_operations_suite(void)
 {
     Suite *s = suite_create("master_operations");
@@ -444,6 +456,7 @@ static Suite *master_operations_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_acknowledgement_answers);
     tcase_add_test(tc, test_reconciliation_answers);
+    tcase_add_test(tc, test_removed_framework_operations_forgotten);
     suite_add_tcase(s, tc);
     return s;
 }
