@@ -364,6 +364,41 @@ static size_t accept_find_offers(struct master *m, struct framework *fw,
     return noffers;
 }
 
+/* Launches get no operation feedback: as Mesos, a LAUNCH or LAUNCH_GROUP
+ * with an id is refused, each task with TASK_ERROR. Returns whether op was
+ * such a launch. */
+static bool launch_with_id(struct master *m, struct framework *fw,
+                           const Mesos__V1__Offer__Operation *op)
+{
+    Mesos__V1__TaskInfo *const *tasks;
+    size_t n;
+    Mesos__V1__TaskStatus__Reason reason;
+    const char *why;
+    if (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH) {
+        tasks = op->launch->task_infos;
+        n = op->launch->n_task_infos;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_TASK_INVALID;
+        why = "The `id` field cannot be set on LAUNCH operations";
+    } else if (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP) {
+        tasks = op->launch_group->task_group->tasks;
+        n = op->launch_group->task_group->n_tasks;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_TASK_GROUP_INVALID;
+        why = "The `id` field cannot be set on LAUNCH_GROUP operations";
+    } else {
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        log_info("framework %s: task %s refused: %s", fw->id,
+                 tasks[k]->task_id->value, why);
+        master_task_count(m, MESOS__V1__TASK_STATE__TASK_ERROR);
+        master_send_master_update(
+            m, fw, tasks[k]->task_id->value,
+            tasks[k]->agent_id != NULL ? tasks[k]->agent_id->value : NULL,
+            MESOS__V1__TASK_STATE__TASK_ERROR, reason, why);
+    }
+    return true;
+}
+
 /* Apply the operations of an ACCEPT, in order, to remaining (the offers'
  * resources, allocated to role on ag); each uses what it needs. */
 static void accept_apply(struct master *m, struct framework *fw,
@@ -373,6 +408,8 @@ static void accept_apply(struct master *m, struct framework *fw,
 {
     for (size_t i = 0; i < acc->n_operations; i++) {
         const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        if (op->id != NULL && launch_with_id(m, fw, op))
+            continue;
         switch (op->type) {
         case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH:
             launch(m, fw, ag, role, op->launch->task_infos,

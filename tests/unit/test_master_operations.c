@@ -428,6 +428,33 @@ START_TEST(test_reconciliation_answers)
 }
 END_TEST
 
+/* A LAUNCH with an id: TASK_ERROR (launches get no operation feedback),
+ * nothing launched. */
+START_TEST(test_launch_with_id_is_task_error)
+{
+    char payload[2048];
+    snprintf(payload, sizeof(payload),
+             "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{"
+             "\"type\":\"LAUNCH\",\"id\":{\"value\":\"l1\"},\"launch\":{"
+             "\"task_infos\":[{\"name\":\"t\",\"task_id\":{\"value\":"
+             "\"t1\"},\"agent_id\":{\"value\":\"%s\"},\"command\":{"
+             "\"value\":\"true\"},\"resources\":[{\"name\":\"cpus\","
+             "\"type\":\"SCALAR\",\"scalar\":{\"value\":1}}]}]}}]}",
+             OFFER, AG.id);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "ACCEPT", "accept", payload),
+                     202);
+    json_t *ev = mfx_next_event(&X, &FW, "UPDATE");
+    ck_assert_ptr_nonnull(ev);
+    json_t *st = json_object_get(json_object_get(ev, "update"), "status");
+    ck_assert_str_eq(str(st, "state"), "TASK_ERROR");
+    ck_assert_str_eq(str(st, "reason"), "REASON_TASK_INVALID");
+    ck_assert_ptr_nonnull(strstr(str(st, "message"), "`id`"));
+    json_decref(ev);
+    ck_assert(!mfx_has_event(&AG, "RUN_TASK"));
+    ck_assert_uint_eq(operations_kept(), 0);
+}
+END_TEST
+
 /* A framework torn down: its operations are forgotten. */
 START_TEST(test_removed_framework_operations_forgotten)
 {
@@ -450,6 +477,7 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_refusal_is_operation_error);
     tcase_add_test(tc, test_invalid_offer_is_operation_error);
     tcase_add_test(tc, test_duplicate_id_refused);
+    tcase_add_test(tc, test_launch_with_id_is_task_error);
     tcase_add_test(tc, test_registry_failure_is_operation_failed);
     suite_add_tcase(s, tc);
     tc = tcase_create("calls");
