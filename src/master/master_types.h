@@ -253,6 +253,10 @@ struct master_metrics {
     uint64_t messages_status_update;
     uint64_t messages_status_update_acknowledgement;
     uint64_t messages_reconcile_tasks;
+    uint64_t messages_reconcile_operations;
+    uint64_t messages_operation_status_update_acknowledgement;
+    uint64_t valid_operation_status_update_acknowledgements;
+    uint64_t invalid_operation_status_update_acknowledgements;
     uint64_t messages_framework_to_executor;
     uint64_t messages_register_slave;
     uint64_t messages_reregister_slave;

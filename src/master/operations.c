@@ -236,6 +236,7 @@ int master_op_acknowledge(struct master *m, struct framework *fw,
                           const char *agent_id, const char *operation_id,
                           const uint8_t *uuid, size_t uuid_len)
 {
+    m->metrics.messages_operation_status_update_acknowledgement++;
     char *k = key_of(fw->id, operation_id);
     struct op *o = hmap_get(m->ops->ops, k);
     free(k);
@@ -252,8 +253,10 @@ int master_op_acknowledge(struct master *m, struct framework *fw,
         log_info("framework %s: ignoring the acknowledgement of operation "
                  "'%s': %s",
                  fw->id, operation_id, why);
+        m->metrics.invalid_operation_status_update_acknowledgements++;
         return -1;
     }
+    m->metrics.valid_operation_status_update_acknowledgements++;
     /* Only terminal statuses carry a uuid here: acknowledged, the
      * operation is done. */
     hmap_del(m->ops->ops, o->key);
@@ -307,6 +310,7 @@ void master_op_reconcile(
     Mesos__V1__Scheduler__Call__ReconcileOperations__Operation *const *ops,
     size_t n)
 {
+    m->metrics.messages_reconcile_operations++;
     if (n == 0) {
         size_t pos = 0;
         void *val;

@@ -364,6 +364,13 @@ START_TEST(test_acknowledgement_answers)
     ck_assert_uint_eq(operations_kept(), 0);
     /* Once more: unknown now, still 202. */
     ck_assert_int_eq(acknowledge(AG.id, "r1", uuid), 202);
+    /* Counted as Mesos counts them (the malformed ones never got here). */
+    ck_assert_uint_eq(
+        X.m->metrics.messages_operation_status_update_acknowledgement, 5);
+    ck_assert_uint_eq(
+        X.m->metrics.valid_operation_status_update_acknowledgements, 1);
+    ck_assert_uint_eq(
+        X.m->metrics.invalid_operation_status_update_acknowledgements, 4);
 }
 END_TEST
 
@@ -425,6 +432,7 @@ START_TEST(test_reconciliation_answers)
     /* The payload is required. */
     ck_assert_int_eq(
         mfx_framework_call(&X, &FW, "RECONCILE_OPERATIONS", NULL, NULL), 400);
+    ck_assert_uint_eq(X.m->metrics.messages_reconcile_operations, 4);
 }
 END_TEST
 
