@@ -27,7 +27,8 @@
 #include "master/send.h"
 
 struct master_ops {
-    struct hmap *ops; /* key -> struct op */
+    struct hmap *ops;  /* key -> struct op */
+    long retry_min_ms; /* the first interval between re-sends */
 };
 
 struct op {
@@ -42,7 +43,7 @@ struct op {
     Mesos__V1__OperationStatus *latest;
     bool terminal;
     struct event *retry; /* re-sends the terminal update until acked */
-    int retry_secs;      /* the next interval */
+    long retry_ms;       /* the next interval */
 };
 
 static char *key_of(const char *fw_id, const char *op_id)
@@ -72,6 +73,12 @@ void master_ops_init(struct master *m)
 {
     m->ops = xcalloc(1, sizeof(*m->ops));
     m->ops->ops = hmap_new();
+    m->ops->retry_min_ms = MASTER_OP_RETRY_MIN_SECS * 1000L;
+}
+
+void master_ops_set_retry_ms(struct master *m, long ms)
+{
+    m->ops->retry_min_ms = ms;
 }
 
 void master_ops_free(struct master *m)
@@ -195,6 +202,17 @@ char *master_op_add(struct master *m, const struct framework *fw,
     return xstrdup(o->key);
 }
 
+/* Arm o's retry timer for its next interval, and double that (up to
+ * MASTER_OP_RETRY_MAX_SECS). */
+static void arm_retry(struct op *o)
+{
+    struct timeval tv = {o->retry_ms / 1000, (o->retry_ms % 1000) * 1000};
+    evtimer_add(o->retry, &tv);
+    o->retry_ms *= 2;
+    if (o->retry_ms > MASTER_OP_RETRY_MAX_SECS * 1000L)
+        o->retry_ms = MASTER_OP_RETRY_MAX_SECS * 1000L;
+}
+
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -206,11 +224,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
                  o->fw_id, o->info->id->value);
         send_status(fw, o->latest);
     }
-    struct timeval tv = {o->retry_secs, 0};
-    o->retry_secs *= 2;
-    if (o->retry_secs > MASTER_OP_RETRY_MAX_SECS)
-        o->retry_secs = MASTER_OP_RETRY_MAX_SECS;
-    evtimer_add(o->retry, &tv);
+    arm_retry(o);
 }
 
 void master_op_done(struct master *m, const char *key,
@@ -226,10 +240,8 @@ void master_op_done(struct master *m, const char *key,
     if (fw != NULL)
         send_status(fw, o->latest);
     o->retry = evtimer_new(m->base, on_retry, o);
-    o->retry_secs = MASTER_OP_RETRY_MIN_SECS;
-    struct timeval tv = {o->retry_secs, 0};
-    o->retry_secs *= 2;
-    evtimer_add(o->retry, &tv);
+    o->retry_ms = m->ops->retry_min_ms;
+    arm_retry(o);
 }
 
 int master_op_acknowledge(struct master *m, struct framework *fw,

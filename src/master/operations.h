@@ -36,6 +36,9 @@
 void master_ops_init(struct master *m);
 /* Free the table and every operation in it (timers included). */
 void master_ops_free(struct master *m);
+/* Set the first interval between re-sends, in milliseconds (tests make it
+ * short; MASTER_OP_RETRY_MIN_SECS by default). */
+void master_ops_set_retry_ms(struct master *m, long ms);
 
 /* Forget every operation of the framework fw_id (removed: nobody will
  * acknowledge them). A change still being written completes as usual. */

@@ -11,6 +11,7 @@
 #include "check_main.h"
 #include "master/agents.h"
 #include "master/master_types.h"
+#include "master/operations.h"
 #include "master/registry_mem.h"
 #include "master_fixture.h"
 
@@ -463,6 +464,25 @@ START_TEST(test_launch_with_id_is_task_error)
 }
 END_TEST
 
+/* An unacknowledged terminal update is re-sent with the same uuid until
+ * it is acknowledged. */
+START_TEST(test_terminal_update_resent_until_acknowledged)
+{
+    master_ops_set_retry_ms(X.m, 20);
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    char first[64], again[64];
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, first));
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, again));
+    ck_assert_str_eq(first, again);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, again));
+    ck_assert_str_eq(first, again);
+    ck_assert_int_eq(acknowledge(AG.id, "r1", first), 202);
+    /* Forgotten, its timer with it. */
+    ck_assert_uint_eq(operations_kept(), 0);
+}
+END_TEST
+
 /* A framework torn down: its operations are forgotten. */
 START_TEST(test_removed_framework_operations_forgotten)
 {
@@ -493,6 +513,7 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_acknowledgement_answers);
     tcase_add_test(tc, test_reconciliation_answers);
     tcase_add_test(tc, test_removed_framework_operations_forgotten);
+    tcase_add_test(tc, test_terminal_update_resent_until_acknowledged);
     suite_add_tcase(s, tc);
     return s;
 }
