@@ -306,8 +306,9 @@ struct ckpt_write {
     uint64_t version;
     struct http_request *req; /* an operator's call, answered when done */
     char *op_key; /* a framework's operation with feedback (operations.c) */
-    bool undo;    /* undo the change if the registry refuses it */
-    /* To undo a change the registry refused. */
+    /* To undo a change the registry refused (an operator's, or a
+     * framework's with or without feedback: a change that is not durable
+     * is not kept). */
     res_list from, to;
 };
 
@@ -340,8 +341,8 @@ static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
         log_error("agent %s: checkpointed resources (version %llu) not "
                   "recorded: %s",
                   w->agent_id, (unsigned long long)w->version, err);
-        bool undone = w->undo && undo_change(m, ag, w) == 0;
-        if (w->undo && !undone)
+        bool undone = undo_change(m, ag, w) == 0;
+        if (!undone)
             log_error("agent %s: the change could not be undone: its "
                       "resources are in use",
                       w->agent_id);
@@ -390,9 +391,6 @@ static void checkpoint(struct master *m, struct agent *ag, const res_list *from,
     w->version = ag->ckpt_version;
     w->req = req;
     w->op_key = op_key;
-    /* An operator's change, and a framework's with feedback, are reported
-     * as failed when the registry refuses them: undo them then. */
-    w->undo = req != NULL || op_key != NULL;
     res_list_copy(&w->from, from);
     res_list_copy(&w->to, to);
     master_persist_agent(m, ag, ckpt_written, w);

@@ -333,6 +333,33 @@ START_TEST(test_registry_failure_is_operation_failed)
 }
 END_TEST
 
+/* Without an id the registry's refusal is silent, and undone too. */
+static bool ckpt_empty(void *arg)
+{
+    (void)arg;
+    return master_agent_find(X.m, AG.id)->ckpt.n == 0;
+}
+
+START_TEST(test_registry_failure_without_id_undone)
+{
+    registry_mem_set_failing(X.store, true);
+    ck_assert_int_eq(accept_op("RESERVE", NULL, "resources", RESV("cpus", "1")),
+                     202);
+    struct agent *ag = master_agent_find(X.m, AG.id);
+    ck_assert_uint_eq(ag->ckpt_version, 1); /* the write was asked for */
+    ck_assert(mfx_run_until(&X, ckpt_empty, NULL));
+    registry_mem_set_failing(X.store, false);
+    const res_list *total = alloc_agent_total(ag->alloc);
+    for (uint32_t i = 0; i < total->n; i++)
+        ck_assert(!res_is_dynamically_reserved(&total->v[i]));
+    for (uint32_t i = 0; i < ag->total.n; i++)
+        ck_assert(!res_is_dynamically_reserved(&ag->total.v[i]));
+    mfx_settle(&X);
+    ck_assert(!mfx_has_event(&FW, "UPDATE_OPERATION_STATUS"));
+    ck_assert(!mfx_has_event(&AG, "CHECKPOINT_RESOURCES"));
+}
+END_TEST
+
 /* Acknowledgements Mesos ignores (202, nothing forgotten) and those it
  * refuses as malformed (400). */
 START_TEST(test_acknowledgement_answers)
@@ -507,6 +534,7 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_duplicate_id_refused);
     tcase_add_test(tc, test_launch_with_id_is_task_error);
     tcase_add_test(tc, test_registry_failure_is_operation_failed);
+    tcase_add_test(tc, test_registry_failure_without_id_undone);
     suite_add_tcase(s, tc);
     tc = tcase_create("calls");
     tcase_add_checked_fixture(tc, setup, teardown);
