@@ -139,6 +139,12 @@ int master_op_check(const struct master *m, const struct framework *fw,
                     const Mesos__V1__Offer__Operation *op, char *err,
                     size_t errlen)
 {
+    size_t len = strlen(op->id->value);
+    if (len == 0 || len > MASTER_MAX_OPERATION_ID) {
+        snprintf(err, errlen, "the operation id must be 1 to %d bytes",
+                 MASTER_MAX_OPERATION_ID);
+        return -1;
+    }
     char *k = key_of(fw->id, op->id->value);
     bool known = hmap_get(m->ops->ops, k) != NULL;
     free(k);

@@ -26,6 +26,10 @@
  * acknowledged), over all frameworks: an operation beyond it is refused
  * with OPERATION_ERROR. */
 #define MASTER_MAX_OPERATIONS 100000
+/* Longest operation id kept (Mesos sets no bound; the master keeps ids,
+ * so it bounds them): a longer or empty one is refused with
+ * OPERATION_ERROR. */
+#define MASTER_MAX_OPERATION_ID 1024
 
 /* First and last interval between re-sends of an unacknowledged terminal
  * update, in seconds (Mesos's status update retry bounds). */
@@ -51,7 +55,8 @@ void master_op_error(struct framework *fw,
                      const char *message);
 
 /* Whether op (which has an id) of fw may be kept: 0, or -1 with the reason
- * in err (the id names an operation still kept, or the table is full).
+ * in err (the id is empty or too long, names an operation still kept, or
+ * the table is full).
  * Changes nothing. */
 int master_op_check(const struct master *m, const struct framework *fw,
                     const Mesos__V1__Offer__Operation *op, char *err,

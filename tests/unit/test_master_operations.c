@@ -55,7 +55,7 @@ static void teardown(void)
 static int accept_op(const char *type, const char *id, const char *list,
                      const char *resources)
 {
-    char idj[128] = "", payload[4096];
+    char idj[MASTER_MAX_OPERATION_ID + 64] = "", payload[8192];
     if (id != NULL)
         snprintf(idj, sizeof(idj), "\"id\":{\"value\":\"%s\"},", id);
     char lower[32];
@@ -289,6 +289,18 @@ START_TEST(test_duplicate_id_refused)
     json_t *ev = expect_status("OPERATION_ERROR", "r1", false, NULL);
     ck_assert_ptr_nonnull(strstr(str(status_of(ev), "message"), "r1"));
     json_decref(ev);
+    /* Empty and too long ids. */
+    next_offer();
+    ck_assert_int_eq(accept_op("RESERVE", "", "resources", RESV("mem", "10")),
+                     202);
+    json_decref(expect_status("OPERATION_ERROR", "", false, NULL));
+    char long_id[MASTER_MAX_OPERATION_ID + 2];
+    memset(long_id, 'x', sizeof(long_id) - 1);
+    long_id[sizeof(long_id) - 1] = '\0';
+    next_offer();
+    ck_assert_int_eq(
+        accept_op("RESERVE", long_id, "resources", RESV("mem", "10")), 202);
+    json_decref(expect_status("OPERATION_ERROR", long_id, false, NULL));
     ck_assert_uint_eq(master_agent_find(X.m, AG.id)->ckpt_version, 1);
     ck_assert_uint_eq(operations_kept(), 1);
 }
