@@ -26,9 +26,49 @@
 #include "master/frameworks.h"
 #include "master/send.h"
 
+/* The operation types Mesos counts (not LAUNCH, LAUNCH_GROUP), and the
+ * states, in the order of the metrics' names. */
+static const struct {
+    Mesos__V1__Offer__Operation__Type type;
+    const char *name;
+} count_types[] = {
+    {MESOS__V1__OFFER__OPERATION__TYPE__RESERVE, "reserve"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__UNRESERVE, "unreserve"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__CREATE, "create"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__DESTROY, "destroy"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__GROW_VOLUME, "grow_volume"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__SHRINK_VOLUME, "shrink_volume"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__CREATE_DISK, "create_disk"},
+    {MESOS__V1__OFFER__OPERATION__TYPE__DESTROY_DISK, "destroy_disk"},
+};
+#define NTYPES (sizeof(count_types) / sizeof(count_types[0]))
+static const struct {
+    Mesos__V1__OperationState state;
+    const char *name;
+} count_states[] = {
+    {MESOS__V1__OPERATION_STATE__OPERATION_PENDING, "pending"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_RECOVERING, "recovering"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_UNREACHABLE, "unreachable"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_FINISHED, "finished"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_FAILED, "failed"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_ERROR, "error"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_DROPPED, "dropped"},
+    {MESOS__V1__OPERATION_STATE__OPERATION_GONE_BY_OPERATOR,
+     "gone_by_operator"},
+};
+#define NSTATES (sizeof(count_states) / sizeof(count_states[0]))
+
+/* One set of counters: total, then one per state of count_states. */
+struct op_counts {
+    int64_t total;
+    int64_t by_state[NSTATES];
+};
+
 struct master_ops {
-    struct hmap *ops;  /* key -> struct op */
-    long retry_min_ms; /* the first interval between re-sends */
+    struct hmap *ops;                 /* key -> struct op */
+    long retry_min_ms;                /* the first interval between re-sends */
+    struct op_counts all;             /* master/operations/ */
+    struct op_counts by_type[NTYPES]; /* master/operations/<type>/ */
 };
 
 struct op {
@@ -107,6 +147,53 @@ void master_ops_forget_framework(struct master *m, const char *fw_id)
     free(mine);
 }
 
+static void counts_update(struct op_counts *c, int from,
+                          Mesos__V1__OperationState to)
+{
+    if (from < 0)
+        c->total++;
+    for (size_t i = 0; i < NSTATES; i++) {
+        if (from >= 0 && (int)count_states[i].state == from)
+            c->by_state[i]--;
+        if (count_states[i].state == to)
+            c->by_state[i]++;
+    }
+}
+
+void master_ops_count(struct master *m, Mesos__V1__Offer__Operation__Type type,
+                      int from, Mesos__V1__OperationState to)
+{
+    counts_update(&m->ops->all, from, to);
+    for (size_t i = 0; i < NTYPES; i++)
+        if (count_types[i].type == type)
+            counts_update(&m->ops->by_type[i], from, to);
+}
+
+static void counts_report(const struct op_counts *c, const char *prefix,
+                          void (*fn)(void *, const char *, double), void *arg)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%stotal", prefix);
+    fn(arg, name, (double)c->total);
+    for (size_t i = 0; i < NSTATES; i++) {
+        snprintf(name, sizeof(name), "%s%s", prefix, count_states[i].name);
+        fn(arg, name, (double)c->by_state[i]);
+    }
+}
+
+void master_ops_metrics(const struct master *m,
+                        void (*fn)(void *arg, const char *name, double value),
+                        void *arg)
+{
+    counts_report(&m->ops->all, "master/operations/", fn, arg);
+    for (size_t i = 0; i < NTYPES; i++) {
+        char prefix[64];
+        snprintf(prefix, sizeof(prefix), "master/operations/%s/",
+                 count_types[i].name);
+        counts_report(&m->ops->by_type[i], prefix, fn, arg);
+    }
+}
+
 /* Send status to fw as an UPDATE_OPERATION_STATUS event (when it is
  * connected). */
 static void send_status(struct framework *fw,
@@ -125,6 +212,8 @@ static void send_status(struct framework *fw,
 void master_op_error(struct framework *fw,
                      const Mesos__V1__Offer__Operation *op, const char *message)
 {
+    master_ops_count(fw->m, op->type, -1,
+                     MESOS__V1__OPERATION_STATE__OPERATION_ERROR);
     if (op->id == NULL)
         return;
     /* As Mesos: no agent id, no uuid (not retried, not acknowledged). */

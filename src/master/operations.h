@@ -48,8 +48,23 @@ void master_ops_set_retry_ms(struct master *m, long ms);
  * acknowledge them). A change still being written completes as usual. */
 void master_ops_forget_framework(struct master *m, const char *fw_id);
 
+/* Count an operation of type moving from state `from` to `to` in Mesos's
+ * master/operations/ metrics (from: -1 for a new operation). Terminal
+ * states count for good (lifetime totals); OPERATION_PENDING is the number
+ * pending now; total counts every operation. Applied and refused
+ * operations are counted, with or without an id, from frameworks and
+ * operators, as Mesos counts them. */
+void master_ops_count(struct master *m, Mesos__V1__Offer__Operation__Type type,
+                      int from, Mesos__V1__OperationState to);
+/* Report those metrics through fn (state_endpoints.h's master_metric_fn:
+ * fn(arg, name, value)). */
+void master_ops_metrics(const struct master *m,
+                        void (*fn)(void *arg, const char *name, double value),
+                        void *arg);
+
 /* Tell fw that op was refused (OPERATION_ERROR with message, no uuid, as
- * Mesos's drop()), when op has an id; nothing otherwise. Keeps nothing. */
+ * Mesos's drop()), when op has an id; nothing otherwise. Keeps nothing;
+ * counts the error either way. */
 void master_op_error(struct framework *fw,
                      const Mesos__V1__Offer__Operation *op,
                      const char *message);

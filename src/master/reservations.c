@@ -306,6 +306,7 @@ struct ckpt_write {
     uint64_t version;
     struct http_request *req; /* an operator's call, answered when done */
     char *op_key; /* a framework's operation with feedback (operations.c) */
+    Mesos__V1__Offer__Operation__Type type; /* counted in the metrics */
     /* To undo a change the registry refused (an operator's, or a
      * framework's with or without feedback: a change that is not durable
      * is not kept). */
@@ -348,6 +349,9 @@ static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
                       w->agent_id);
         if (w->req != NULL)
             http_reply_error(w->req, 503, "registry write failed: %s", err);
+        master_ops_count(m, w->type,
+                         MESOS__V1__OPERATION_STATE__OPERATION_PENDING,
+                         MESOS__V1__OPERATION_STATE__OPERATION_FAILED);
         if (w->op_key != NULL) {
             char msg[1200];
             snprintf(msg, sizeof(msg), "registry write failed: %s%s", err,
@@ -360,6 +364,9 @@ static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
     } else {
         if (ag != NULL && ag->ckpt_version == w->version)
             master_agent_send_ckpt(m, ag);
+        master_ops_count(m, w->type,
+                         MESOS__V1__OPERATION_STATE__OPERATION_PENDING,
+                         MESOS__V1__OPERATION_STATE__OPERATION_FINISHED);
         if (w->req != NULL)
             http_reply(w->req, 202, NULL, NULL, 0);
         if (w->op_key != NULL)
@@ -377,10 +384,17 @@ static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
 /* ag's total changed by from -> to: record its new checkpointed
  * resources, then send them to the agent (and answer req, when set; tell
  * the operation named op_key, taken, when set). */
-static void checkpoint(struct master *m, struct agent *ag, const res_list *from,
+static void checkpoint(struct master *m, struct agent *ag,
+                       enum master_resv_op kind, const res_list *from,
                        const res_list *to, struct http_request *req,
                        char *op_key)
 {
+    static const Mesos__V1__Offer__Operation__Type types[] = {
+        MESOS__V1__OFFER__OPERATION__TYPE__RESERVE,
+        MESOS__V1__OFFER__OPERATION__TYPE__UNRESERVE,
+        MESOS__V1__OFFER__OPERATION__TYPE__CREATE,
+        MESOS__V1__OFFER__OPERATION__TYPE__DESTROY,
+    };
     res_list_sub_all(&ag->total, from);
     res_list_add_all(&ag->total, to);
     res_list_clear(&ag->ckpt);
@@ -391,6 +405,9 @@ static void checkpoint(struct master *m, struct agent *ag, const res_list *from,
     w->version = ag->ckpt_version;
     w->req = req;
     w->op_key = op_key;
+    w->type = types[kind];
+    master_ops_count(m, w->type, -1,
+                     MESOS__V1__OPERATION_STATE__OPERATION_PENDING);
     res_list_copy(&w->from, from);
     res_list_copy(&w->to, to);
     master_persist_agent(m, ag, ckpt_written, w);
@@ -486,7 +503,7 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
     res_list_allocate(&from, NULL);
     res_list_allocate(&to, NULL);
     log_info("framework %s: %s on agent %s", fw->id, op_name(kind), ag->id);
-    checkpoint(m, ag, &from, &to, NULL,
+    checkpoint(m, ag, kind, &from, &to, NULL,
                op->id != NULL ? master_op_add(m, fw, ag, op) : NULL);
     res_list_clear(&res);
     res_list_clear(&from);
@@ -541,7 +558,7 @@ void master_resv_operator(struct master *m, struct http_request *req,
         }
     }
     log_info("operator: %s on agent %s", op_name(kind), ag->id);
-    checkpoint(m, ag, &from, &to, req, NULL);
+    checkpoint(m, ag, kind, &from, &to, req, NULL);
     master_allocate_soon(m);
     res_list_clear(&from);
     res_list_clear(&to);

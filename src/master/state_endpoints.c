@@ -23,6 +23,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/maintenance.h"
+#include "master/operations.h"
 #include "master/quota.h"
 #include "master/send.h"
 #include "master/tasks.h"
@@ -1053,6 +1054,7 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);
     gauge(o, "allocator/mesos/roles", st.roles);
     master_quota_metrics(m, fn, arg);
+    master_ops_metrics(m, fn, arg);
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);

@@ -148,6 +148,30 @@ static size_t operations_kept(void)
     return n;
 }
 
+struct metric_query {
+    const char *name;
+    double value;
+    bool found;
+};
+
+static void metric_seen(void *arg, const char *name, double value)
+{
+    struct metric_query *q = arg;
+    if (strcmp(name, q->name) == 0) {
+        q->value = value;
+        q->found = true;
+    }
+}
+
+/* The value of one master/operations/ metric. */
+static double metric(const char *name)
+{
+    struct metric_query q = {name, 0, false};
+    master_ops_metrics(X.m, metric_seen, &q);
+    ck_assert_msg(q.found, "no metric %s", name);
+    return q.value;
+}
+
 /* Each kind with an id: OPERATION_FINISHED with a uuid and the agent id,
  * after the change is durable (the agent has its checkpointed resources);
  * acknowledged, the operation is forgotten. */
@@ -195,6 +219,13 @@ START_TEST(test_each_kind_with_id_finishes)
     struct agent *ag = master_agent_find(X.m, AG.id);
     ck_assert_uint_eq(ag->ckpt_version, 4);
     ck_assert_uint_eq(ag->ckpt.n, 0);
+    /* Mesos's metrics: lifetime totals for terminal states. */
+    ck_assert(metric("master/operations/total") == 4);
+    ck_assert(metric("master/operations/finished") == 4);
+    ck_assert(metric("master/operations/pending") == 0);
+    ck_assert(metric("master/operations/create/finished") == 1);
+    ck_assert(metric("master/operations/unreserve/total") == 1);
+    ck_assert(metric("master/operations/grow_volume/total") == 0);
 }
 END_TEST
 
@@ -259,6 +290,11 @@ START_TEST(test_refusal_is_operation_error)
     ck_assert(!mfx_has_event(&AG, "CHECKPOINT_RESOURCES"));
     ck_assert_int_eq(registry_mem_count(X.store, NULL), stored);
     ck_assert_uint_eq(operations_kept(), 0);
+    /* Counted with or without an id. */
+    ck_assert(metric("master/operations/error") == 3);
+    ck_assert(metric("master/operations/reserve/error") == 2);
+    ck_assert(metric("master/operations/unreserve/error") == 1);
+    ck_assert(metric("master/operations/finished") == 0);
 }
 END_TEST
 
@@ -342,6 +378,8 @@ START_TEST(test_registry_failure_is_operation_failed)
     ck_assert_uint_eq(operations_kept(), 1);
     ck_assert_int_eq(acknowledge(AG.id, "r1", uuid), 202);
     ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/reserve/failed") == 1);
+    ck_assert(metric("master/operations/pending") == 0);
 }
 END_TEST
 
