@@ -23,6 +23,7 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operations.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/send.h"
@@ -638,6 +639,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
         evtimer_del(fw->failover_timer);
     master_offers_of_framework(m, fw, false);
     master_inverse_offers_of_framework(m, fw, false);
+    master_ops_forget_framework(m, fw->id);
 
     /* Tell every agent with tasks of the framework to shut it down, once
      * each, then forget the tasks: the allocator frees their resources

@@ -26,6 +26,7 @@
 #include "master/operator_api.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
+#include "master/operations.h"
 #include "master/quota.h"
 #include "master/reservations.h"
 #include "master/scheduler_api.h"
@@ -189,6 +190,7 @@ struct master *master_new_with(struct event_base *base,
     if (m->alloc == NULL)
         goto fail;
     master_quota_init(m);
+    master_ops_init(m);
     if (master_persist_open(m, err, errlen) != 0)
         goto fail;
     master_quota_weights_flag(m);
@@ -279,6 +281,7 @@ void master_free(struct master *m)
     master_persist_close(m);
     master_maintenance_free(m);
     master_quota_free(m);
+    master_ops_free(m);
     /* Offers first: they point at frameworks and agents. */
     master_offers_free_all(m);
     /* Tasks are owned by their framework's map; agents only index them. */

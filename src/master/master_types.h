@@ -253,6 +253,10 @@ struct master_metrics {
     uint64_t messages_status_update;
     uint64_t messages_status_update_acknowledgement;
     uint64_t messages_reconcile_tasks;
+    uint64_t messages_reconcile_operations;
+    uint64_t messages_operation_status_update_acknowledgement;
+    uint64_t valid_operation_status_update_acknowledgements;
+    uint64_t invalid_operation_status_update_acknowledgements;
     uint64_t messages_framework_to_executor;
     uint64_t messages_register_slave;
     uint64_t messages_reregister_slave;
@@ -299,6 +303,7 @@ struct master {
     struct alloc *alloc;
     struct registry *registry;
     struct master_quota *quota; /* weights and quota (quota.c) */
+    struct master_ops *ops;     /* operations with feedback (operations.c) */
 
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */

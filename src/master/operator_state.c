@@ -22,6 +22,7 @@
 #include "common/resources_pb.h"
 #include "common/task_state.h"
 #include "master/offers.h"
+#include "master/operations.h"
 #include "master/send.h"
 #include "master/state_endpoints.h"
 #include "offerd/registry.pb-c.h"
@@ -455,12 +456,13 @@ static Mesos__V1__Master__Response__GetMaster *get_master(struct master *m)
     return gm;
 }
 
-/* offerd keeps no operations (offer operations apply at once). */
-static Mesos__V1__Master__Response__GetOperations *get_operations(void)
+/* The operations with feedback the master keeps (operations.c). */
+static Mesos__V1__Master__Response__GetOperations *
+get_operations(const struct master *m)
 {
     Mesos__V1__Master__Response__GetOperations *go = xmalloc(sizeof(*go));
     mesos__v1__master__response__get_operations__init(go);
-    go->operations = xcalloc(1, sizeof(void *));
+    go->operations = master_op_list(m, &go->n_operations);
     return go;
 }
 
@@ -496,7 +498,7 @@ master_opst_response(struct master *m, Mesos__V1__Master__Call__Type type)
         break;
     case MESOS__V1__MASTER__CALL__TYPE__GET_OPERATIONS:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_OPERATIONS;
-        r->get_operations = get_operations();
+        r->get_operations = get_operations(m);
         break;
     case MESOS__V1__MASTER__CALL__TYPE__GET_ROLES:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_ROLES;

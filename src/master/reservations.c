@@ -29,6 +29,7 @@
 #include "master/agents.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operations.h"
 #include "master/persist.h"
 #include "master/send.h"
 #include "master/tasks.h"
@@ -304,9 +305,34 @@ struct ckpt_write {
     char *agent_id;
     uint64_t version;
     struct http_request *req; /* an operator's call, answered when done */
-    /* To undo an operator's change the registry refused. */
+    char *op_key; /* a framework's operation with feedback (operations.c) */
+    Mesos__V1__Offer__Operation__Type type; /* counted in the metrics */
+    /* To undo a change the registry refused (an operator's, or a
+     * framework's with or without feedback: a change that is not durable
+     * is not kept). */
     res_list from, to;
 };
+
+/* Undo w's change on ag (to -> from again), rescinding offers of ag that
+ * hold its resources. Returns 0, or -1 when they are in use. */
+static int undo_change(struct master *m, struct agent *ag,
+                       const struct ckpt_write *w)
+{
+    if (ag == NULL || ag->alloc == NULL)
+        return -1;
+    if (alloc_agent_update_available(m->alloc, ag->alloc, &w->to, &w->from) !=
+        0) {
+        master_offers_on_agent(m, ag, true);
+        if (alloc_agent_update_available(m->alloc, ag->alloc, &w->to,
+                                         &w->from) != 0)
+            return -1;
+    }
+    res_list_sub_all(&ag->total, &w->to);
+    res_list_add_all(&ag->total, &w->from);
+    res_list_clear(&ag->ckpt);
+    master_agent_ckpt_of(&ag->total, &ag->ckpt);
+    return 0;
+}
 
 static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
 {
@@ -316,34 +342,59 @@ static void ckpt_written(struct master *m, bool ok, const char *err, void *arg)
         log_error("agent %s: checkpointed resources (version %llu) not "
                   "recorded: %s",
                   w->agent_id, (unsigned long long)w->version, err);
-        if (w->req != NULL) {
-            if (ag != NULL && ag->alloc != NULL &&
-                alloc_agent_update_available(m->alloc, ag->alloc, &w->to,
-                                             &w->from) == 0) {
-                res_list_sub_all(&ag->total, &w->to);
-                res_list_add_all(&ag->total, &w->from);
-                res_list_clear(&ag->ckpt);
-                master_agent_ckpt_of(&ag->total, &ag->ckpt);
-            }
+        bool undone = undo_change(m, ag, w) == 0;
+        if (!undone)
+            log_error("agent %s: the change could not be undone: its "
+                      "resources are in use",
+                      w->agent_id);
+        if (w->req != NULL)
             http_reply_error(w->req, 503, "registry write failed: %s", err);
+        master_ops_count(m, w->type,
+                         MESOS__V1__OPERATION_STATE__OPERATION_PENDING,
+                         MESOS__V1__OPERATION_STATE__OPERATION_FAILED);
+        if (w->op_key != NULL) {
+            char msg[1200];
+            snprintf(msg, sizeof(msg), "registry write failed: %s%s", err,
+                     undone ? "" : " (the change could not be undone)");
+            master_op_done(m, w->op_key,
+                           MESOS__V1__OPERATION_STATE__OPERATION_FAILED, msg);
         }
+        if (undone)
+            master_allocate_soon(m);
     } else {
         if (ag != NULL && ag->ckpt_version == w->version)
             master_agent_send_ckpt(m, ag);
+        master_ops_count(m, w->type,
+                         MESOS__V1__OPERATION_STATE__OPERATION_PENDING,
+                         MESOS__V1__OPERATION_STATE__OPERATION_FINISHED);
         if (w->req != NULL)
             http_reply(w->req, 202, NULL, NULL, 0);
+        if (w->op_key != NULL)
+            master_op_done(m, w->op_key,
+                           MESOS__V1__OPERATION_STATE__OPERATION_FINISHED,
+                           NULL);
     }
     res_list_clear(&w->from);
     res_list_clear(&w->to);
+    free(w->op_key);
     free(w->agent_id);
     free(w);
 }
 
 /* ag's total changed by from -> to: record its new checkpointed
- * resources, then send them to the agent (and answer req, when set). */
-static void checkpoint(struct master *m, struct agent *ag, const res_list *from,
-                       const res_list *to, struct http_request *req)
+ * resources, then send them to the agent (and answer req, when set; tell
+ * the operation named op_key, taken, when set). */
+static void checkpoint(struct master *m, struct agent *ag,
+                       enum master_resv_op kind, const res_list *from,
+                       const res_list *to, struct http_request *req,
+                       char *op_key)
 {
+    static const Mesos__V1__Offer__Operation__Type types[] = {
+        MESOS__V1__OFFER__OPERATION__TYPE__RESERVE,
+        MESOS__V1__OFFER__OPERATION__TYPE__UNRESERVE,
+        MESOS__V1__OFFER__OPERATION__TYPE__CREATE,
+        MESOS__V1__OFFER__OPERATION__TYPE__DESTROY,
+    };
     res_list_sub_all(&ag->total, from);
     res_list_add_all(&ag->total, to);
     res_list_clear(&ag->ckpt);
@@ -353,6 +404,10 @@ static void checkpoint(struct master *m, struct agent *ag, const res_list *from,
     w->agent_id = xstrdup(ag->id);
     w->version = ag->ckpt_version;
     w->req = req;
+    w->op_key = op_key;
+    w->type = types[kind];
+    master_ops_count(m, w->type, -1,
+                     MESOS__V1__OPERATION_STATE__OPERATION_PENDING);
     res_list_copy(&w->from, from);
     res_list_copy(&w->to, to);
     master_persist_agent(m, ag, ckpt_written, w);
@@ -366,30 +421,6 @@ static const char *op_name(enum master_resv_op op)
     static const char *const names[] = {"RESERVE", "UNRESERVE", "CREATE",
                                         "DESTROY"};
     return names[op];
-}
-
-/* Tell the framework an operation failed (UPDATE_OPERATION_STATUS,
- * OPERATION_ERROR). */
-static void operation_error(struct master *m, struct framework *fw,
-                            const struct agent *ag,
-                            const Mesos__V1__Offer__Operation *op,
-                            const char *message)
-{
-    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
-    aid.value = ag->id;
-    Mesos__V1__OperationStatus st = MESOS__V1__OPERATION_STATUS__INIT;
-    st.operation_id = op->id;
-    st.state = MESOS__V1__OPERATION_STATE__OPERATION_ERROR;
-    st.message = (char *)message;
-    st.agent_id = &aid;
-    Mesos__V1__Scheduler__Event__UpdateOperationStatus u =
-        MESOS__V1__SCHEDULER__EVENT__UPDATE_OPERATION_STATUS__INIT;
-    u.status = &st;
-    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
-    ev.has_type = true;
-    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__UPDATE_OPERATION_STATUS;
-    ev.update_operation_status = &u;
-    master_send_to_framework(fw, &ev);
 }
 
 void master_resv_accept_op(struct master *m, struct framework *fw,
@@ -435,7 +466,7 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
         char msg[256];
         snprintf(msg, sizeof(msg), "offer operation %s is not supported",
                  v != NULL ? v->name : "UNKNOWN");
-        operation_error(m, fw, ag, op, msg);
+        master_op_error(fw, op, msg);
         return;
     }
     }
@@ -444,6 +475,10 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
     if (res_list_from_pb(pb, n, &res, err, sizeof(err)) != 0 ||
         master_resv_convert(ag, fw, role, kind, &res, &from, &to, err,
                             sizeof(err)) != 0) {
+        snprintf(msg, sizeof(msg), "%s refused: %s", op_name(kind), err);
+        goto fail;
+    }
+    if (op->id != NULL && master_op_check(m, fw, op, err, sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "%s refused: %s", op_name(kind), err);
         goto fail;
     }
@@ -468,14 +503,15 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
     res_list_allocate(&from, NULL);
     res_list_allocate(&to, NULL);
     log_info("framework %s: %s on agent %s", fw->id, op_name(kind), ag->id);
-    checkpoint(m, ag, &from, &to, NULL);
+    checkpoint(m, ag, kind, &from, &to, NULL,
+               op->id != NULL ? master_op_add(m, fw, ag, op) : NULL);
     res_list_clear(&res);
     res_list_clear(&from);
     res_list_clear(&to);
     return;
 fail:
     log_info("framework %s: %s", fw->id, msg);
-    operation_error(m, fw, ag, op, msg);
+    master_op_error(fw, op, msg);
     res_list_clear(&res);
     res_list_clear(&from);
     res_list_clear(&to);
@@ -522,7 +558,7 @@ void master_resv_operator(struct master *m, struct http_request *req,
         }
     }
     log_info("operator: %s on agent %s", op_name(kind), ag->id);
-    checkpoint(m, ag, &from, &to, req);
+    checkpoint(m, ag, kind, &from, &to, req, NULL);
     master_allocate_soon(m);
     res_list_clear(&from);
     res_list_clear(&to);

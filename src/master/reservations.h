@@ -25,8 +25,10 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                         char *err, size_t errlen);
 /* A RESERVE/UNRESERVE/CREATE/DESTROY (or unsupported) operation of an
  * ACCEPT, applied to remaining (the offers' resources left, with allocation
- * role `role`). A refused operation changes nothing and is reported to the
- * framework (UPDATE_OPERATION_STATUS, OPERATION_ERROR). */
+ * role `role`). An operation with an id gets feedback (operations.h): a
+ * refused one changes nothing and is reported with OPERATION_ERROR, an
+ * applied one with OPERATION_FINISHED once durable (OPERATION_FAILED, and
+ * undone, when the registry refuses it). Without an id, no feedback. */
 void master_resv_accept_op(struct master *m, struct framework *fw,
                            struct agent *ag, const char *role,
                            const Mesos__V1__Offer__Operation *op,

@@ -27,6 +27,7 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operations.h"
 #include "master/reservations.h"
 #include "master/send.h"
 #include "master/tasks.h"
@@ -250,7 +251,9 @@ static void launch_group(struct master *m, struct framework *fw,
     res_list_clear(&left);
 }
 
-/* Mesos's answer to tasks of an ACCEPT with invalid offers. */
+/* Mesos's answer to the operations of an ACCEPT with invalid offers:
+ * TASK_DROPPED or TASK_LOST for tasks, OPERATION_ERROR for the others
+ * (when they have an id). */
 static void drop_launches(struct master *m, struct framework *fw,
                           const Mesos__V1__Scheduler__Call__Accept *acc,
                           const char *why)
@@ -271,6 +274,12 @@ static void drop_launches(struct master *m, struct framework *fw,
                    op->launch_group != NULL) {
             tasks = op->launch_group->task_group->tasks;
             n = op->launch_group->task_group->n_tasks;
+        } else {
+            /* (launches carry their payload: accept_check_operations) */
+            char msg[600];
+            snprintf(msg, sizeof(msg),
+                     "Operation attempted with invalid offers: %s", why);
+            master_op_error(fw, op, msg);
         }
         for (size_t k = 0; k < n; k++) {
             master_task_count(m, st);
@@ -355,6 +364,41 @@ static size_t accept_find_offers(struct master *m, struct framework *fw,
     return noffers;
 }
 
+/* Launches get no operation feedback: as Mesos, a LAUNCH or LAUNCH_GROUP
+ * with an id is refused, each task with TASK_ERROR. Returns whether op was
+ * such a launch. */
+static bool launch_with_id(struct master *m, struct framework *fw,
+                           const Mesos__V1__Offer__Operation *op)
+{
+    Mesos__V1__TaskInfo *const *tasks;
+    size_t n;
+    Mesos__V1__TaskStatus__Reason reason;
+    const char *why;
+    if (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH) {
+        tasks = op->launch->task_infos;
+        n = op->launch->n_task_infos;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_TASK_INVALID;
+        why = "The `id` field cannot be set on LAUNCH operations";
+    } else if (op->type == MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH_GROUP) {
+        tasks = op->launch_group->task_group->tasks;
+        n = op->launch_group->task_group->n_tasks;
+        reason = MESOS__V1__TASK_STATUS__REASON__REASON_TASK_GROUP_INVALID;
+        why = "The `id` field cannot be set on LAUNCH_GROUP operations";
+    } else {
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        log_info("framework %s: task %s refused: %s", fw->id,
+                 tasks[k]->task_id->value, why);
+        master_task_count(m, MESOS__V1__TASK_STATE__TASK_ERROR);
+        master_send_master_update(
+            m, fw, tasks[k]->task_id->value,
+            tasks[k]->agent_id != NULL ? tasks[k]->agent_id->value : NULL,
+            MESOS__V1__TASK_STATE__TASK_ERROR, reason, why);
+    }
+    return true;
+}
+
 /* Apply the operations of an ACCEPT, in order, to remaining (the offers'
  * resources, allocated to role on ag); each uses what it needs. */
 static void accept_apply(struct master *m, struct framework *fw,
@@ -364,6 +408,8 @@ static void accept_apply(struct master *m, struct framework *fw,
 {
     for (size_t i = 0; i < acc->n_operations; i++) {
         const Mesos__V1__Offer__Operation *op = acc->operations[i];
+        if (op->id != NULL && launch_with_id(m, fw, op))
+            continue;
         switch (op->type) {
         case MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH:
             launch(m, fw, ag, role, op->launch->task_infos,
@@ -550,39 +596,14 @@ static void handle_shutdown(struct master_call_ctx *c)
     master_send_to_agent(ag, &ev);
 }
 
+/* Answered with events (Mesos 1.10+: 202, then UPDATE_OPERATION_STATUS
+ * for each operation asked about). */
 static void handle_reconcile_operations(struct master_call_ctx *c)
 {
-    /* offerd runs no operations with feedback (no resource providers): each
-     * operation asked about is unknown; an empty request lists none. */
     const Mesos__V1__Scheduler__Call__ReconcileOperations *ro =
         sched_call(c)->reconcile_operations;
-    size_t n = ro != NULL ? ro->n_operations : 0;
-    Mesos__V1__OperationStatus *st = xcalloc(n ? n : 1, sizeof(*st));
-    Mesos__V1__OperationStatus **ptrs = xcalloc(n ? n : 1, sizeof(*ptrs));
-    for (size_t i = 0; i < n; i++) {
-        mesos__v1__operation_status__init(&st[i]);
-        st[i].operation_id = ro->operations[i]->operation_id;
-        st[i].state = MESOS__V1__OPERATION_STATE__OPERATION_UNKNOWN;
-        st[i].agent_id = ro->operations[i]->agent_id;
-        ptrs[i] = &st[i];
-    }
-    Mesos__V1__Scheduler__Response__ReconcileOperations rr =
-        MESOS__V1__SCHEDULER__RESPONSE__RECONCILE_OPERATIONS__INIT;
-    rr.operation_statuses = ptrs;
-    rr.n_operation_statuses = n;
-    Mesos__V1__Scheduler__Response resp = MESOS__V1__SCHEDULER__RESPONSE__INIT;
-    resp.has_type = true;
-    resp.type = MESOS__V1__SCHEDULER__RESPONSE__TYPE__RECONCILE_OPERATIONS;
-    resp.reconcile_operations = &rr;
-    size_t len;
-    uint8_t *body = jpb_encode(&resp.base, (enum jpb_format)c->reply_enc, &len);
-    http_reply(c->req, 200,
-               c->reply_enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON
-                                             : HTTP_CONTENT_PROTOBUF,
-               body, len);
-    free(body);
-    free(ptrs);
-    free(st);
+    reply_accepted(c->req);
+    master_op_reconcile(c->m, c->fw, ro->operations, ro->n_operations);
 }
 
 static void handle_update_framework(struct master_call_ctx *c)
@@ -641,9 +662,31 @@ static void handle_kill(struct master_call_ctx *c)
 
 static void handle_acknowledge_operation_status(struct master_call_ctx *c)
 {
-    http_reply_error(c->req, 400,
-                     "acknowledge_operation_status: unknown operation "
-                     "(offerd sends no operation status updates)");
+    const Mesos__V1__Scheduler__Call__AcknowledgeOperationStatus *a =
+        sched_call(c)->acknowledge_operation_status;
+    if (a->uuid.len != 16) {
+        http_reply_error(c->req, 400,
+                         "acknowledge_operation_status.uuid: must be a "
+                         "16-byte UUID, got %zu bytes",
+                         a->uuid.len);
+        return;
+    }
+    if (a->agent_id == NULL) {
+        http_reply_error(c->req, 400,
+                         "acknowledge_operation_status.agent_id: required");
+        return;
+    }
+    if (a->operation_id == NULL) {
+        http_reply_error(c->req, 400,
+                         "acknowledge_operation_status.operation_id: "
+                         "required");
+        return;
+    }
+    /* As Mesos: an acknowledgement of an unknown operation or status is
+     * accepted and ignored. */
+    master_op_acknowledge(c->m, c->fw, a->agent_id->value,
+                          a->operation_id->value, a->uuid.data, a->uuid.len);
+    reply_accepted(c->req);
 }
 
 static void handle_reconcile(struct master_call_ctx *c)
@@ -726,10 +769,11 @@ static const struct master_call sched_rows[] = {
     ROW(KILL, "kill", handle_kill, NO_COUNT, 0),
     ROW(SHUTDOWN, "shutdown", handle_shutdown, NO_COUNT, 0),
     ROW(ACKNOWLEDGE, "acknowledge", handle_acknowledge, NO_COUNT, 0),
-    ROW(ACKNOWLEDGE_OPERATION_STATUS, NULL, handle_acknowledge_operation_status,
-        NO_COUNT, 0),
+    ROW(ACKNOWLEDGE_OPERATION_STATUS, "acknowledge_operation_status",
+        handle_acknowledge_operation_status, NO_COUNT, 0),
     ROW(RECONCILE, "reconcile", handle_reconcile, NO_COUNT, 0),
-    ROW(RECONCILE_OPERATIONS, NULL, handle_reconcile_operations, NO_COUNT, 0),
+    ROW(RECONCILE_OPERATIONS, "reconcile_operations",
+        handle_reconcile_operations, NO_COUNT, 0),
     ROW(MESSAGE, "message", handle_message,
         COUNT(messages_framework_to_executor), 0),
     ROW(REQUEST, NULL, handle_request, NO_COUNT, 0),

@@ -24,6 +24,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/maintenance.h"
+#include "master/operations.h"
 #include "master/quota.h"
 #include "master/send.h"
 #include "master/tasks.h"
@@ -993,6 +994,14 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
         {"master/messages_status_update_acknowledgement",
          mt->messages_status_update_acknowledgement},
         {"master/messages_reconcile_tasks", mt->messages_reconcile_tasks},
+        {"master/messages_reconcile_operations",
+         mt->messages_reconcile_operations},
+        {"master/messages_operation_status_update_acknowledgement",
+         mt->messages_operation_status_update_acknowledgement},
+        {"master/valid_operation_status_update_acknowledgements",
+         mt->valid_operation_status_update_acknowledgements},
+        {"master/invalid_operation_status_update_acknowledgements",
+         mt->invalid_operation_status_update_acknowledgements},
         {"master/messages_framework_to_executor",
          mt->messages_framework_to_executor},
         {"master/messages_register_slave", mt->messages_register_slave},
@@ -1029,6 +1038,7 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "allocator/mesos/offer_filters/active", st.filters_active);
     gauge(o, "allocator/mesos/roles", st.roles);
     master_quota_metrics(m, fn, arg);
+    master_ops_metrics(m, fn, arg);
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);

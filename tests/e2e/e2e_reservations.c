@@ -225,8 +225,9 @@ START_TEST(test_framework_reserves_and_creates_a_volume)
     char bad[2048];
     snprintf(
         bad, sizeof(bad),
-        "[{\"type\":\"RESERVE\",\"reserve\":{\"resources\":[{\"name\":"
-        "\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":0.1},"
+        "[{\"type\":\"RESERVE\",\"id\":{\"value\":\"bad1\"},"
+        "\"reserve\":{\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+        "\"scalar\":{\"value\":0.1},"
         "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"b\","
         "\"principal\":\"p1\"}],\"allocation_info\":{\"role\":\"b\"}}]}}]");
     ck_assert_int_eq(accept_ops(&b, offer + 128, bad), 202);
@@ -237,7 +238,8 @@ START_TEST(test_framework_reserves_and_creates_a_volume)
     json_decref(ev);
     ck_assert_int_eq(
         accept_ops(&a, offer,
-                   "[{\"type\":\"RESERVE\",\"reserve\":{\"resources\":[{"
+                   "[{\"type\":\"RESERVE\",\"id\":{\"value\":\"bad2\"},"
+                   "\"reserve\":{\"resources\":[{"
                    "\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{"
                    "\"value\":0.1},\"revocable\":{},\"reservations\":[{"
                    "\"type\":\"DYNAMIC\",\"role\":\"a\",\"principal\":\"p1\"}]"
@@ -272,8 +274,8 @@ START_TEST(test_framework_reserves_and_creates_a_volume)
     json_decref(ev);
     ck_assert_int_eq(
         accept_ops(&a, offer,
-                   "[{\"type\":\"DESTROY\",\"destroy\":{\"volumes\":[" VOLUME
-                   "]}}]"),
+                   "[{\"type\":\"DESTROY\",\"id\":{\"value\":\"bad3\"},"
+                   "\"destroy\":{\"volumes\":[" VOLUME "]}}]"),
         202);
     expect_operation_error(&a, "in use");
     api_conn_close(&a);

@@ -270,7 +270,7 @@ START_TEST(test_update_quota)
     ck_assert_int_eq(json_array_size(json_object_get(info, "guarantee")), 2);
     json_decref(j);
     /* /roles shows the quota as Mesos does: only the names set. */
-    char roles[4096];
+    char roles[65536];
     ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, roles, sizeof(roles)), 200);
     j = json_loads(roles, 0, NULL);
     json_t *r = json_array_get(json_object_get(j, "roles"), 0);
@@ -440,7 +440,7 @@ START_TEST(test_limit_below_consumption)
              AG1.id);
     json_decref(ev);
     /* /roles: b consumes what its task uses, not what it is offered. */
-    char roles[4096];
+    char roles[65536];
     ck_assert_int_eq(http(HTTP_GET, "/roles", NULL, roles, sizeof(roles)), 200);
     json_t *j = json_loads(roles, 0, NULL);
     ck_assert_int_eq(
