@@ -12,19 +12,25 @@
 #include <string.h>
 #include <sys/random.h>
 
-void id_uuid_v4_bytes(uint8_t out[16])
+void id_random_bytes(void *out, size_t n)
 {
+    uint8_t *p = out;
     size_t got = 0;
-    while (got < 16) {
-        ssize_t n = getrandom(out + got, 16 - got, 0);
-        if (n < 0) {
+    while (got < n) {
+        ssize_t k = getrandom(p + got, n - got, 0);
+        if (k < 0) {
             if (errno == EINTR)
                 continue;
             log_error("getrandom: %s", strerror(errno));
             abort();
         }
-        got += (size_t)n;
+        got += (size_t)k;
     }
+}
+
+void id_uuid_v4_bytes(uint8_t out[16])
+{
+    id_random_bytes(out, 16);
     out[6] = (uint8_t)((out[6] & 0x0f) | 0x40); /* version 4 */
     out[8] = (uint8_t)((out[8] & 0x3f) | 0x80); /* RFC 4122 variant */
 }

@@ -24,9 +24,13 @@
 /* Buffer size that holds any derived id whose base is a UUID. */
 #define ID_DERIVED_SIZE 64
 
+/* Fill out with n random bytes from getrandom(2). Aborts if the kernel
+ * cannot supply randomness (the process's own failure, like running out of
+ * memory). */
+void id_random_bytes(void *out, size_t n);
+
 /* Fill out with 16 random bytes from getrandom(2), with the version (4) and
- * variant (10xx) bits set. Aborts if the kernel cannot supply randomness
- * (the process's own failure, like running out of memory). */
+ * variant (10xx) bits set. Aborts as id_random_bytes does. */
 void id_uuid_v4_bytes(uint8_t out[16]);
 
 /* Write the lower-case text form of uuid (36 characters and a NUL). */
