@@ -2,6 +2,12 @@
  * hmap: string-keyed hash map with open addressing and backward-shift
  * deletion. The table keeps each key's hash, so growing never rehashes
  * strings and a probe compares strings only when the hashes match.
+ *
+ * Keys come from peers (task ids, framework-chosen names), so the hash is
+ * SipHash-1-3 under the process's secret key: with an unkeyed hash a peer
+ * can make ids that share one home slot, and linear probing then turns n
+ * inserts into n^2/2 probes (tests/unit/test_hmap.c builds 100,000 such ids
+ * for the FNV-1a this file used before).
  */
 #include "common/hmap.h"
 
@@ -9,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hmap_private.h"
 #include "common/mem.h"
+#include "common/siphash.h"
 
 struct slot {
     char *key; /* NULL: empty */
@@ -21,25 +29,26 @@ struct hmap {
     struct slot *slots;
     size_t cap; /* power of two */
     size_t n;
+    struct siphash_key key; /* the process's, copied at hmap_new */
 };
 
-/* FNV-1a 64, then a finalizer so that low bits spread for the mask. */
-static uint64_t hash_key(const char *s)
+/* Slots examined by this thread's maps (see hmap_private.h). */
+static _Thread_local uint64_t probes;
+
+uint64_t hmap_probes(void)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
+    return probes;
+}
+
+static uint64_t hash_key(const struct hmap *m, const char *s)
+{
+    return siphash13(&m->key, s, strlen(s));
 }
 
 struct hmap *hmap_new(void)
 {
     struct hmap *m = xcalloc(1, sizeof(*m));
+    m->key = *siphash_process_key();
     m->cap = 16;
     m->slots = xcalloc(m->cap, sizeof(*m->slots));
     return m;
@@ -64,16 +73,18 @@ void hmap_free(struct hmap *m, void (*free_val)(void *val))
 static size_t find(const struct hmap *m, const char *key, uint64_t h)
 {
     size_t mask = m->cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)h & mask, n = 1;; i = (i + 1) & mask, n++) {
         const struct slot *s = &m->slots[i];
-        if (s->key == NULL || (s->hash == h && strcmp(s->key, key) == 0))
+        if (s->key == NULL || (s->hash == h && strcmp(s->key, key) == 0)) {
+            probes += n;
             return i;
+        }
     }
 }
 
 void *hmap_get(const struct hmap *m, const char *key)
 {
-    const struct slot *s = &m->slots[find(m, key, hash_key(key))];
+    const struct slot *s = &m->slots[find(m, key, hash_key(m, key))];
     return s->key != NULL ? s->val : NULL;
 }
 
@@ -86,8 +97,11 @@ static void grow(struct hmap *m)
         if (s->key == NULL)
             continue;
         size_t j = (size_t)s->hash & (cap - 1);
-        while (slots[j].key != NULL)
+        probes++;
+        while (slots[j].key != NULL) {
             j = (j + 1) & (cap - 1);
+            probes++;
+        }
         slots[j] = *s;
     }
     free(m->slots);
@@ -97,7 +111,7 @@ static void grow(struct hmap *m)
 
 void *hmap_put(struct hmap *m, const char *key, void *val)
 {
-    uint64_t h = hash_key(key);
+    uint64_t h = hash_key(m, key);
     struct slot *s = &m->slots[find(m, key, h)];
     if (s->key != NULL) {
         void *old = s->val;
@@ -118,7 +132,7 @@ void *hmap_put(struct hmap *m, const char *key, void *val)
 void *hmap_del(struct hmap *m, const char *key)
 {
     size_t mask = m->cap - 1;
-    size_t i = find(m, key, hash_key(key));
+    size_t i = find(m, key, hash_key(m, key));
     if (m->slots[i].key == NULL)
         return NULL;
     void *val = m->slots[i].val;

@@ -5,7 +5,9 @@
  *
  * Keys are copied; values are borrowed (the map never frees them unless
  * hmap_free is given a free function). Lookups cost one hash and, almost
- * always, one string compare. Not thread-safe: one owner.
+ * always, one string compare, whatever keys a peer picks: keys are hashed
+ * with SipHash-1-3 under the process's secret key (common/siphash.h), so
+ * nobody outside can choose keys that collide. Not thread-safe: one owner.
  *
  * Iteration (hmap_next) visits every entry once in an unspecified order.
  * Adding or deleting entries during an iteration is not allowed: collect
