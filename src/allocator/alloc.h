@@ -27,7 +27,10 @@
  *
  * The allocator is a pure library: no I/O, no clock, no randomness of its own.
  * The caller passes `now` (monotonic nanoseconds) and a seed, and receives
- * decisions through callbacks made synchronously inside alloc_run(). All
+ * decisions through callbacks made synchronously inside alloc_run(). (Its
+ * tables of names and roles hash under the process's SipHash key, from
+ * common/siphash.h, since agents and frameworks choose those strings; no
+ * decision depends on the key.) All
  * calls must come from one thread. Agents and frameworks are identified by
  * handles the allocator returns and by the caller's `udata`, which the
  * callbacks pass back.

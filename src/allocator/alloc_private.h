@@ -21,6 +21,7 @@
 
 #include "allocator/alloc.h"
 #include "common/resources.h"
+#include "common/siphash.h"
 
 /* ---- Interned scalar names and quantity vectors (quantities.c) ------- */
 
@@ -31,7 +32,13 @@ struct alloc_names {
     uint32_t n, cap; /* ids in use, capacity of v */
     uint32_t *slots; /* open-addressing table of id + 1 (0: empty) */
     uint32_t nslots; /* power of two, > 2 * n */
+    /* The process's SipHash key (names come from agents and operators);
+     * the role table (alloc.rtab) is hashed with it too. */
+    struct siphash_key key;
 };
+
+/* The table hash of a name or role path under key. */
+uint32_t alloc_str_hash(const struct siphash_key *key, const char *s);
 
 /* One limit: at most milli of name id. */
 struct qpair {
@@ -313,7 +320,8 @@ struct alloc {
     struct role *root;
     struct role **roles; /* every node but the root, for queries */
     uint32_t nroles, caproles;
-    struct role **rtab;          /* open-addressing table of roles by path */
+    struct role **rtab;          /* roles by path (open addressing, hashed
+                                    with names.key) */
     uint32_t nrtab;              /* power of two, > 2 * nroles */
     struct sentry **unsatisfied; /* roles with unmet guarantees and own
                                     eligible clients (quota_e), by share */

@@ -9,21 +9,17 @@
 
 #include "allocator/alloc_private.h"
 #include "common/mem.h"
+#include "common/siphash.h"
 
-/* FNV-1a: names are short, and the table only needs a fair spread. */
-static uint32_t name_hash(const char *s)
+uint32_t alloc_str_hash(const struct siphash_key *key, const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
+    return (uint32_t)siphash13(key, s, strlen(s));
 }
 
 void alloc_names_init(struct alloc_names *t)
 {
     memset(t, 0, sizeof(*t));
+    t->key = *siphash_process_key();
     t->nslots = 16;
     t->slots = xcalloc(t->nslots, sizeof(*t->slots));
 }
@@ -40,7 +36,8 @@ void alloc_names_free(struct alloc_names *t)
 int32_t alloc_name_find(const struct alloc_names *t, const char *name)
 {
     uint32_t mask = t->nslots - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = alloc_str_hash(&t->key, name) & mask;;
+         i = (i + 1) & mask) {
         uint32_t s = t->slots[i];
         if (s == 0)
             return -1;
@@ -54,7 +51,7 @@ static void names_grow(struct alloc_names *t)
     uint32_t nslots = t->nslots * 2;
     uint32_t *slots = xcalloc(nslots, sizeof(*slots));
     for (uint32_t id = 0; id < t->n; id++) {
-        uint32_t i = name_hash(t->v[id]) & (nslots - 1);
+        uint32_t i = alloc_str_hash(&t->key, t->v[id]) & (nslots - 1);
         while (slots[i] != 0)
             i = (i + 1) & (nslots - 1);
         slots[i] = id + 1;
@@ -78,7 +75,7 @@ uint32_t alloc_name_intern(struct alloc_names *t, const char *name)
     uint32_t id = t->n++;
     t->v[id] = xstrdup(name);
     uint32_t mask = t->nslots - 1;
-    uint32_t i = name_hash(name) & mask;
+    uint32_t i = alloc_str_hash(&t->key, name) & mask;
     while (t->slots[i] != 0)
         i = (i + 1) & mask;
     t->slots[i] = id + 1;

@@ -169,20 +169,10 @@ static void rekey_role(struct alloc *a, struct role *r)
 
 /* ---- Role tree ---------------------------------------------------------- */
 
-static uint32_t path_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
-
 static void rtab_put(struct alloc *a, struct role *r)
 {
     uint32_t mask = a->nrtab - 1;
-    uint32_t i = path_hash(r->path) & mask;
+    uint32_t i = alloc_str_hash(&a->names.key, r->path) & mask;
     while (a->rtab[i] != NULL)
         i = (i + 1) & mask;
     a->rtab[i] = r;
@@ -204,7 +194,8 @@ struct role *alloc_role_find(struct alloc *a, const char *path)
     if (a->nrtab == 0)
         return NULL;
     uint32_t mask = a->nrtab - 1;
-    for (uint32_t i = path_hash(path) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = alloc_str_hash(&a->names.key, path) & mask;;
+         i = (i + 1) & mask) {
         struct role *r = a->rtab[i];
         if (r == NULL)
             return NULL;
