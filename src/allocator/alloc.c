@@ -1838,24 +1838,6 @@ const res_list *alloc_agent_total(const struct alloc_agent *ag)
 
 /* ---- Teardown ----------------------------------------------------------- */
 
-static void free_role_tree(struct role *r)
-{
-    for (uint32_t i = 0; i < r->nchildren; i++)
-        free_role_tree(r->children[i]);
-    free(r->path);
-    free(r->children);
-    free(r->order);
-    free(r->clients);
-    free(r->eligible);
-    free(r->limits);
-    qvec_free(&r->guarantee);
-    qvec_free(&r->held_self);
-    qvec_free(&r->held);
-    qvec_free(&r->reserved);
-    qvec_free(&r->unres_held);
-    free(r);
-}
-
 void alloc_free(struct alloc *a)
 {
     if (a == NULL)
@@ -1881,7 +1863,7 @@ void alloc_free(struct alloc *a)
         free(fw->clients);
         free(fw);
     }
-    free_role_tree(a->root);
+    alloc_role_tree_free(a->root);
     free(a->roles);
     free(a->rtab);
     free(a->unsatisfied);

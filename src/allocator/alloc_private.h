@@ -173,6 +173,9 @@ struct role *alloc_role_find(struct alloc *a, const char *path);
 struct role *alloc_role_get(struct alloc *a, const char *path);
 /* Remove role and its empty ancestors if nothing refers to them. */
 void alloc_role_try_remove(struct alloc *a, struct role *r);
+/* Free r and every role below it, without unlinking r from its parent or
+ * the role table (for teardown, or a node already unlinked). */
+void alloc_role_tree_free(struct role *r);
 /* Quota consumed by r: reserved + unreserved non-revocable held, per name. */
 int64_t alloc_role_consumed(const struct role *r, uint32_t id);
 

@@ -283,6 +283,13 @@ static void role_destroy(struct alloc *a, struct role *r)
         }
     }
     rtab_rebuild(a, a->nrtab);
+    alloc_role_tree_free(r);
+}
+
+void alloc_role_tree_free(struct role *r)
+{
+    for (uint32_t i = 0; i < r->nchildren; i++)
+        alloc_role_tree_free(r->children[i]);
     free(r->path);
     free(r->children);
     free(r->order);
