@@ -96,8 +96,13 @@ struct alloc *alloc_new(const struct alloc_options *o)
     a->opt.min_allocatable = NULL;
     alloc_names_init(&a->names);
     a->min_alloc_q = xcalloc(nmin ? nmin : 1, sizeof(*a->min_alloc_q));
-    for (uint32_t i = 0; i < nmin; i++)
+    for (uint32_t i = 0; i < nmin; i++) {
+        /* Fails only past ALLOC_MAX_NAMES names, which alloc.h forbids and
+         * alloc_parse_min_allocatable refuses; the vector (used by the
+         * quota limit check only) would then lack them. */
+        (void)alloc_names_admit_quantities(&a->names, &a->min_alloc[i], 1);
         qvec_from_quantities(&a->names, &a->min_alloc_q[i], &a->min_alloc[i]);
+    }
     a->root = xcalloc(1, sizeof(*a->root));
     a->root->path = xstrdup("");
     a->root->weight = 1.0;
@@ -170,11 +175,13 @@ static void avail_changed(struct alloc *a, struct alloc_agent *ag)
             sum->special = true;
         if (r->type != RES_SCALAR)
             continue;
-        if (sum->nq == ALLOC_SUM_MAX) {
+        int32_t id =
+            sum->nq < ALLOC_SUM_MAX ? alloc_name_find(&a->names, r->name) : -1;
+        if (id < 0) {
             sum->exact = false;
             continue;
         }
-        sum->q[sum->nq].id = alloc_name_intern(&a->names, r->name);
+        sum->q[sum->nq].id = (uint32_t)id;
         sum->q[sum->nq].unres = alloc_res_is_unreserved_nonrevocable(r);
         sum->q[sum->nq].milli = r->scalar;
         sum->nq++;
@@ -274,10 +281,12 @@ static void track_reservations(struct alloc *a, const res_list *l, int sign)
         const struct resource *r = &l->v[i];
         if (r->type != RES_SCALAR || r->nresv == 0)
             continue;
+        int32_t id = alloc_name_find(&a->names, r->name);
+        if (id < 0)
+            continue;
         struct role *role = alloc_role_get(a, res_reservation_role(r));
-        uint32_t id = alloc_name_intern(&a->names, r->name);
         for (struct role *x = role; x != NULL && x != a->root; x = x->parent) {
-            qvec_add(&x->reserved, id, sign * r->scalar);
+            qvec_add(&x->reserved, (uint32_t)id, sign * r->scalar);
             if (x->has_quota)
                 refresh_quota_state(a, x);
         }
@@ -296,7 +305,10 @@ static void track_held(struct alloc *a, struct client *c, const res_list *l,
         const struct resource *res = &l->v[i];
         if (res->type != RES_SCALAR)
             continue;
-        uint32_t id = alloc_name_intern(&a->names, res->name);
+        int32_t found = alloc_name_find(&a->names, res->name);
+        if (found < 0)
+            continue;
+        uint32_t id = (uint32_t)found;
         int64_t d = sign * res->scalar;
         bool unres = alloc_res_is_unreserved_nonrevocable(res);
         qvec_add(&c->held, id, d);
@@ -794,11 +806,18 @@ static int add_used(struct alloc *a, struct alloc_agent *ag,
     return rc;
 }
 
+int alloc_admit_names(struct alloc *a, const res_list *l)
+{
+    return alloc_names_admit(&a->names, l);
+}
+
 int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
                     uint32_t caps, const struct alloc_unavailability *unav,
                     const struct alloc_used *used, uint32_t nused,
                     struct alloc_agent **out)
 {
+    if (alloc_names_admit(&a->names, total) != 0)
+        return -2;
     struct alloc_agent *ag = agent_new(a);
     ag->udata = udata;
     ag->caps = caps;
@@ -891,6 +910,8 @@ int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
     for (uint32_t i = 0; i < revocable->n; i++)
         if (!revocable->v[i].revocable)
             return -1;
+    if (alloc_names_admit(&a->names, revocable) != 0)
+        return -1;
     res_list old = RES_LIST_INIT;
     res_list_filter(&ag->total, is_revocable, NULL, &old);
     /* Revocable resources held by clients stay held: the new available
@@ -930,7 +951,8 @@ int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
 int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
                                  const res_list *from, const res_list *to)
 {
-    if (!res_list_contains(&ag->available, from))
+    if (!res_list_contains(&ag->available, from) ||
+        alloc_names_admit(&a->names, to) != 0)
         return -1;
     res_list_sub_all(&ag->available, from);
     res_list_add_all(&ag->available, to);
@@ -949,7 +971,8 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
                                   struct alloc_framework *fw,
                                   const res_list *from, const res_list *to)
 {
-    if (from->n == 0 || from->v[0].alloc_role == NULL)
+    if (from->n == 0 || from->v[0].alloc_role == NULL ||
+        alloc_names_admit(&a->names, to) != 0)
         return -1;
     struct client *c = client_find(fw, from->v[0].alloc_role);
     struct holding *h = c ? holding_find(ag, c) : NULL;
@@ -1076,10 +1099,17 @@ int alloc_role_set_weight(struct alloc *a, const char *role, double weight)
     return 0;
 }
 
-void alloc_role_set_quota(struct alloc *a, const char *role,
-                          const struct alloc_quantities *guarantee,
-                          const struct alloc_quantities *limit)
+int alloc_role_set_quota(struct alloc *a, const char *role,
+                         const struct alloc_quantities *guarantee,
+                         const struct alloc_quantities *limit)
 {
+    const struct alloc_quantities none = {NULL, 0};
+    const struct alloc_quantities both[2] = {
+        guarantee != NULL ? *guarantee : none,
+        limit != NULL ? *limit : none,
+    };
+    if (alloc_names_admit_quantities(&a->names, both, 2) != 0)
+        return -1;
     struct role *r = alloc_role_get(a, role);
     bool had = r->has_quota;
     qvec_from_quantities(&a->names, &r->guarantee, guarantee);
@@ -1089,8 +1119,10 @@ void alloc_role_set_quota(struct alloc *a, const char *role,
     if (limit != NULL && limit->n > 0) {
         r->limits = xcalloc(limit->n, sizeof(*r->limits));
         for (uint32_t i = 0; i < limit->n; i++) {
-            r->limits[r->nlimits].id =
-                alloc_name_intern(&a->names, limit->v[i].name);
+            int32_t id = alloc_name_find(&a->names, limit->v[i].name);
+            if (id < 0)
+                continue;
+            r->limits[r->nlimits].id = (uint32_t)id;
             r->limits[r->nlimits].milli = limit->v[i].milli;
             r->nlimits++;
         }
@@ -1101,6 +1133,7 @@ void alloc_role_set_quota(struct alloc *a, const char *role,
     refresh_quota_state(a, r);
     alloc_candidates_all(a);
     alloc_role_try_remove(a, r);
+    return 0;
 }
 
 /* ---- The cycle ---------------------------------------------------------- */
@@ -1266,10 +1299,12 @@ static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
     if (cy->quota) {
         for (uint32_t i = 0; i < offer->n; i++) {
             const struct resource *r = &offer->v[i];
+            int32_t id = -1;
             if (r->type == RES_SCALAR &&
                 alloc_res_is_unreserved_nonrevocable(r))
-                qvec_add(&cy->avail_head, alloc_name_intern(&a->names, r->name),
-                         -r->scalar);
+                id = alloc_name_find(&a->names, r->name);
+            if (id >= 0)
+                qvec_add(&cy->avail_head, (uint32_t)id, -r->scalar);
         }
     }
     track_held(a, c, offer, 1);
@@ -1323,14 +1358,53 @@ static bool role_limited(const struct alloc *a, const struct role *r)
     return false;
 }
 
+/* Whether ag may be offered to c at all: c is not refused all of it by a
+ * filter, and the capability rules allow it. */
+static bool may_offer(struct alloc *a, const struct alloc_agent *ag,
+                      const struct client *c)
+{
+    return !alloc_bit_get(ag->cbits, ag->nwords, c->id) &&
+           capable_of_agent(a, c, ag);
+}
+
+/* What of ag c may be offered (a scratch view), or NULL when that is not
+ * allocatable. */
+static res_list *allocatable_view(struct alloc *a, const struct client *c,
+                                  struct alloc_agent *ag)
+{
+    res_list *view = &a->scratch_view;
+    build_available_view(a, c, ag, view);
+    return is_allocatable(a, view) ? view : NULL;
+}
+
+/* Whether offer, cut to size, may go to c: still allocatable and not
+ * refused by one of c's filters on ag. */
+static bool offer_passes(struct alloc *a, const struct alloc_agent *ag,
+                         const struct client *c, const res_list *offer)
+{
+    return is_allocatable(a, offer) &&
+           !(alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
+             alloc_filter_blocks(ag, c, offer));
+}
+
+/* Room for the surplus headroom, per name: available - required, floored
+ * at 0 (names with none are dropped: Mesos shrinks to quantities). */
+static void surplus_room(const struct cycle *cy, int64_t *room, bool *has_room,
+                         uint32_t nroom)
+{
+    for (uint32_t i = 0; i < nroom; i++) {
+        int64_t s = qvec_get(&cy->avail_head, i) - qvec_get(&cy->req_head, i);
+        room[i] = s < 0 ? 0 : s;
+        has_room[i] = true;
+    }
+}
+
 /* Stage 2: offer ag's leftover to client c under limits and headroom. */
 static enum try_result try_fair(struct cycle *cy, struct client *c)
 {
     struct alloc *a = cy->a;
     struct alloc_agent *ag = cy->ag;
-    if (alloc_bit_get(ag->cbits, ag->nwords, c->id))
-        return TRY_NO;
-    if (!capable_of_agent(a, c, ag))
+    if (!may_offer(a, ag, c))
         return TRY_NO;
     /* Common path: plain unreserved leftovers, no limit, no headroom to
      * keep: the offer is the whole leftover, decided from the summary. */
@@ -1344,31 +1418,20 @@ static enum try_result try_fair(struct cycle *cy, struct client *c)
         make_offer_all(cy, c);
         return TRY_OFFERED;
     }
-    res_list *view = &a->scratch_view;
-    build_available_view(a, c, ag, view);
-    if (!is_allocatable(a, view))
+    res_list *view = allocatable_view(a, c, ag);
+    if (view == NULL)
         return TRY_NO;
 
     uint32_t nroom = a->names.n;
-    int64_t room[nroom ? nroom : 1];
-    bool has_room[nroom ? nroom : 1];
+    int64_t room[ALLOC_MAX_NAMES];
+    bool has_room[ALLOC_MAX_NAMES];
     if (limit_room(a, c->role, room, has_room, nroom))
         shrink_view(a, view, room, has_room, nroom);
     if (cy->quota && !qvec_is_zero(&cy->req_head)) {
-        /* Surplus headroom: available - required, per name; names with
-         * none are dropped (Mesos shrinks to quantities). */
-        for (uint32_t i = 0; i < nroom; i++) {
-            int64_t s =
-                qvec_get(&cy->avail_head, i) - qvec_get(&cy->req_head, i);
-            room[i] = s < 0 ? 0 : s;
-            has_room[i] = true;
-        }
+        surplus_room(cy, room, has_room, nroom);
         shrink_view(a, view, room, has_room, nroom);
     }
-    if (!is_allocatable(a, view))
-        return TRY_NO;
-    if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
-        alloc_filter_blocks(ag, c, view))
+    if (!offer_passes(a, ag, c, view))
         return TRY_NO;
     make_offer(cy, c, view);
     return TRY_OFFERED;
@@ -1380,18 +1443,15 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
     struct alloc *a = cy->a;
     struct alloc_agent *ag = cy->ag;
     struct role *r = c->role;
-    if (alloc_bit_get(ag->cbits, ag->nwords, c->id))
+    if (!may_offer(a, ag, c))
         return TRY_NO;
-    if (!capable_of_agent(a, c, ag))
-        return TRY_NO;
-    res_list *view = &a->scratch_view;
-    build_available_view(a, c, ag, view);
-    if (!is_allocatable(a, view))
+    res_list *view = allocatable_view(a, c, ag);
+    if (view == NULL)
         return TRY_NO;
 
     uint32_t nroom = a->names.n;
-    int64_t unmet[nroom ? nroom : 1];
-    bool has_unmet[nroom ? nroom : 1];
+    int64_t unmet[ALLOC_MAX_NAMES];
+    bool has_unmet[ALLOC_MAX_NAMES];
     for (uint32_t i = 0; i < nroom; i++) {
         int64_t u = qvec_get(&r->guarantee, i) - alloc_role_consumed(r, i);
         unmet[i] = u < 0 ? 0 : u;
@@ -1422,8 +1482,8 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
         if (x.scalar > 0)
             view_push(&rest, &x);
     }
-    int64_t room[nroom ? nroom : 1];
-    bool has_room[nroom ? nroom : 1];
+    int64_t room[ALLOC_MAX_NAMES];
+    bool has_room[ALLOC_MAX_NAMES];
     if (limit_room(a, r, room, has_room, nroom)) {
         for (uint32_t j = 0; j < g->n; j++) {
             int32_t id = alloc_name_find(&a->names, g->v[j].name);
@@ -1433,44 +1493,33 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
         shrink_view(a, &rest, room, has_room, nroom);
     }
     if (!qvec_is_zero(&cy->req_head)) {
-        for (uint32_t i = 0; i < nroom; i++) {
-            int64_t s =
-                qvec_get(&cy->avail_head, i) - qvec_get(&cy->req_head, i);
-            room[i] = s < 0 ? 0 : s;
-            has_room[i] = true;
-        }
+        surplus_room(cy, room, has_room, nroom);
         shrink_view(a, &rest, room, has_room, nroom);
     }
     /* toOffer = g + rest + (reserved to exactly this role | non-scalar |
      * revocable). */
-    res_list *offer = &a->scratch_view;
-    uint32_t nview = view->n;
-    struct resource keep[nview ? nview : 1];
-    uint32_t nkeep = 0;
-    for (uint32_t i = 0; i < nview; i++) {
+    res_list *offer = &a->scratch_view3;
+    offer->n = 0;
+    for (uint32_t i = 0; i < view->n; i++) {
         const struct resource *x = &view->v[i];
         if (x->type != RES_SCALAR || x->revocable ||
             res_is_reserved(x, r->path))
-            keep[nkeep++] = *x;
+            view_push(offer, x);
     }
-    offer->n = 0;
-    for (uint32_t i = 0; i < nkeep; i++)
-        view_push(offer, &keep[i]);
     for (uint32_t i = 0; i < g->n; i++)
         view_push(offer, &g->v[i]);
     for (uint32_t i = 0; i < rest.n; i++)
         view_push(offer, &rest.v[i]);
     free(rest.v);
 
-    if (!is_allocatable(a, offer))
-        return TRY_NO;
-    if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
-        alloc_filter_blocks(ag, c, offer))
+    if (!offer_passes(a, ag, c, offer))
         return TRY_NO;
     /* Required headroom shrinks by what goes to guarantees. */
-    for (uint32_t i = 0; i < g->n; i++)
-        qvec_add(&cy->req_head, alloc_name_intern(&a->names, g->v[i].name),
-                 -g->v[i].scalar);
+    for (uint32_t i = 0; i < g->n; i++) {
+        int32_t id = alloc_name_find(&a->names, g->v[i].name);
+        if (id >= 0)
+            qvec_add(&cy->req_head, (uint32_t)id, -g->v[i].scalar);
+    }
     /* The offer view may mention entries twice (g and rest share an
      * identity): merge through a real list before handing it over. */
     res_list merged = RES_LIST_INIT;
@@ -1877,6 +1926,7 @@ void alloc_free(struct alloc *a)
     free(a->fheap);
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
+    free(a->scratch_view3.v);
     free(a->scratch_unrole.v);
     qvec_free(&a->total);
     for (uint32_t i = 0; i < a->n_min_alloc; i++)
@@ -1941,6 +1991,17 @@ int alloc_parse_min_allocatable(const char *text, struct alloc_quantities **out,
         if (bar == NULL)
             break;
         p = bar + 1;
+    }
+    struct alloc_names names;
+    alloc_names_init(&names);
+    int fits = alloc_names_admit_quantities(&names, alts, got);
+    alloc_names_free(&names);
+    if (fits != 0) {
+        snprintf(err, errlen,
+                 "min_allocatable_resources: more than %d distinct names",
+                 ALLOC_MAX_NAMES);
+        alloc_quantities_free(alts, got);
+        return -1;
     }
     *out = alts;
     *n = got;

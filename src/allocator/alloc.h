@@ -55,6 +55,18 @@ struct alloc;
 struct alloc_agent;
 struct alloc_framework;
 
+/*
+ * The most distinct scalar resource names ("cpus", "mem", "disk", "gpus",
+ * custom ones) one allocator knows. Quantities are dense arrays indexed by
+ * interned name, so every role and client carries a few arrays that long,
+ * and a cycle keeps some on its stack. Agents (and operators, through
+ * quota) choose names, so the count is bounded; real clusters use a
+ * handful. Names are never forgotten: one seen once keeps its place until
+ * alloc_free, so the bound counts every name seen since alloc_new. Calls
+ * that would take the allocator past it fail and change nothing.
+ */
+#define ALLOC_MAX_NAMES 128
+
 /* Framework capabilities the allocator looks at (bit flags). */
 enum alloc_fw_cap {
     ALLOC_FW_REVOCABLE = 1u << 0,  /* REVOCABLE_RESOURCES */
@@ -140,7 +152,9 @@ struct alloc_options {
  * GPU filtering on, seed 1, no callbacks). */
 void alloc_options_default(struct alloc_options *o);
 
-/* Create an allocator; options are copied. Never fails. */
+/* Create an allocator; options are copied (min_allocatable may name at most
+ * ALLOC_MAX_NAMES distinct names, as alloc_parse_min_allocatable ensures).
+ * Never fails. */
 struct alloc *alloc_new(const struct alloc_options *o);
 /* Free the allocator and everything it holds; NULL is ignored. Handles
  * become invalid. */
@@ -184,6 +198,17 @@ bool alloc_framework_is_suppressed(const struct alloc *a,
 
 /* ---- Agents ---------------------------------------------------------- */
 
+/*
+ * Make the allocator know the scalar names of l, all of them or none.
+ * Returns 0, or -1 when the names it does not know yet would take it past
+ * ALLOC_MAX_NAMES (nothing changed). The calls below that take resources
+ * check this themselves; a caller that must refuse a request before
+ * committing to it (an agent's registration, before the registry write)
+ * checks first with this. A name admitted stays known even if the request
+ * fails later.
+ */
+int alloc_admit_names(struct alloc *a, const res_list *l);
+
 /* A framework's resources already in use on an agent when it is added. */
 struct alloc_used {
     struct alloc_framework *fw;
@@ -197,6 +222,8 @@ struct alloc_used {
  * must be contained in total and carry allocation roles; entries that are
  * not are ignored with the return value -1 (the agent is still added).
  * The agent becomes a candidate of the next cycle. *out gets the handle.
+ * Returns -2, adding nothing and leaving *out alone, when total's scalar
+ * names do not fit (ALLOC_MAX_NAMES; see alloc_admit_names).
  */
 int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
                     uint32_t caps, const struct alloc_unavailability *unav,
@@ -215,7 +242,8 @@ void alloc_agent_set_unavailability(struct alloc *a, struct alloc_agent *ag,
  * Replace the revocable part of the agent's total with `revocable` (an
  * oversubscription estimate; every entry must be revocable). Revocable
  * resources already allocated stay allocated even if the new estimate is
- * smaller. Returns 0, or -1 if an entry is not revocable (nothing changed).
+ * smaller. Returns 0, or -1 if an entry is not revocable or its names do
+ * not fit (ALLOC_MAX_NAMES): nothing changed.
  */
 int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
                                       const res_list *revocable);
@@ -224,7 +252,8 @@ int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
  * RESERVE/UNRESERVE/CREATE/DESTROY): `from` must be contained in the
  * agent's available resources; it is replaced by `to` in both the total and
  * the available resources. Returns 0, or -1 when `from` is not available
- * (nothing changed: the caller rescinds offers and retries).
+ * (nothing changed: the caller rescinds offers and retries) or `to` brings
+ * names that do not fit (ALLOC_MAX_NAMES; a conversion keeps its names).
  */
 int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
                                  const res_list *from, const res_list *to);
@@ -232,7 +261,8 @@ int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
  * Apply a conversion to resources offered or allocated to fw on ag (a
  * framework's RESERVE/CREATE/... inside ACCEPT): `from` (with allocation
  * roles) must be contained in fw's allocation there; it is replaced by `to`
- * in both the allocation and the agent total. Returns 0 or -1 (unchanged).
+ * in both the allocation and the agent total. Returns 0 or -1 (unchanged;
+ * also when `to` brings names that do not fit).
  */
 int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
                                   struct alloc_framework *fw,
@@ -269,10 +299,11 @@ void alloc_inverse_offer_respond(struct alloc *a, struct alloc_agent *ag,
 int alloc_role_set_weight(struct alloc *a, const char *role, double weight);
 /* Set a role's quota: guarantee and limit quantities (copied; either may
  * be empty; a limit below the guarantee is the caller's error to reject).
- * An empty guarantee and limit remove the quota. */
-void alloc_role_set_quota(struct alloc *a, const char *role,
-                          const struct alloc_quantities *guarantee,
-                          const struct alloc_quantities *limit);
+ * An empty guarantee and limit remove the quota. Returns 0, or -1 when
+ * their names do not fit (ALLOC_MAX_NAMES): nothing changed. */
+int alloc_role_set_quota(struct alloc *a, const char *role,
+                         const struct alloc_quantities *guarantee,
+                         const struct alloc_quantities *limit);
 
 /* ---- Running ------------------------------------------------------------ */
 
@@ -348,8 +379,9 @@ const res_list *alloc_agent_available(const struct alloc_agent *ag);
 const res_list *alloc_agent_total(const struct alloc_agent *ag);
 
 /* Parse Mesos's --min_allocatable_resources text ("cpus:0.01|mem:32",
- * alternatives separated by '|', each a ';'-list of scalars). On success
- * returns a new array (*out, *n; free with alloc_quantities_free). */
+ * alternatives separated by '|', each a ';'-list of scalars, at most
+ * ALLOC_MAX_NAMES distinct names in all). On success returns a new array
+ * (*out, *n; free with alloc_quantities_free). */
 int alloc_parse_min_allocatable(const char *text, struct alloc_quantities **out,
                                 uint32_t *n, char *err, size_t errlen);
 void alloc_quantities_free(struct alloc_quantities *v, uint32_t n);

@@ -25,13 +25,20 @@
 
 /* ---- Interned scalar names and quantity vectors (quantities.c) ------- */
 
+/* Slots of the name table: a power of two, twice ALLOC_MAX_NAMES, so that
+ * it is never more than half full. */
+#define ALLOC_NAME_SLOTS (2 * ALLOC_MAX_NAMES)
+_Static_assert((ALLOC_NAME_SLOTS & (ALLOC_NAME_SLOTS - 1)) == 0,
+               "ALLOC_NAME_SLOTS is a power of two");
+_Static_assert(ALLOC_MAX_NAMES < 256, "a slot holds id + 1 in a byte");
+
 /* Scalar resource names interned to small integers, so that quantities are
- * dense arrays indexed by name id. */
+ * dense arrays indexed by name id. At most ALLOC_MAX_NAMES, never
+ * forgotten. */
 struct alloc_names {
-    char **v;        /* id -> name */
-    uint32_t n, cap; /* ids in use, capacity of v */
-    uint32_t *slots; /* open-addressing table of id + 1 (0: empty) */
-    uint32_t nslots; /* power of two, > 2 * n */
+    char *v[ALLOC_MAX_NAMES];        /* id -> name */
+    uint32_t n;                      /* ids in use */
+    uint8_t slots[ALLOC_NAME_SLOTS]; /* open addressing: id + 1, 0: empty */
     /* The process's SipHash key (names come from agents and operators);
      * the role table (alloc.rtab) is hashed with it too. */
     struct siphash_key key;
@@ -54,10 +61,21 @@ struct qvec {
 
 void alloc_names_init(struct alloc_names *t);
 void alloc_names_free(struct alloc_names *t);
-/* The id of name, interning it if new. */
-uint32_t alloc_name_intern(struct alloc_names *t, const char *name);
+/* The id of name, interning it if new; -1 when it is new and the table
+ * holds ALLOC_MAX_NAMES names already. */
+int32_t alloc_name_intern(struct alloc_names *t, const char *name);
 /* The id of name, or -1 if it was never interned. */
 int32_t alloc_name_find(const struct alloc_names *t, const char *name);
+/* Intern every scalar name of l, or none: returns 0, or -1 (the table as it
+ * was) when the new names would not all fit. The API entry points that take
+ * resources or quantities admit their names first, so that everything
+ * below them finds every name it meets: the internal code looks names up
+ * with alloc_name_find and leaves out a name it does not find, which only a
+ * bug can bring. */
+int alloc_names_admit(struct alloc_names *t, const res_list *l);
+/* The same for the names of nq lists of quantities. */
+int alloc_names_admit_quantities(struct alloc_names *t,
+                                 const struct alloc_quantities *q, uint32_t nq);
 
 void qvec_free(struct qvec *q);
 static inline int64_t qvec_get(const struct qvec *q, uint32_t id)
@@ -79,16 +97,17 @@ static inline void qvec_add(struct qvec *q, uint32_t id, int64_t delta)
 bool qvec_is_zero(const struct qvec *q);
 /* dst = src (dst's storage reused). */
 void qvec_copy(struct qvec *dst, const struct qvec *src);
-/* Add sign * (scalar quantities of l) to q, interning names. Only entries
+/* Add sign * (scalar quantities of l) to q (names admitted). Only entries
  * for which pred (may be NULL) holds are counted. */
-void qvec_add_res(struct alloc_names *t, struct qvec *q, const res_list *l,
-                  int sign, bool (*pred)(const struct resource *));
+void qvec_add_res(const struct alloc_names *t, struct qvec *q,
+                  const res_list *l, int sign,
+                  bool (*pred)(const struct resource *));
 /* Fill a query list from q (names borrowed from t; list malloc'd into
  * out->v, caller frees). Zero entries are left out. */
 void qvec_to_qlist(const struct alloc_names *t, const struct qvec *q,
                    struct alloc_qlist *out);
-/* Set q from a list of quantities (interning names); q is cleared first. */
-void qvec_from_quantities(struct alloc_names *t, struct qvec *q,
+/* Set q from a list of quantities (names admitted); q is cleared first. */
+void qvec_from_quantities(const struct alloc_names *t, struct qvec *q,
                           const struct alloc_quantities *in);
 
 /* Predicates used with qvec_add_res. */
@@ -373,6 +392,7 @@ struct alloc {
 
     res_list scratch_view; /* shallow views into agents' resources */
     res_list scratch_view2;
+    res_list scratch_view3;
     res_list scratch_cb;     /* the offer as the callback sees it */
     res_list scratch_unrole; /* a caller's list without allocation roles */
 };

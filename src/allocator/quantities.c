@@ -20,22 +20,18 @@ void alloc_names_init(struct alloc_names *t)
 {
     memset(t, 0, sizeof(*t));
     t->key = *siphash_process_key();
-    t->nslots = 16;
-    t->slots = xcalloc(t->nslots, sizeof(*t->slots));
 }
 
 void alloc_names_free(struct alloc_names *t)
 {
     for (uint32_t i = 0; i < t->n; i++)
         free(t->v[i]);
-    free(t->v);
-    free(t->slots);
     memset(t, 0, sizeof(*t));
 }
 
 int32_t alloc_name_find(const struct alloc_names *t, const char *name)
 {
-    uint32_t mask = t->nslots - 1;
+    uint32_t mask = ALLOC_NAME_SLOTS - 1;
     for (uint32_t i = alloc_str_hash(&t->key, name) & mask;;
          i = (i + 1) & mask) {
         uint32_t s = t->slots[i];
@@ -46,40 +42,68 @@ int32_t alloc_name_find(const struct alloc_names *t, const char *name)
     }
 }
 
-static void names_grow(struct alloc_names *t)
+/* Put id in its slot (the table is at most half full: there is a free one). */
+static void names_place(struct alloc_names *t, uint32_t id)
 {
-    uint32_t nslots = t->nslots * 2;
-    uint32_t *slots = xcalloc(nslots, sizeof(*slots));
-    for (uint32_t id = 0; id < t->n; id++) {
-        uint32_t i = alloc_str_hash(&t->key, t->v[id]) & (nslots - 1);
-        while (slots[i] != 0)
-            i = (i + 1) & (nslots - 1);
-        slots[i] = id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
+    uint32_t mask = ALLOC_NAME_SLOTS - 1;
+    uint32_t i = alloc_str_hash(&t->key, t->v[id]) & mask;
+    while (t->slots[i] != 0)
+        i = (i + 1) & mask;
+    t->slots[i] = (uint8_t)(id + 1);
 }
 
-uint32_t alloc_name_intern(struct alloc_names *t, const char *name)
+int32_t alloc_name_intern(struct alloc_names *t, const char *name)
 {
     int32_t found = alloc_name_find(t, name);
     if (found >= 0)
-        return (uint32_t)found;
-    if (2 * (t->n + 1) >= t->nslots)
-        names_grow(t);
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 8;
-        t->v = xreallocarray(t->v, t->cap, sizeof(*t->v));
-    }
+        return found;
+    if (t->n == ALLOC_MAX_NAMES)
+        return -1;
     uint32_t id = t->n++;
     t->v[id] = xstrdup(name);
-    uint32_t mask = t->nslots - 1;
-    uint32_t i = alloc_str_hash(&t->key, name) & mask;
-    while (t->slots[i] != 0)
-        i = (i + 1) & mask;
-    t->slots[i] = id + 1;
-    return id;
+    names_place(t, id);
+    return (int32_t)id;
+}
+
+/* Forget the names interned after the first n. */
+static void names_truncate(struct alloc_names *t, uint32_t n)
+{
+    if (t->n == n)
+        return;
+    for (uint32_t id = n; id < t->n; id++)
+        free(t->v[id]);
+    t->n = n;
+    memset(t->slots, 0, sizeof(t->slots));
+    for (uint32_t id = 0; id < n; id++)
+        names_place(t, id);
+}
+
+int alloc_names_admit(struct alloc_names *t, const res_list *l)
+{
+    uint32_t n0 = t->n;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->v[i].type == RES_SCALAR &&
+            alloc_name_intern(t, l->v[i].name) < 0) {
+            names_truncate(t, n0);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int alloc_names_admit_quantities(struct alloc_names *t,
+                                 const struct alloc_quantities *q, uint32_t nq)
+{
+    uint32_t n0 = t->n;
+    for (uint32_t k = 0; k < nq; k++) {
+        for (uint32_t i = 0; i < q[k].n; i++) {
+            if (alloc_name_intern(t, q[k].v[i].name) < 0) {
+                names_truncate(t, n0);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 void qvec_free(struct qvec *q)
@@ -123,16 +147,19 @@ void qvec_copy(struct qvec *dst, const struct qvec *src)
         dst->v[i] = 0;
 }
 
-void qvec_add_res(struct alloc_names *t, struct qvec *q, const res_list *l,
-                  int sign, bool (*pred)(const struct resource *))
+void qvec_add_res(const struct alloc_names *t, struct qvec *q,
+                  const res_list *l, int sign,
+                  bool (*pred)(const struct resource *))
 {
     for (uint32_t i = 0; i < l->n; i++) {
         const struct resource *r = &l->v[i];
         if (r->type != RES_SCALAR || (pred != NULL && !pred(r)))
             continue;
         int64_t amount = r->scalar;
+        int32_t id = alloc_name_find(t, r->name);
         /* A shared resource counts once, however many copies are held. */
-        qvec_add(q, alloc_name_intern(t, r->name), sign * amount);
+        if (id >= 0)
+            qvec_add(q, (uint32_t)id, sign * amount);
     }
 }
 
@@ -156,15 +183,18 @@ void qvec_to_qlist(const struct alloc_names *t, const struct qvec *q,
     }
 }
 
-void qvec_from_quantities(struct alloc_names *t, struct qvec *q,
+void qvec_from_quantities(const struct alloc_names *t, struct qvec *q,
                           const struct alloc_quantities *in)
 {
     for (uint32_t i = 0; i < q->n; i++)
         q->v[i] = 0;
     if (in == NULL)
         return;
-    for (uint32_t i = 0; i < in->n; i++)
-        qvec_add(q, alloc_name_intern(t, in->v[i].name), in->v[i].milli);
+    for (uint32_t i = 0; i < in->n; i++) {
+        int32_t id = alloc_name_find(t, in->v[i].name);
+        if (id >= 0)
+            qvec_add(q, (uint32_t)id, in->v[i].milli);
+    }
 }
 
 bool alloc_res_is_unreserved_nonrevocable(const struct resource *r)

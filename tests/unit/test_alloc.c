@@ -660,6 +660,174 @@ START_TEST(test_parse_min_allocatable)
 }
 END_TEST
 
+/* ---- The cap on distinct scalar names ---------------------------------- */
+
+/* "<prefix>0:1;<prefix>1:1;..." with n names after `head` (may be ""), in a
+ * malloc'd string. */
+static char *many_names(const char *head, const char *prefix, int n)
+{
+    char *text = xstrdup(head);
+    for (int i = 0; i < n; i++) {
+        char *next =
+            xasprintf("%s%s%s%d:1", text, text[0] ? ";" : "", prefix, i);
+        free(text);
+        text = next;
+    }
+    return text;
+}
+
+/* Past ALLOC_MAX_NAMES names every entry point refuses, changing nothing,
+ * and admits all of a list's new names or none of them. */
+START_TEST(test_names_capped)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    ck_assert_uint_eq(a->names.n, 2); /* cpus and mem of min_allocatable */
+    struct alloc_stats st;
+
+    char *text = many_names("cpus:4;mem:1024", "x", ALLOC_MAX_NAMES - 1);
+    res_list over = parse(text); /* 2 + 127 names */
+    free(text);
+    struct alloc_agent *untouched = (struct alloc_agent *)&A5, *ag = untouched;
+    ck_assert_int_eq(alloc_agent_add(a, &A1, &over, ALLOC_AGENT_ALL_CAPS, NULL,
+                                     NULL, 0, &ag),
+                     -2);
+    ck_assert_ptr_eq(ag, untouched);
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.agents, 0);
+    ck_assert_uint_eq(a->names.n, 2); /* none of them kept */
+    res_list_clear(&over);
+
+    text = many_names("cpus:4;mem:1024", "x", ALLOC_MAX_NAMES - 3);
+    struct alloc_agent *ag1 = add_agent(a, &A1, text); /* 127 names */
+    free(text);
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES - 1);
+    res_list two = parse("y0:1;y1:1"), one = parse("y0:1"), z = parse("z:1");
+    ck_assert_int_eq(alloc_admit_names(a, &two), -1);
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES - 1);
+    ck_assert_int_eq(alloc_admit_names(a, &one), 0);
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES);
+    ck_assert_int_eq(alloc_admit_names(a, &one), 0); /* known: no-op */
+    ck_assert_int_eq(alloc_admit_names(a, &z), -1);
+
+    /* Known names only: fine. */
+    struct alloc_agent *ag2 = add_agent(a, &A2, "cpus:1;mem:1;y0:1;x7:2");
+    /* A new name, through every call that takes resources. */
+    res_list zagent = parse("cpus:1;z:1");
+    ck_assert_int_eq(alloc_agent_add(a, &A3, &zagent, ALLOC_AGENT_ALL_CAPS,
+                                     NULL, NULL, 0, &ag),
+                     -2);
+    res_list_clear(&zagent);
+    res_list before = RES_LIST_INIT;
+    res_list_copy(&before, alloc_agent_total(ag2));
+    res_list zrev = parse("z:1");
+    zrev.v[0].revocable = true;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ag2, &zrev), -1);
+    res_list from = parse("cpus:1");
+    ck_assert_int_eq(alloc_agent_update_available(a, ag2, &from, &z), -1);
+    ck_assert(res_list_equal(alloc_agent_total(ag2), &before));
+    ck_assert(res_list_equal(alloc_agent_available(ag2), &before));
+    struct alloc_quantity zq[] = {{"z", 1000}}, yq[] = {{"y0", 1000}};
+    struct alloc_quantities zqs = {zq, 1}, yqs = {yq, 1};
+    ck_assert_int_eq(alloc_role_set_quota(a, "q", &yqs, &zqs), -1);
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.agents, 2);
+    ck_assert_uint_eq(st.roles, 0); /* "q" was not made */
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES);
+
+    /* The allocator carries on: both agents are offered, whole. */
+    add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 2);
+    for (uint32_t i = 0; i < rec.noffers; i++) {
+        struct alloc_agent *x = rec.offers[i].ag == &A1 ? ag1 : ag2;
+        res_list want = RES_LIST_INIT;
+        res_list_copy(&want, alloc_agent_total(x));
+        res_list_allocate(&want, "r");
+        ck_assert(res_list_equal(&rec.offers[i].res, &want));
+        res_list_clear(&want);
+    }
+    ck_assert_int_eq(alloc_role_set_quota(a, "q", &yqs, NULL), 0);
+
+    res_list_clear(&from);
+    res_list_clear(&zrev);
+    res_list_clear(&before);
+    res_list_clear(&z);
+    res_list_clear(&one);
+    res_list_clear(&two);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* With every name slot taken, limits and guarantees on the last name id
+ * work (the cycle's per-name buffers are ALLOC_MAX_NAMES long). */
+START_TEST(test_names_full_table_quota)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    char last[16];
+    snprintf(last, sizeof(last), "x%d", ALLOC_MAX_NAMES - 3);
+    char *text = many_names("cpus:8;mem:1024", "x", ALLOC_MAX_NAMES - 2);
+    add_agent(a, &A1, text);
+    free(text);
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES);
+    ck_assert_int_eq(alloc_name_find(&a->names, last), ALLOC_MAX_NAMES - 1);
+    struct alloc_quantity l[] = {q_cpus(2000), {last, 250}};
+    struct alloc_quantities lq = {l, 2};
+    ck_assert_int_eq(alloc_role_set_quota(a, "capped", NULL, &lq), 0);
+    add_fw(a, &F1, "capped", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 2000);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, last), 250);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "x0"), 1000);
+    rec_clear(&rec);
+
+    /* A guarantee on the last name: its role is served first. */
+    struct alloc_quantity g[] = {{last, 500}};
+    struct alloc_quantities gq = {g, 1};
+    ck_assert_int_eq(alloc_role_set_quota(a, "g", &gq, NULL), 0);
+    add_fw(a, &F2, "g", 0);
+    add_agent(a, &A2, "cpus:1;mem:64;x0:1");
+    text = many_names("cpus:1;mem:64", "x", ALLOC_MAX_NAMES - 2);
+    add_agent(a, &A3, text);
+    free(text);
+    alloc_run(a, 0);
+    bool got_last = false;
+    for (uint32_t i = 0; i < rec.noffers; i++) {
+        if (rec.offers[i].fw == &F2 && rec.offers[i].ag == &A3)
+            got_last = res_list_scalar(&rec.offers[i].res, last) >= 500;
+        ck_assert(rec.offers[i].fw != &F1 ||
+                  res_list_scalar(&rec.offers[i].res, last) == 0);
+    }
+    ck_assert(got_last);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+START_TEST(test_parse_min_allocatable_name_cap)
+{
+    struct alloc_quantities *q;
+    uint32_t n;
+    char err[256];
+    char *text = many_names("", "n", ALLOC_MAX_NAMES);
+    ck_assert_int_eq(
+        alloc_parse_min_allocatable(text, &q, &n, err, sizeof(err)), 0);
+    alloc_quantities_free(q, n);
+    free(text);
+    /* One more, in another alternative. */
+    text = many_names("", "n", ALLOC_MAX_NAMES);
+    char *more = xasprintf("%s|other:1", text);
+    ck_assert_int_eq(
+        alloc_parse_min_allocatable(more, &q, &n, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "distinct names"));
+    free(more);
+    free(text);
+}
+END_TEST
+
 /* ---- Randomized clusters ------------------------------------------------ */
 
 #define RF 12 /* frameworks */
@@ -1182,6 +1350,9 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_agent_with_used_resources);
     tcase_add_test(tc, test_update_available_and_allocation);
     tcase_add_test(tc, test_parse_min_allocatable);
+    tcase_add_test(tc, test_names_capped);
+    tcase_add_test(tc, test_names_full_table_quota);
+    tcase_add_test(tc, test_parse_min_allocatable_name_cap);
     tcase_add_test(tc, test_decline_forever_exhausts);
     suite_add_tcase(s, tc);
     TCase *props = tcase_create("properties");
