@@ -682,6 +682,7 @@ static void agent_join_allocator(struct master *m, struct agent *ag,
     adopt_tasks(m, ag, s->sub, back_from_unreachable, &used, &nused, &lists);
     const struct machine *mach =
         master_machine_of(m, ag->info->hostname, ag->ip);
+    /* handle_subscribe admitted its names: no -2 (refused) here. */
     if (alloc_agent_add(m->alloc, ag, &ag->total, ALLOC_AGENT_ALL_CAPS,
                         mach != NULL ? &mach->unav : NULL, used, nused,
                         &ag->alloc) != 0)
@@ -965,6 +966,15 @@ static void handle_subscribe(struct master_call_ctx *c)
         free(ip);
         return;
     }
+    if (alloc_admit_names(m->alloc, &total) != 0) {
+        res_list_clear(&total);
+        http_reply_error(req, 400,
+                         "subscribe.agent_info.resources: the cluster would "
+                         "have more than %d distinct scalar resource names",
+                         ALLOC_MAX_NAMES);
+        free(ip);
+        return;
+    }
     char newid[ID_DERIVED_SIZE];
     if (id == NULL) {
         id_derive(ID_AGENT, m->id, m->next_agent++, newid, sizeof(newid));
@@ -1038,11 +1048,19 @@ static void handle_oversubscribed(struct master_call_ctx *c)
                          err);
         return;
     }
-    if (master_agent_set_estimate(c->m, c->ag, &rev) != 0) {
+    int rc = master_agent_set_estimate(c->m, c->ag, &rev);
+    if (rc != 0) {
         res_list_clear(&rev);
-        http_reply_error(req, 400,
-                         "update_oversubscribed.oversubscribed_resources: "
-                         "every resource must be revocable");
+        if (rc == -2)
+            http_reply_error(req, 400,
+                             "update_oversubscribed.oversubscribed_resources: "
+                             "the cluster would have more than %d distinct "
+                             "scalar resource names",
+                             ALLOC_MAX_NAMES);
+        else
+            http_reply_error(req, 400,
+                             "update_oversubscribed.oversubscribed_resources: "
+                             "every resource must be revocable");
         return;
     }
     res_list_clear(&rev);

@@ -51,6 +51,8 @@ int master_agent_set_estimate(struct master *m, struct agent *ag,
     for (uint32_t i = 0; i < estimate->n; i++)
         if (!estimate->v[i].revocable)
             return -1;
+    if (alloc_admit_names(m->alloc, estimate) != 0)
+        return -2;
     res_list_clear(&ag->estimate);
     res_list_copy(&ag->estimate, estimate);
     push_allocator(m, ag);

@@ -9,7 +9,8 @@
 
 /* Set ag's oversubscription estimate (revocable resources; copied) and
  * update the allocator's revocable total. Returns -1 when an entry is not
- * revocable (nothing changed). */
+ * revocable, -2 when its names would take the allocator past
+ * ALLOC_MAX_NAMES (nothing changed either way). */
 int master_agent_set_estimate(struct master *m, struct agent *ag,
                               const res_list *estimate);
 /* With --offer_allocation_slack: recompute every agent's slack (reserved
