@@ -7,7 +7,9 @@
 #include <check.h>
 #include <string.h>
 
+#include "allocator/alloc.h"
 #include "check_main.h"
+#include "common/mem.h"
 #include "common/resources.h"
 #include "master/agents.h"
 #include "master/frameworks.h"
@@ -706,6 +708,59 @@ START_TEST(test_reserve_during_reregistration)
 }
 END_TEST
 
+/* The allocator keeps at most ALLOC_MAX_NAMES scalar resource names: an
+ * agent whose resources would bring more is refused before anything is
+ * recorded, and so is an estimate; known names are still welcome. */
+START_TEST(test_agent_resource_name_cap)
+{
+    /* Fill the allocator's names as earlier agents would have: cpus and
+     * mem (min_allocatable) and x0, x1, ... */
+    char *text = xstrdup("cpus:1");
+    for (int i = 0; i < ALLOC_MAX_NAMES - 2; i++) {
+        char *next = xasprintf("%s;x%d:1", text, i);
+        free(text);
+        text = next;
+    }
+    res_list names = RES_LIST_INIT;
+    char err[256];
+    ck_assert_int_eq(res_parse_text(text, NULL, &names, err, sizeof(err)), 0);
+    ck_assert_int_eq(alloc_admit_names(X.m->alloc, &names), 0);
+    res_list_clear(&names);
+    free(text);
+
+    struct http_fake *f = mfx_post(
+        &X, master_agent_api, NULL,
+        "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{\"hostname\":"
+        "\"h\",\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+        "\"scalar\":{\"value\":1}},{\"name\":\"fresh\",\"type\":\"SCALAR\","
+        "\"scalar\":{\"value\":1}}]}}}");
+    ck_assert_int_eq(http_fake_status(f), 400);
+    ck_assert_msg(strstr(mfx_body(f), "distinct scalar resource names"), "%s",
+                  mfx_body(f));
+    http_fake_free(f);
+    ck_assert_uint_eq(hmap_count(X.m->agents), 0);
+    ck_assert_int_eq(registry_mem_count(X.store, NULL), 0);
+
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024;x3:5");
+    ck_assert_int_eq(
+        mfx_agent_call(&X, &AG, "UPDATE_OVERSUBSCRIBED",
+                       "update_oversubscribed",
+                       "{\"oversubscribed_resources\":[{\"name\":\"fresh\","
+                       "\"type\":\"SCALAR\",\"scalar\":{\"value\":1},"
+                       "\"revocable\":{}}]}"),
+        400);
+    ck_assert_uint_eq(master_agent_find(X.m, AG.id)->estimate.n, 0);
+    ck_assert_int_eq(
+        mfx_agent_call(&X, &AG, "UPDATE_OVERSUBSCRIBED",
+                       "update_oversubscribed",
+                       "{\"oversubscribed_resources\":[{\"name\":\"x3\","
+                       "\"type\":\"SCALAR\",\"scalar\":{\"value\":1},"
+                       "\"revocable\":{}}]}"),
+        202);
+    ck_assert_uint_eq(master_agent_find(X.m, AG.id)->estimate.n, 1);
+}
+END_TEST
+
 static Suite *master_calls_suite(void)
 {
     Suite *s = suite_create("master_calls");
@@ -717,6 +772,7 @@ static Suite *master_calls_suite(void)
     tcase_add_test(tc, test_session_checks);
     tcase_add_test(tc, test_missing_payload_every_api);
     tcase_add_test(tc, test_agent_subscribe_refusals);
+    tcase_add_test(tc, test_agent_resource_name_cap);
     suite_add_tcase(s, tc);
     tc = tcase_create("accept");
     tcase_add_checked_fixture(tc, setup, teardown);
