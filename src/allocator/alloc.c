@@ -971,15 +971,15 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
                                   struct alloc_framework *fw,
                                   const res_list *from, const res_list *to)
 {
-    if (from->n == 0 || from->v[0].alloc_role == NULL ||
-        alloc_names_admit(&a->names, to) != 0)
+    if (from->n == 0 || from->v[0].alloc_role == NULL)
         return -1;
     struct client *c = client_find(fw, from->v[0].alloc_role);
     struct holding *h = c ? holding_find(ag, c) : NULL;
     res_list ufrom = RES_LIST_INIT, uto = RES_LIST_INIT;
     res_list_copy(&ufrom, from);
     res_list_allocate(&ufrom, NULL);
-    if (h == NULL || !res_list_contains(&h->res, &ufrom)) {
+    if (h == NULL || !res_list_contains(&h->res, &ufrom) ||
+        alloc_names_admit(&a->names, to) != 0) {
         res_list_clear(&ufrom);
         return -1;
     }

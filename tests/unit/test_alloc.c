@@ -736,7 +736,7 @@ START_TEST(test_names_capped)
     ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES);
 
     /* The allocator carries on: both agents are offered, whole. */
-    add_fw(a, &F1, "r", 0);
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
     alloc_run(a, 0);
     ck_assert_uint_eq(rec.noffers, 2);
     for (uint32_t i = 0; i < rec.noffers; i++) {
@@ -747,8 +747,16 @@ START_TEST(test_names_capped)
         ck_assert(res_list_equal(&rec.offers[i].res, &want));
         res_list_clear(&want);
     }
+    /* And a conversion of what F1 holds into a new name. */
+    res_list afrom = parse_alloc("cpus:1", "r"), ato = parse_alloc("z:1", "r");
+    ck_assert_int_eq(alloc_agent_update_allocation(a, ag2, f1, &afrom, &ato),
+                     -1);
+    ck_assert(res_list_equal(alloc_agent_total(ag2), &before));
+    ck_assert_uint_eq(a->names.n, ALLOC_MAX_NAMES);
     ck_assert_int_eq(alloc_role_set_quota(a, "q", &yqs, NULL), 0);
 
+    res_list_clear(&afrom);
+    res_list_clear(&ato);
     res_list_clear(&from);
     res_list_clear(&zrev);
     res_list_clear(&before);
