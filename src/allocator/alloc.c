@@ -811,6 +811,12 @@ int alloc_admit_names(struct alloc *a, const res_list *l)
     return alloc_names_admit(&a->names, l);
 }
 
+int alloc_admit_quantity_names(struct alloc *a,
+                               const struct alloc_quantities *q, uint32_t n)
+{
+    return alloc_names_admit_quantities(&a->names, q, n);
+}
+
 int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
                     uint32_t caps, const struct alloc_unavailability *unav,
                     const struct alloc_used *used, uint32_t nused,

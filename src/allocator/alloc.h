@@ -208,6 +208,10 @@ bool alloc_framework_is_suppressed(const struct alloc *a,
  * fails later.
  */
 int alloc_admit_names(struct alloc *a, const res_list *l);
+/* The same for the names of n lists of quantities (a quota's guarantees
+ * and limits, before alloc_role_set_quota). */
+int alloc_admit_quantity_names(struct alloc *a,
+                               const struct alloc_quantities *q, uint32_t n);
 
 /* A framework's resources already in use on an agent when it is added. */
 struct alloc_used {

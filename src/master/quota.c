@@ -465,7 +465,13 @@ static void apply_quota(struct master *m, const char *role,
 {
     struct alloc_quantities g = {rq->guarantees.v, rq->guarantees.n};
     struct alloc_quantities l = {rq->limits.v, rq->limits.n};
-    alloc_role_set_quota(m->alloc, role, &g, &l);
+    if (alloc_role_set_quota(m->alloc, role, &g, &l) != 0) {
+        /* op_check admitted the names; a recovered quota may not fit. */
+        log_error("allocator refused the quota of role %s: more than %d "
+                  "distinct scalar resource names",
+                  role, ALLOC_MAX_NAMES);
+        return;
+    }
     struct role_quota *old = hmap_del(m->quota->quotas, role);
     if (old != NULL)
         role_quota_free_ptr(old);
@@ -812,6 +818,31 @@ static void op_applied(struct master *m, struct master_change *c)
     op_end(op, 200, NULL);
 }
 
+/* The last check of a quota change: the allocator admits its names (at
+ * most ALLOC_MAX_NAMES in the cluster); 0, or 400 with a reason. */
+static int names_check(struct master *m, const struct quota_op *op, char *err,
+                       size_t errlen)
+{
+    struct alloc_quantities *q = xcalloc(2 * op->n + 1, sizeof(*q));
+    for (size_t i = 0; i < op->n; i++) {
+        q[2 * i].v = op->quotas[i].guarantees.v;
+        q[2 * i].n = op->quotas[i].guarantees.n;
+        q[2 * i + 1].v = op->quotas[i].limits.v;
+        q[2 * i + 1].n = op->quotas[i].limits.n;
+    }
+    int rc = alloc_admit_quantity_names(m->alloc, q, (uint32_t)(2 * op->n));
+    free(q);
+    if (rc == 0)
+        return 0;
+    snprintf(err, errlen,
+             "%s: the cluster would have more than %d distinct scalar "
+             "resource names",
+             op->kind == QOP_SET ? "Failed to validate set quota request"
+                                 : "Invalid QuotaConfig",
+             ALLOC_MAX_NAMES);
+    return 400;
+}
+
 /* The checks against the master's state; 0, or the status with a reason. */
 static int op_check(struct master *m, const struct quota_op *op, char *err,
                     size_t errlen)
@@ -875,7 +906,7 @@ static int op_check(struct master *m, const struct quota_op *op, char *err,
         }
     }
     if (op->force)
-        return 0;
+        return names_check(m, op, err, errlen);
     struct qtys cap = {0}, total = {0};
     cluster_capacity(m, &cap);
     total_guarantees(m, op, &total);
@@ -902,7 +933,7 @@ static int op_check(struct master *m, const struct quota_op *op, char *err,
     }
     qtys_free(&cap);
     qtys_free(&total);
-    return status;
+    return status != 0 ? status : names_check(m, op, err, errlen);
 }
 
 /* The registry batch of op; NULL with a reason. */
