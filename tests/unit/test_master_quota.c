@@ -9,8 +9,11 @@
 #include <event2/event.h>
 #include <string.h>
 
+#include "allocator/alloc.h"
 #include "check_main.h"
 #include "common/json_pb.h"
+#include "common/mem.h"
+#include "common/resources.h"
 #include "master/operator_api.h"
 #include "master/quota.h"
 #include "master/registry_mem.h"
@@ -389,6 +392,48 @@ START_TEST(test_update_quota_refusals)
         200);
     ck_assert_int_eq(stored("quota"), 2);
     ck_assert_int_eq(alloc_role("a").guarantee_cpus, 1500);
+}
+END_TEST
+
+/* The allocator keeps at most ALLOC_MAX_NAMES scalar resource names: a
+ * quota that would bring more is refused, forced or not, and nothing is
+ * stored; known names are fine. */
+START_TEST(test_quota_name_cap)
+{
+    /* Fill the allocator's names as agents would have: cpus and mem
+     * (min_allocatable) and x0, x1, ... */
+    char *text = xstrdup("cpus:1");
+    for (int i = 0; i < ALLOC_MAX_NAMES - 2; i++) {
+        char *next = xasprintf("%s;x%d:1", text, i);
+        free(text);
+        text = next;
+    }
+    res_list names = RES_LIST_INIT;
+    char err[256];
+    ck_assert_int_eq(res_parse_text(text, NULL, &names, err, sizeof(err)), 0);
+    ck_assert_int_eq(alloc_admit_names(X.m->alloc, &names), 0);
+    res_list_clear(&names);
+    free(text);
+
+    char body[1024];
+    ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\",\"limits\":{"
+                                         "\"fresh\":{\"value\":1}}}]"),
+                          body, sizeof(body)),
+                     400);
+    ck_assert_msg(strstr(body, "distinct scalar resource names"), "%s", body);
+    ck_assert_int_eq(call(QUOTA("true", "[{\"role\":\"a\",\"guarantees\":{"
+                                        "\"fresh\":{\"value\":1}}}]"),
+                          body, sizeof(body)),
+                     400);
+    ck_assert_msg(strstr(body, "distinct scalar resource names"), "%s", body);
+    ck_assert_int_eq(stored("quota"), 0);
+    ck_assert(!alloc_role("a").found);
+    ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\",\"limits\":{"
+                                         "\"x5\":{\"value\":1}}}]"),
+                          NULL, 0),
+                     200);
+    ck_assert_int_eq(stored("quota"), 1);
+    ck_assert(alloc_role("a").found);
 }
 END_TEST
 
@@ -800,6 +845,7 @@ static Suite *master_quota_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_update_quota);
     tcase_add_test(tc, test_update_quota_refusals);
+    tcase_add_test(tc, test_quota_name_cap);
     tcase_add_test(tc, test_limit_below_consumption);
     tcase_add_test(tc, test_set_and_remove_quota);
     tcase_add_test(tc, test_quota_endpoint);
