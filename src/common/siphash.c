@@ -7,6 +7,7 @@
 #include "common/siphash.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #include "common/ids.h"
 #include "common/siphash_private.h"
@@ -33,9 +34,11 @@ static inline void sipround(uint64_t v[4])
 
 static inline uint64_t load_le64(const uint8_t *p)
 {
-    uint64_t w = 0;
-    for (int i = 7; i >= 0; i--)
-        w = w << 8 | p[i];
+    uint64_t w;
+    memcpy(&w, p, sizeof(w)); /* one load, at any alignment */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
     return w;
 }
 
@@ -58,9 +61,34 @@ static inline uint64_t sip(const struct siphash_key *key, const void *data,
             sipround(v);
         v[0] ^= m;
     }
+    /* The last 0-7 bytes, little-endian, under the length's low byte. */
+    const uint8_t *t = p + whole;
     uint64_t b = (uint64_t)len << 56;
-    for (size_t i = len - whole; i > 0; i--)
-        b |= (uint64_t)p[whole + i - 1] << (8 * (i - 1));
+    switch (len & 7) {
+    case 7:
+        b |= (uint64_t)t[6] << 48;
+        /* fall through */
+    case 6:
+        b |= (uint64_t)t[5] << 40;
+        /* fall through */
+    case 5:
+        b |= (uint64_t)t[4] << 32;
+        /* fall through */
+    case 4:
+        b |= (uint64_t)t[3] << 24;
+        /* fall through */
+    case 3:
+        b |= (uint64_t)t[2] << 16;
+        /* fall through */
+    case 2:
+        b |= (uint64_t)t[1] << 8;
+        /* fall through */
+    case 1:
+        b |= (uint64_t)t[0];
+        break;
+    default:
+        break;
+    }
     v[3] ^= b;
     for (int r = 0; r < c; r++)
         sipround(v);
