@@ -11,8 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocator/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mem.h"
+#include "common/resources.h"
 #include "master/agents.h"
 #include "master/master.h"
 #include "master/operator_api.h"
@@ -332,4 +335,20 @@ json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id)
     ck_assert_ptr_nonnull(id);
     snprintf(offer_id, 256, "%s", json_string_value(id));
     return ev;
+}
+
+void mfx_fill_resource_names(struct mfx *x)
+{
+    char *text = xstrdup("cpus:1;mem:1");
+    for (int i = 0; i < ALLOC_MAX_NAMES - 2; i++) {
+        char *next = xasprintf("%s;x%d:1", text, i);
+        free(text);
+        text = next;
+    }
+    res_list names = RES_LIST_INIT;
+    char err[256];
+    ck_assert_int_eq(res_parse_text(text, NULL, &names, err, sizeof(err)), 0);
+    ck_assert_int_eq(alloc_admit_names(x->m->alloc, &names), 0);
+    res_list_clear(&names);
+    free(text);
 }

@@ -100,4 +100,9 @@ void mfx_peer_free(struct mfx_peer *p);
  * event, the first offer's id in offer_id (256 bytes). */
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id);
 
+/* Make the master's allocator know as many scalar resource names as it
+ * keeps (ALLOC_MAX_NAMES), as earlier agents would have: cpus and mem (of
+ * min_allocatable) and x0, x1, ... For tests of the cap. */
+void mfx_fill_resource_names(struct mfx *x);
+
 #endif

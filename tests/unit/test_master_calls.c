@@ -7,9 +7,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "allocator/alloc.h"
 #include "check_main.h"
-#include "common/mem.h"
 #include "common/resources.h"
 #include "master/agents.h"
 #include "master/frameworks.h"
@@ -713,20 +711,7 @@ END_TEST
  * recorded, and so is an estimate; known names are still welcome. */
 START_TEST(test_agent_resource_name_cap)
 {
-    /* Fill the allocator's names as earlier agents would have: cpus and
-     * mem (min_allocatable) and x0, x1, ... */
-    char *text = xstrdup("cpus:1");
-    for (int i = 0; i < ALLOC_MAX_NAMES - 2; i++) {
-        char *next = xasprintf("%s;x%d:1", text, i);
-        free(text);
-        text = next;
-    }
-    res_list names = RES_LIST_INIT;
-    char err[256];
-    ck_assert_int_eq(res_parse_text(text, NULL, &names, err, sizeof(err)), 0);
-    ck_assert_int_eq(alloc_admit_names(X.m->alloc, &names), 0);
-    res_list_clear(&names);
-    free(text);
+    mfx_fill_resource_names(&X);
 
     struct http_fake *f = mfx_post(
         &X, master_agent_api, NULL,

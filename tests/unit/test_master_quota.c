@@ -9,11 +9,8 @@
 #include <event2/event.h>
 #include <string.h>
 
-#include "allocator/alloc.h"
 #include "check_main.h"
 #include "common/json_pb.h"
-#include "common/mem.h"
-#include "common/resources.h"
 #include "master/operator_api.h"
 #include "master/quota.h"
 #include "master/registry_mem.h"
@@ -400,20 +397,7 @@ END_TEST
  * stored; known names are fine. */
 START_TEST(test_quota_name_cap)
 {
-    /* Fill the allocator's names as agents would have: cpus and mem
-     * (min_allocatable) and x0, x1, ... */
-    char *text = xstrdup("cpus:1");
-    for (int i = 0; i < ALLOC_MAX_NAMES - 2; i++) {
-        char *next = xasprintf("%s;x%d:1", text, i);
-        free(text);
-        text = next;
-    }
-    res_list names = RES_LIST_INIT;
-    char err[256];
-    ck_assert_int_eq(res_parse_text(text, NULL, &names, err, sizeof(err)), 0);
-    ck_assert_int_eq(alloc_admit_names(X.m->alloc, &names), 0);
-    res_list_clear(&names);
-    free(text);
+    mfx_fill_resource_names(&X);
 
     char body[1024];
     ck_assert_int_eq(call(QUOTA("false", "[{\"role\":\"a\",\"limits\":{"
