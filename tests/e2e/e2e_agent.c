@@ -119,39 +119,7 @@ static char agent_work[PATH_MAX]; /* its --work_dir, under base_dir */
 
 static int spawn_agent(const char *const *extra)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
-        if (port == 0)
-            continue;
-        char a_master[64], a_port[32], a_work[PATH_MAX + 16];
-        snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
-                 (unsigned)hfm.port);
-        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
-        snprintf(a_work, sizeof(a_work), "--work_dir=%s", agent_work);
-        const char *args[64];
-        int n = 0;
-        args[n++] = a_master;
-        args[n++] = "--ip=127.0.0.1";
-        args[n++] = a_port;
-        args[n++] = a_work;
-        args[n++] = "--registration_backoff_factor=20ms";
-        args[n++] = "--registration_backoff_max=200ms";
-        args[n++] = "--resources=cpus:2;mem:1024;disk:4096";
-        for (; extra != NULL && *extra != NULL && n < 63; extra++)
-            args[n++] = *extra;
-        args[n] = NULL;
-        if (e2e_spawn(&agent, OFFERD_AGENT_BIN, args) != 0)
-            return -1;
-        agent.port = port;
-        if (e2e_wait_healthy(&agent, 20000) == 0)
-            return 0;
-        if (e2e_proc_running(&agent)) {
-            e2e_proc_dump_log(&agent, 8192);
-            return -1;
-        }
-        e2e_proc_cleanup(&agent); /* port taken meanwhile: try another */
-    }
-    return -1;
+    return hfm_spawn_agent(&agent, agent_work, extra);
 }
 
 static void start_agent(const char *const *extra)

@@ -28,10 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef OFFERD_AGENT_BIN
-#define OFFERD_AGENT_BIN "offerd-agent"
-#endif
-
 #define FW_ID "fw-api-0001"
 
 static char base_dir[64];
@@ -54,46 +50,14 @@ static void suite_teardown(void)
 static struct e2e_proc agent;
 static char agent_work[PATH_MAX];
 
-static int spawn_agent(void)
-{
-    for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
-        if (port == 0)
-            continue;
-        char a_master[64], a_port[32], a_work[PATH_MAX + 16];
-        snprintf(a_master, sizeof(a_master), "--master=127.0.0.1:%u",
-                 (unsigned)hfm.port);
-        snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);
-        snprintf(a_work, sizeof(a_work), "--work_dir=%s", agent_work);
-        const char *args[] = {a_master,
-                              "--ip=127.0.0.1",
-                              a_port,
-                              a_work,
-                              "--registration_backoff_factor=20ms",
-                              "--registration_backoff_max=200ms",
-                              "--resources=cpus:2;mem:1024;disk:4096",
-                              NULL};
-        if (e2e_spawn(&agent, OFFERD_AGENT_BIN, args) != 0)
-            return -1;
-        agent.port = port;
-        if (e2e_wait_healthy(&agent, 20000) == 0)
-            return 0;
-        if (e2e_proc_running(&agent)) {
-            e2e_proc_dump_log(&agent, 8192);
-            return -1;
-        }
-        e2e_proc_cleanup(&agent); /* port taken meanwhile: try another */
-    }
-    return -1;
-}
-
 static void setup(void)
 {
     ck_assert(base_dir[0] != '\0');
     snprintf(agent_work, sizeof(agent_work), "%s/agent-XXXXXX", base_dir);
     ck_assert_ptr_nonnull(mkdtemp(agent_work));
     hfm_start();
-    ck_assert_msg(spawn_agent() == 0, "offerd-agent did not start");
+    ck_assert_msg(hfm_spawn_agent(&agent, agent_work, NULL) == 0,
+                  "offerd-agent did not start");
 }
 
 static void teardown(void)

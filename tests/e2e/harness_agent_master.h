@@ -115,6 +115,14 @@ void hfm_resources_free(Mesos__V1__Resource **v, size_t n);
 
 struct e2e_proc;
 
+/* Start offerd-agent against this fake master into *agent: on a free
+ * loopback port (another is tried when the port is taken meanwhile), with
+ * work_dir, fast registration backoff, cpus:2;mem:1024;disk:4096, then the
+ * extra flags (NULL-terminated; may be NULL). Waits until it answers
+ * /health. Returns 0, or -1 (its log printed) when it does not start. */
+int hfm_spawn_agent(struct e2e_proc *agent, const char *work_dir,
+                    const char *const *extra);
+
 /* Stop an agent of this fake master as a test's teardown does: SIGUSR1
  * (kill every task, then exit) while the fake master keeps answering, so
  * that the last updates go through; SIGKILL after 15 s. Returns its exit
