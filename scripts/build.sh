@@ -7,7 +7,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$top/build
-args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DOFFERD_WERROR=ON)
 for a in "$@"; do
     case $a in
     --sanitize) dir=$top/build-asan; args+=(-DOFFERD_SANITIZE=ON) ;;
