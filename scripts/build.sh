@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Configure and build offerd.
-#   scripts/build.sh [--sanitize] [--tsan] [--fuzz] [--debug]
+#   scripts/build.sh [--sanitize] [--tsan] [--fuzz] [--debug] [--release]
 # Build trees: build/ (normal), build-asan/ (ASan+UBSan), build-tsan/
-# (ThreadSanitizer), build-fuzz/ (clang libFuzzer). Prints the build folder
-# on its last line.
+# (ThreadSanitizer), build-fuzz/ (clang libFuzzer), build-release/ (the
+# Release build type, -O3). Warnings are errors in all of them
+# (OFFERD_WERROR). Prints the build folder on its last line.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$top/build
@@ -15,7 +16,8 @@ for a in "$@"; do
     --fuzz) dir=$top/build-fuzz
         args+=(-DOFFERD_FUZZ=ON -DCMAKE_C_COMPILER=clang) ;;
     --debug) args+=(-DCMAKE_BUILD_TYPE=Debug) ;;
-    *) echo "usage: $0 [--sanitize] [--tsan] [--fuzz] [--debug]" >&2; exit 2 ;;
+    --release) dir=$top/build-release; args+=(-DCMAKE_BUILD_TYPE=Release) ;;
+    *) echo "usage: $0 [--sanitize] [--tsan] [--fuzz] [--debug] [--release]" >&2; exit 2 ;;
     esac
 done
 cmake -S "$top" -B "$dir" "${args[@]}" >/dev/null
