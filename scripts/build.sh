@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Configure and build offerd.
-#   scripts/build.sh [--sanitize] [--tsan] [--fuzz] [--debug] [--release]
+#   scripts/build.sh [--sanitize] [--tsan] [--fuzz] [--debug] [--release] [--clang]
 # Build trees: build/ (normal), build-asan/ (ASan+UBSan), build-tsan/
 # (ThreadSanitizer), build-fuzz/ (clang libFuzzer), build-release/ (the
-# Release build type, -O3). Warnings are errors in all of them
+# Release build type, -O3); --clang builds with clang in a folder of its own
+# (build-clang/, build-release-clang/). Warnings are errors in all of them
 # (OFFERD_WERROR). Prints the build folder on its last line.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,9 +18,13 @@ for a in "$@"; do
         args+=(-DOFFERD_FUZZ=ON -DCMAKE_C_COMPILER=clang) ;;
     --debug) args+=(-DCMAKE_BUILD_TYPE=Debug) ;;
     --release) dir=$top/build-release; args+=(-DCMAKE_BUILD_TYPE=Release) ;;
-    *) echo "usage: $0 [--sanitize] [--tsan] [--fuzz] [--debug] [--release]" >&2; exit 2 ;;
+    --clang) clang=1; args+=(-DCMAKE_C_COMPILER=clang) ;;
+    *) echo "usage: $0 [--sanitize] [--tsan] [--fuzz] [--debug] [--release] [--clang]" >&2; exit 2 ;;
     esac
 done
+if [ -n "${clang:-}" ] && [ "$dir" != "$top/build-fuzz" ]; then
+    dir=$dir-clang
+fi
 cmake -S "$top" -B "$dir" "${args[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" >&2
 echo "$dir"
