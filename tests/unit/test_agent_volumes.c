@@ -5,10 +5,10 @@
  * unsafe roles and ids, container paths, applying lists (directories made,
  * versions, failures leaving the previous list), removal deferred while a
  * task uses a volume (and across a restart), a resized volume keeping its
- * directory and data, a crash at every step of an
- * apply (OFFERD_TEST_CRASH_AT, in a forked child) and what recovery makes
- * of it, directories that no record names, the links made in a sandbox,
- * and the agent's total resources.
+ * directory and data, a crash at every step of an apply
+ * (OFFERD_TEST_CRASH_AT, in a forked child) and what recovery makes of it,
+ * directories that no record names, the links made in a sandbox, and the
+ * agent's total resources.
  */
 #include "agent/volumes.h"
 
