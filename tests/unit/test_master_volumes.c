@@ -628,8 +628,14 @@ static struct http_fake *op_shrink(const char *agent_id, const char *volume,
  * sent each new list. */
 START_TEST(test_operator_grow_and_shrink)
 {
+    /* More than the reserved disk beside the volume: 409, nothing done. */
     struct http_fake *f =
-        op_grow(AG.id, disk("100", true, false), disk("150", false, false));
+        op_grow(AG.id, disk("100", true, false), disk("250", false, false));
+    ck_assert_int_eq(http_fake_status(f), 409);
+    ck_assert_ptr_nonnull(strstr(mfx_body(f), "available"));
+    http_fake_free(f);
+    assert_sizes(100, 200);
+    f = op_grow(AG.id, disk("100", true, false), disk("150", false, false));
     ck_assert_msg(http_fake_status(f) == 202, "%d %s", http_fake_status(f),
                   mfx_body(f));
     http_fake_free(f);
