@@ -5,12 +5,15 @@
  * OPERATION_FAILED and undone when the registry refuses), and from the
  * operator API (202, 400, 409, 503). Each refusal leaves the agent's
  * checkpointed resources, its total, the registry and the agent's stream
- * as they were.
+ * as they were. Last, the conversion alone (master_resv_resize) for
+ * volumes on PATH disks.
  *
  * The agent has disk:1000; role web reserves 300 of it and holds volume v1
  * of 100 on that reservation (the framework or the operator made them).
  */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -19,6 +22,7 @@
 #include "master/master_types.h"
 #include "master/operations.h"
 #include "master/registry_mem.h"
+#include "master/reservations.h"
 #include "master_fixture.h"
 #include "offerd/registry.pb-c.h"
 
@@ -776,6 +780,111 @@ START_TEST(test_operator_resize_survives_master_restart)
 }
 END_TEST
 
+/* ---- The conversion alone (master_resv_resize) ---------------------------
+ */
+
+/* One Resource message from the JSON of one Resource object (free it with
+ * protobuf_c_message_free_unpacked). */
+static Mesos__V1__Resource *pb_of(const char *json)
+{
+    char arr[2048], err[512];
+    snprintf(arr, sizeof(arr), "[%s]", json);
+    res_list l = RES_LIST_INIT;
+    ck_assert_msg(res_list_from_json(arr, &l, err, sizeof(err)) == 0, "%s: %s",
+                  json, err);
+    ck_assert_uint_eq(l.n, 1);
+    Mesos__V1__Resource *pb = res_to_pb(&l.v[0], true);
+    res_list_clear(&l);
+    return pb;
+}
+
+/* Disk of size on a PATH disk with root, reserved to web; the volume v1
+ * when vol. */
+static const char *path_disk(const char *size, const char *root, bool vol)
+{
+    static char ring[4][512];
+    static unsigned k;
+    char *b = ring[k++ % 4];
+    snprintf(b, sizeof(ring[0]),
+             "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":%s}"
+             "," RESERVATION ",\"disk\":{%s\"source\":{\"type\":\"PATH\","
+             "\"path\":{\"root\":\"%s\"}}}}",
+             size,
+             vol ? "\"persistence\":{\"id\":\"v1\"},\"volume\":{"
+                   "\"container_path\":\"data\",\"mode\":\"RW\"},"
+                 : "",
+             root);
+    return b;
+}
+
+/* GROW and SHRINK of volumes on a PATH disk: the addition must be of the
+ * same disk; what a shrink frees keeps the disk's source. */
+START_TEST(test_resize_path_disk)
+{
+    static const struct {
+        bool is_grow;
+        const char *volume, *addition;   /* addition: or subtract */
+        const char *want_from, *want_to; /* NULL: refused */
+    } cases[] = {
+        {true, "100:/mnt/a", "50:/mnt/a", "v100+d50", "v150"},
+        {true, "100:/mnt/a", "50:/mnt/b", NULL, NULL},
+        {false, "100:/mnt/a", "30", "v100", "v70+d30"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char size[16], root[64];
+        ck_assert_int_eq(sscanf(cases[i].volume, "%15[^:]:%63s", size, root),
+                         2);
+        Mesos__V1__Resource *vol = pb_of(path_disk(size, root, true));
+        Mesos__V1__Resource *add = NULL;
+        Mesos__V1__Value__Scalar sub = MESOS__V1__VALUE__SCALAR__INIT;
+        if (cases[i].is_grow) {
+            ck_assert_int_eq(
+                sscanf(cases[i].addition, "%15[^:]:%63s", size, root), 2);
+            add = pb_of(path_disk(size, root, false));
+        } else {
+            sub.value = atof(cases[i].addition);
+        }
+        res_list from = RES_LIST_INIT, to = RES_LIST_INIT;
+        char err[1024];
+        int rc = master_resv_resize(
+            cases[i].is_grow ? MASTER_RESV_GROW : MASTER_RESV_SHRINK, vol, add,
+            cases[i].is_grow ? NULL : &sub, &from, &to, err, sizeof(err));
+        if (cases[i].want_from == NULL) {
+            ck_assert_int_eq(rc, -1);
+            ck_assert_ptr_nonnull(strstr(err, "disk source"));
+            ck_assert_uint_eq(from.n + to.n, 0);
+        } else {
+            ck_assert_msg(rc == 0, "case %zu: %s", i, err);
+            /* "v<size>" is v1, "d<size>" the PATH disk's plain part; every
+             * resource keeps the disk's source root. */
+            const res_list *lists[2] = {&from, &to};
+            const char *want[2] = {cases[i].want_from, cases[i].want_to};
+            for (int k = 0; k < 2; k++) {
+                char got[64] = "";
+                for (uint32_t j = 0; j < lists[k]->n; j++) {
+                    const struct resource *r = &lists[k]->v[j];
+                    ck_assert_ptr_nonnull(r->disk);
+                    ck_assert_str_eq(r->disk->source_root, "/mnt/a");
+                    ck_assert(res_is_reserved(r, "web"));
+                    char one[24];
+                    snprintf(one, sizeof(one), "%s%s%lld", j > 0 ? "+" : "",
+                             res_is_persistent_volume(r) ? "v" : "d",
+                             (long long)(r->scalar / 1000));
+                    strncat(got, one, sizeof(got) - strlen(got) - 1);
+                }
+                ck_assert_msg(strcmp(got, want[k]) == 0, "case %zu: %s, not %s",
+                              i, got, want[k]);
+            }
+        }
+        res_list_clear(&from);
+        res_list_clear(&to);
+        protobuf_c_message_free_unpacked(&vol->base, NULL);
+        if (add != NULL)
+            protobuf_c_message_free_unpacked(&add->base, NULL);
+    }
+}
+END_TEST
+
 static Suite *master_volumes_suite(void)
 {
     Suite *s = suite_create("master_volumes");
@@ -795,6 +904,9 @@ static Suite *master_volumes_suite(void)
     tcase_add_test(tc, test_operator_refusals);
     tcase_add_test(tc, test_operator_registry_failure);
     tcase_add_test(tc, test_operator_resize_survives_master_restart);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("conversion");
+    tcase_add_test(tc, test_resize_path_disk);
     suite_add_tcase(s, tc);
     return s;
 }
