@@ -748,6 +748,11 @@ void master_resv_operator_resize(struct master *m, struct http_request *req,
                                  const Mesos__V1__Resource *addition,
                                  const Mesos__V1__Value__Scalar *subtract)
 {
+    if (agent_id == NULL) {
+        http_reply_error(req, 400, "Invalid %s operation: no agent id",
+                         op_name(kind));
+        return;
+    }
     struct agent *ag = master_agent_find(m, agent_id);
     if (ag == NULL || ag->alloc == NULL) {
         http_reply_error(req, 400, "No agent found with specified ID '%s'",

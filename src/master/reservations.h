@@ -45,16 +45,15 @@ int master_resv_resize(enum master_resv_op op,
                        const Mesos__V1__Value__Scalar *subtract, res_list *from,
                        res_list *to, char *err, size_t errlen);
 /* A RESERVE/UNRESERVE/CREATE/DESTROY/GROW_VOLUME/SHRINK_VOLUME (or
- * unsupported) operation of an
- * ACCEPT, applied to remaining (the offers' resources left, with allocation
- * role `role`). An operation with an id gets feedback (operations.h): a
- * refused one changes nothing and is reported with OPERATION_ERROR, an
- * applied one with OPERATION_FINISHED once durable (OPERATION_FAILED, and
- * undone, when the registry refuses it). Without an id, no feedback.
- * GROW_VOLUME and SHRINK_VOLUME take their resources from remaining but,
- * as in Mesos, leave what they make out of it (no later operation of the
- * ACCEPT may use a resized volume): that goes back to the allocator at
- * once, without a filter. */
+ * unsupported) operation of an ACCEPT, applied to remaining (the offers'
+ * resources left, with allocation role `role`). An operation with an id gets
+ * feedback (operations.h): a refused one changes nothing and is reported with
+ * OPERATION_ERROR, an applied one with OPERATION_FINISHED once durable
+ * (OPERATION_FAILED, and undone, when the registry refuses it). Without an id,
+ * no feedback. GROW_VOLUME and SHRINK_VOLUME take their resources from
+ * remaining but, as in Mesos, leave what they make out of it (no later
+ * operation of the ACCEPT may use a resized volume): that goes back to the
+ * allocator at once, without a filter. */
 void master_resv_accept_op(struct master *m, struct framework *fw,
                            struct agent *ag, const char *role,
                            const Mesos__V1__Offer__Operation *op,
@@ -66,9 +65,10 @@ void master_resv_operator(struct master *m, struct http_request *req,
                           const res_list *res);
 /* An operator's GROW_VOLUME or SHRINK_VOLUME (kind MASTER_RESV_GROW or
  * MASTER_RESV_SHRINK, arguments as master_resv_resize's) on agent_id
- * (NULL: a 400); answers req as master_resv_operator does: 400 for an
- * invalid operation or agent, 409 when the agent does not have the volume
- * (and addition) free, even after rescinding offers. */
+ * (NULL: a 400); answers req as master_resv_operator does: 202 once
+ * durable, 400 for an invalid operation or agent, 409 when the agent does
+ * not have the volume (and addition) free, even after rescinding offers,
+ * 503 when the registry refuses the change (undone). */
 void master_resv_operator_resize(struct master *m, struct http_request *req,
                                  enum master_resv_op kind, const char *agent_id,
                                  const Mesos__V1__Resource *volume,
