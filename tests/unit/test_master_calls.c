@@ -218,9 +218,9 @@ START_TEST(test_missing_payload_every_api)
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(got[i].status, 400);
     /* A known operator call offerd lacks: 501 with its name. */
-    f = mfx_operator(&X, "{\"type\":\"GROW_VOLUME\"}");
+    f = mfx_operator(&X, "{\"type\":\"READ_FILE\"}");
     ck_assert_int_eq(http_fake_status(f), 501);
-    ck_assert_ptr_nonnull(strstr(mfx_body(f), "GROW_VOLUME"));
+    ck_assert_ptr_nonnull(strstr(mfx_body(f), "READ_FILE"));
     http_fake_free(f);
 }
 END_TEST
