@@ -267,7 +267,9 @@ struct master_metrics {
     uint64_t slave_registrations;
     uint64_t slave_reregistrations;
     uint64_t slave_removals;
-    uint64_t slave_unreachable_completed;
+    /* slave_removals by how (indexed by enum agent_removal, agents.h):
+     * unreachable, shut down, by an operator. */
+    uint64_t slave_removals_by_how[3];
     uint64_t recovery_slave_removals; /* not back after a master restart */
     uint64_t tasks_adopted;           /* learnt from re-registering agents */
     uint64_t agent_reconciliations;   /* tasks the master asked agents about */
@@ -281,6 +283,9 @@ struct master_metrics {
     uint64_t allocation_runs;
     double allocation_run_ms; /* last cycle */
     uint64_t opev_dropped;    /* operator subscribers cut off as too slow */
+    /* Events meant for a framework or an agent that had no connected
+     * stream to take them (Mesos's master/dropped_messages). */
+    uint64_t dropped_messages;
 };
 
 /* ---- The master -------------------------------------------------------------

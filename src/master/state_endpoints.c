@@ -26,7 +26,9 @@
 #include "master/maintenance.h"
 #include "master/operations.h"
 #include "master/quota.h"
+#include "master/registry.h"
 #include "master/send.h"
+#include "master/system_endpoints.h"
 #include "master/tasks.h"
 
 /* ---- Resources ----------------------------------------------------------- */
@@ -239,6 +241,12 @@ static json_t *task_model(const struct task *t)
         json_object_set_new(o, "discovery", jpb_to_json(&ti->discovery->base));
     if (ti->container != NULL)
         json_object_set_new(o, "container", jpb_to_json(&ti->container->base));
+    if (ti->health_check != NULL)
+        json_object_set_new(o, "health_check",
+                            jpb_to_json(&ti->health_check->base));
+    /* As Mesos's Task.user: the command's user, when the TaskInfo set one. */
+    if (ti->command != NULL && ti->command->user != NULL)
+        json_object_set_new(o, "user", json_string(ti->command->user));
     return o;
 }
 
@@ -451,7 +459,11 @@ static json_t *agents_array(struct master *m)
 
 static void add_master_fields(struct master *m, json_t *o)
 {
-    json_object_set_new(o, "version", json_string(OFFERD_VERSION));
+    /* version, build_date, build_time, build_user and the git_* facts the
+     * build knew: the very values of /version. */
+    json_t *ver = master_version_json();
+    json_object_update(o, ver);
+    json_decref(ver);
     json_object_set_new(o, "id", json_string(m->id));
     char pid[300];
     snprintf(pid, sizeof(pid), "master@%s:%u", m->ip, (unsigned)m->port);
@@ -463,7 +475,13 @@ static void add_master_fields(struct master *m, json_t *o)
     Mesos__V1__MasterInfo mi;
     Mesos__V1__Address addr;
     master_fill_info(m, &mi, &addr);
-    json_object_set_new(o, "leader_info", jpb_to_json(&mi.base));
+    json_t *info = jpb_to_json(&mi.base);
+    /* As Mesos: the master's capabilities as MasterInfo lists them. */
+    json_t *caps = json_object_get(info, "capabilities");
+    json_object_set(o, "capabilities", caps != NULL ? caps : json_array());
+    json_object_set_new(o, "leader_info", info);
+    if (m->flags->cluster != NULL)
+        json_object_set_new(o, "cluster", json_string(m->flags->cluster));
 }
 
 /* Reply 200 with body (taken), or its ?jsonp= form. */
@@ -489,7 +507,9 @@ static void handle_state(struct http_request *req, void *arg)
     }
     json_object_set_new(o, "activated_slaves", json_integer(active));
     json_object_set_new(o, "deactivated_slaves", json_integer(inactive));
-    json_object_set_new(o, "unreachable_slaves", json_integer(0));
+    json_object_set_new(
+        o, "unreachable_slaves",
+        json_integer((json_int_t)hmap_count(m->unreachable_agents)));
     json_object_set_new(o, "flags",
                         flags_to_json(master_flags_object(m->flags)));
     json_t *flags_wrap = json_object_get(o, "flags");
@@ -887,6 +907,52 @@ static void gauge(const struct metric_sink *o, const char *name, double v)
     o->fn(o->arg, name, v);
 }
 
+static int double_cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The registrar metrics: the registry's backlog, size and timings.
+ * state_store_ms is the latest transaction's time; its /count, /min, /max and
+ * percentiles (nearest rank) cover the latest REGISTRY_STORE_SAMPLES, as
+ * Mesos's timer does its window. */
+static void registrar_metrics(struct master *m, const struct metric_sink *o)
+{
+    if (m->registry == NULL)
+        return;
+    struct registry_stats st;
+    registry_get_stats(m->registry, &st);
+    gauge(o, "registrar/queued_operations", (double)st.queued);
+    gauge(o, "registrar/registry_size_bytes", (double)st.size_bytes);
+    gauge(o, "registrar/state_fetch_ms", st.fetch_ms);
+    gauge(o, "registrar/state_store_ms", st.store_ms);
+    double *v = xcalloc(REGISTRY_STORE_SAMPLES, sizeof(*v));
+    size_t n = registry_store_times(m->registry, v, REGISTRY_STORE_SAMPLES);
+    if (n > 0) {
+        qsort(v, n, sizeof(*v), double_cmp);
+        gauge(o, "registrar/state_store_ms/count", (double)n);
+        gauge(o, "registrar/state_store_ms/min", v[0]);
+        gauge(o, "registrar/state_store_ms/max", v[n - 1]);
+        const struct {
+            const char *name;
+            double q;
+        } pct[] = {
+            {"registrar/state_store_ms/p50", 0.50},
+            {"registrar/state_store_ms/p90", 0.90},
+            {"registrar/state_store_ms/p95", 0.95},
+            {"registrar/state_store_ms/p99", 0.99},
+            {"registrar/state_store_ms/p999", 0.999},
+            {"registrar/state_store_ms/p9999", 0.9999},
+        };
+        for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+            size_t rank = (size_t)ceil(pct[i].q * (double)n);
+            gauge(o, pct[i].name, v[rank > 0 ? rank - 1 : 0]);
+        }
+    }
+    free(v);
+}
+
 void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
 {
     const struct master_metrics *mt = &m->metrics;
@@ -1042,6 +1108,32 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);
+
+    double qm, qd, qh;
+    master_event_queue_counts(m, &qm, &qd, &qh);
+    gauge(o, "master/event_queue_messages", qm);
+    gauge(o, "master/event_queue_dispatches", qd);
+    gauge(o, "master/event_queue_http_requests", qh);
+    gauge(o, "master/dropped_messages", (double)mt->dropped_messages);
+    /* Mesos's reasons: a new agent at the same address (offerd admits it
+     * under its own id, removing none), health checks (missed pings), the
+     * agent's own goodbye. Removals by an operator count in none. */
+    gauge(o, "master/slave_removals/reason_registered", 0);
+    gauge(o, "master/slave_removals/reason_unhealthy",
+          (double)mt->slave_removals_by_how[AGENT_REMOVED_UNREACHABLE]);
+    gauge(o, "master/slave_removals/reason_unregistered",
+          (double)mt->slave_removals_by_how[AGENT_REMOVED_SHUTDOWN]);
+    /* offerd marks an agent unreachable as soon as it decides to (no rate
+     * limit), so every scheduled transition completes and none is
+     * canceled. */
+    double unreachable =
+        (double)(mt->slave_removals_by_how[AGENT_REMOVED_UNREACHABLE] +
+                 mt->recovery_slave_removals);
+    gauge(o, "master/slave_unreachable_scheduled", unreachable);
+    gauge(o, "master/slave_unreachable_completed", unreachable);
+    gauge(o, "master/slave_unreachable_canceled", 0);
+    registrar_metrics(m, o);
+    master_system_metrics(fn, arg);
 }
 
 static void metric_json(void *arg, const char *name, double v)
