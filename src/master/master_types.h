@@ -248,6 +248,7 @@ struct master_metrics {
     uint64_t messages_launch_tasks;
     uint64_t messages_decline_offers;
     uint64_t messages_revive_offers;
+    uint64_t messages_resource_request; /* REQUEST calls */
     uint64_t messages_suppress_offers;
     uint64_t messages_kill_task;
     uint64_t messages_status_update;

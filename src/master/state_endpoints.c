@@ -476,6 +476,7 @@ static void add_master_fields(struct master *m, json_t *o)
     Mesos__V1__Address addr;
     master_fill_info(m, &mi, &addr);
     json_t *info = jpb_to_json(&mi.base);
+    json_object_set_new(info, "pid", json_string(pid));
     /* As Mesos: the master's capabilities as MasterInfo lists them. */
     json_t *caps = json_object_get(info, "capabilities");
     json_object_set(o, "capabilities", caps != NULL ? caps : json_array());
@@ -919,8 +920,14 @@ static int double_cmp(const void *x, const void *y)
  * Mesos's timer does its window. */
 static void registrar_metrics(struct master *m, const struct metric_sink *o)
 {
-    if (m->registry == NULL)
+    if (m->registry == NULL) {
+        /* --registry=in_memory: nothing is queued, stored or timed. */
+        gauge(o, "registrar/queued_operations", 0);
+        gauge(o, "registrar/registry_size_bytes", 0);
+        gauge(o, "registrar/state_fetch_ms", 0);
+        gauge(o, "registrar/state_store_ms", 0);
         return;
+    }
     struct registry_stats st;
     registry_get_stats(m->registry, &st);
     gauge(o, "registrar/queued_operations", (double)st.queued);
@@ -1027,20 +1034,65 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
               (double)mt->tasks_by_state[counters[i].state]);
     gauge(o, "master/outstanding_offers", (double)hmap_count(m->offers));
 
+    /* As Mesos: master/<name>_total and _used count regular resources,
+     * master/<name>_revocable_* the revocable ones (agents' estimates and
+     * allocation slack); the allocator's totals count both, and its
+     * offered_or_allocated what offers and tasks hold. */
+    res_list regular_total = RES_LIST_INIT, regular_used = RES_LIST_INIT;
+    res_list rev_total = RES_LIST_INIT, rev_used = RES_LIST_INIT;
+    res_list_filter(&total, is_regular_pred, NULL, &regular_total);
+    res_list_filter(&used, is_regular_pred, NULL, &regular_used);
+    res_list_filter(&total, is_revocable_pred, NULL, &rev_total);
+    res_list_filter(&used, is_revocable_pred, NULL, &rev_used);
+    res_list offered = RES_LIST_INIT;
+    pos = 0;
+    while (hmap_next(m->offers, &pos, NULL, &val))
+        res_list_add_all(&offered, &((const struct offer *)val)->resources);
     const char *names[] = {"cpus", "mem", "disk", "gpus"};
     for (size_t i = 0; i < 4; i++) {
-        char key[64];
-        double t = res_scalar_to_double(res_list_scalar(&total, names[i]));
-        double u = res_scalar_to_double(res_list_scalar(&used, names[i]));
-        snprintf(key, sizeof(key), "master/%s_total", names[i]);
-        gauge(o, key, t);
-        snprintf(key, sizeof(key), "master/%s_used", names[i]);
-        gauge(o, key, u);
-        snprintf(key, sizeof(key), "master/%s_percent", names[i]);
-        gauge(o, key, t > 0 ? u / t : 0);
+        char key[80];
+        const struct {
+            const char *infix;
+            const res_list *t, *u;
+        } kinds[] = {{"", &regular_total, &regular_used},
+                     {"_revocable", &rev_total, &rev_used}};
+        for (size_t k = 0; k < 2; k++) {
+            double t =
+                res_scalar_to_double(res_list_scalar(kinds[k].t, names[i]));
+            double u =
+                res_scalar_to_double(res_list_scalar(kinds[k].u, names[i]));
+            snprintf(key, sizeof(key), "master/%s%s_total", names[i],
+                     kinds[k].infix);
+            gauge(o, key, t);
+            snprintf(key, sizeof(key), "master/%s%s_used", names[i],
+                     kinds[k].infix);
+            gauge(o, key, u);
+            snprintf(key, sizeof(key), "master/%s%s_percent", names[i],
+                     kinds[k].infix);
+            gauge(o, key, t > 0 ? u / t : 0);
+        }
+        if (i == 3)
+            break; /* Mesos's allocator lists cpus, mem and disk */
+        snprintf(key, sizeof(key), "allocator/mesos/resources/%s/total",
+                 names[i]);
+        gauge(o, key, res_scalar_to_double(res_list_scalar(&total, names[i])));
+        snprintf(key, sizeof(key),
+                 "allocator/mesos/resources/%s/offered_or_allocated", names[i]);
+        gauge(o, key,
+              res_scalar_to_double(res_list_scalar(&used, names[i]) +
+                                   res_list_scalar(&offered, names[i])));
     }
+    res_list_clear(&regular_total);
+    res_list_clear(&regular_used);
+    res_list_clear(&rev_total);
+    res_list_clear(&rev_used);
+    res_list_clear(&offered);
     res_list_clear(&total);
     res_list_clear(&used);
+    /* offerd's allocator is a library the loop calls: nothing ever waits
+     * in a queue of its own. */
+    gauge(o, "allocator/mesos/event_queue_dispatches", 0);
+    gauge(o, "allocator/event_queue_dispatches", 0);
 
     const struct {
         const char *name;
@@ -1054,6 +1106,7 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
         {"master/messages_launch_tasks", mt->messages_launch_tasks},
         {"master/messages_decline_offers", mt->messages_decline_offers},
         {"master/messages_revive_offers", mt->messages_revive_offers},
+        {"master/messages_resource_request", mt->messages_resource_request},
         {"master/messages_suppress_offers", mt->messages_suppress_offers},
         {"master/messages_kill_task", mt->messages_kill_task},
         {"master/messages_status_update", mt->messages_status_update},

@@ -306,6 +306,28 @@ START_TEST(test_metric_registrar)
 }
 END_TEST
 
+/* REQUEST calls are counted; the allocator's resources are the agents'
+ * totals and what offers and tasks hold; revocable ones apart. */
+START_TEST(test_metric_requests_and_resources)
+{
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "REQUEST", "requests", "{}"),
+                     202);
+    ck_assert_double_eq(metric("master/messages_resource_request"), 1);
+    mfx_agent_subscribe(&X, &AG, "h1", "cpus:2;mem:256");
+    char offer_id[256];
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    ck_assert_double_eq(metric("allocator/mesos/resources/cpus/total"), 2);
+    ck_assert_double_eq(metric("allocator/mesos/resources/mem/total"), 256);
+    ck_assert_double_eq(
+        metric("allocator/mesos/resources/cpus/offered_or_allocated"), 2);
+    ck_assert_double_eq(metric("master/cpus_total"), 2);
+    ck_assert_double_eq(metric("master/cpus_revocable_total"), 0);
+    ck_assert_double_eq(metric("master/cpus_revocable_percent"), 0);
+    ck_assert_double_eq(metric("allocator/mesos/event_queue_dispatches"), 0);
+}
+END_TEST
+
 START_TEST(test_metric_system)
 {
     ck_assert_double_eq(metric("system/cpus_total"),
@@ -381,6 +403,7 @@ static Suite *shapes_suite(void)
     tcase_add_test(tc, test_metric_dropped_messages);
     tcase_add_test(tc, test_metric_event_queue);
     tcase_add_test(tc, test_metric_registrar);
+    tcase_add_test(tc, test_metric_requests_and_resources);
     tcase_add_test(tc, test_metric_system);
     tcase_add_test(tc, test_get_metrics_has_new_metrics);
     suite_add_tcase(s, tc);
