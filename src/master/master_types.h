@@ -221,6 +221,15 @@ struct task_record {
     res_list resources;         /* with allocation role */
     struct task_state_at hist[MASTER_TASK_HISTORY];
     uint32_t nhist;
+    /* What Mesos's Task keeps of the TaskInfo (owned copies, NULL when the
+     * TaskInfo had none), and the latest status forwarded (owned, NULL:
+     * none), for its uuid and source. */
+    char *user; /* the command's user */
+    Mesos__V1__Labels *labels;
+    Mesos__V1__DiscoveryInfo *discovery;
+    Mesos__V1__ContainerInfo *container;
+    Mesos__V1__HealthCheck *health_check;
+    Mesos__V1__TaskStatus *status;
 };
 
 /* ---- Offers

@@ -77,6 +77,46 @@ static Mesos__V1__TaskStatus *status_new(const struct task *t, uint32_t i)
     return st;
 }
 
+/* Copy into p the fields Mesos's Task keeps of a TaskInfo: user (the
+ * command's), labels, discovery, container, health_check, kill_policy.
+ * Any may be NULL. */
+static void task_extras(Mesos__V1__Task *p, const char *user,
+                        const Mesos__V1__Labels *labels,
+                        const Mesos__V1__DiscoveryInfo *discovery,
+                        const Mesos__V1__ContainerInfo *container,
+                        const Mesos__V1__HealthCheck *health_check,
+                        const Mesos__V1__KillPolicy *kill_policy)
+{
+    if (user != NULL)
+        p->user = xstrdup(user);
+    if (labels != NULL)
+        p->labels = jpb_copy(&mesos__v1__labels__descriptor, &labels->base);
+    if (discovery != NULL)
+        p->discovery =
+            jpb_copy(&mesos__v1__discovery_info__descriptor, &discovery->base);
+    if (container != NULL)
+        p->container =
+            jpb_copy(&mesos__v1__container_info__descriptor, &container->base);
+    if (health_check != NULL)
+        p->health_check =
+            jpb_copy(&mesos__v1__health_check__descriptor, &health_check->base);
+    if (kill_policy != NULL)
+        p->kill_policy =
+            jpb_copy(&mesos__v1__kill_policy__descriptor, &kill_policy->base);
+}
+
+/* p's status_update_uuid: st's uuid, when st is the update of state. */
+static void set_update_uuid(Mesos__V1__Task *p, const Mesos__V1__TaskStatus *st,
+                            Mesos__V1__TaskState state)
+{
+    if (st == NULL || !st->has_uuid || st->uuid.len == 0 || st->state != state)
+        return;
+    p->has_status_update_uuid = true;
+    p->status_update_uuid.len = st->uuid.len;
+    p->status_update_uuid.data = xmalloc(st->uuid.len);
+    memcpy(p->status_update_uuid.data, st->uuid.data, st->uuid.len);
+}
+
 Mesos__V1__Task *master_opst_task(const struct task *t)
 {
     const Mesos__V1__TaskInfo *ti = t->info;
@@ -96,31 +136,11 @@ Mesos__V1__Task *master_opst_task(const struct task *t)
         p->status_update_state = t->status_update_state;
         /* The uuid of that update, when the status the master holds is it
          * (a later one may still be on its way to the framework). */
-        const Mesos__V1__TaskStatus *st = t->status;
-        if (st != NULL && st->has_uuid && st->uuid.len > 0 &&
-            st->state == t->status_update_state) {
-            p->has_status_update_uuid = true;
-            p->status_update_uuid.len = st->uuid.len;
-            p->status_update_uuid.data = xmalloc(st->uuid.len);
-            memcpy(p->status_update_uuid.data, st->uuid.data, st->uuid.len);
-        }
+        set_update_uuid(p, t->status, t->status_update_state);
     }
-    if (ti->labels != NULL)
-        p->labels = jpb_copy(&mesos__v1__labels__descriptor, &ti->labels->base);
-    if (ti->discovery != NULL)
-        p->discovery = jpb_copy(&mesos__v1__discovery_info__descriptor,
-                                &ti->discovery->base);
-    if (ti->container != NULL)
-        p->container = jpb_copy(&mesos__v1__container_info__descriptor,
-                                &ti->container->base);
-    if (ti->health_check != NULL)
-        p->health_check = jpb_copy(&mesos__v1__health_check__descriptor,
-                                   &ti->health_check->base);
-    if (ti->kill_policy != NULL)
-        p->kill_policy = jpb_copy(&mesos__v1__kill_policy__descriptor,
-                                  &ti->kill_policy->base);
-    if (ti->command != NULL && ti->command->user != NULL)
-        p->user = xstrdup(ti->command->user);
+    task_extras(p, ti->command != NULL ? ti->command->user : NULL, ti->labels,
+                ti->discovery, ti->container, ti->health_check,
+                ti->kill_policy);
     return p;
 }
 
@@ -146,9 +166,9 @@ static void *msgs_take(struct msgs *a, size_t *n)
     return a->v != NULL ? (void *)a->v : xcalloc(1, sizeof(void *));
 }
 
-/* A completed task as a mesos.v1.Task: what the master remembers of it
- * (no TaskInfo, no update uuids), its statuses the states it went
- * through. */
+/* A completed task as a mesos.v1.Task: what the master remembers of it,
+ * its statuses the states it went through (the latest with the whole
+ * status the master kept). */
 static Mesos__V1__Task *record_task(const struct framework *fw,
                                     const struct task_record *r)
 {
@@ -166,6 +186,12 @@ static Mesos__V1__Task *record_task(const struct framework *fw,
     p->resources = res_list_to_pb(&r->resources, true, &p->n_resources);
     p->statuses = xcalloc(r->nhist ? r->nhist : 1, sizeof(*p->statuses));
     for (uint32_t i = 0; i < r->nhist; i++) {
+        if (i + 1 == r->nhist && r->status != NULL &&
+            r->status->state == r->hist[i].state) {
+            p->statuses[p->n_statuses++] =
+                jpb_copy(&mesos__v1__task_status__descriptor, &r->status->base);
+            break;
+        }
         Mesos__V1__TaskStatus *st = xmalloc(sizeof(*st));
         mesos__v1__task_status__init(st);
         st->task_id =
@@ -177,6 +203,9 @@ static Mesos__V1__Task *record_task(const struct framework *fw,
             st->agent_id = agent_id_new(r->agent_id);
         p->statuses[p->n_statuses++] = st;
     }
+    set_update_uuid(p, r->status, r->state);
+    task_extras(p, r->user, r->labels, r->discovery, r->container,
+                r->health_check, NULL);
     return p;
 }
 

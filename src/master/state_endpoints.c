@@ -218,11 +218,40 @@ static json_t *task_model_base(const char *id, const char *name,
     return o;
 }
 
+/* The fields Mesos's model(Task) shows when the TaskInfo had them: user
+ * (the command's), labels, discovery, container, health_check. Any may be
+ * NULL. */
+static void task_model_extras(json_t *o, const char *user,
+                              const Mesos__V1__Labels *labels,
+                              const Mesos__V1__DiscoveryInfo *discovery,
+                              const Mesos__V1__ContainerInfo *container,
+                              const Mesos__V1__HealthCheck *health_check)
+{
+    if (user != NULL)
+        json_object_set_new(o, "user", json_string(user));
+    if (labels != NULL) {
+        json_t *l = jpb_to_json(&labels->base);
+        json_t *ls = json_object_get(l, "labels");
+        json_object_set(o, "labels", ls != NULL ? ls : json_array());
+        json_decref(l);
+    }
+    if (discovery != NULL)
+        json_object_set_new(o, "discovery", jpb_to_json(&discovery->base));
+    if (container != NULL)
+        json_object_set_new(o, "container", jpb_to_json(&container->base));
+    if (health_check != NULL)
+        json_object_set_new(o, "health_check",
+                            jpb_to_json(&health_check->base));
+}
+
 static json_t *record_model(const struct framework *fw,
                             const struct task_record *r)
 {
-    return task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
-                           &r->resources, r->role, r->hist, r->nhist);
+    json_t *o = task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
+                                &r->resources, r->role, r->hist, r->nhist);
+    task_model_extras(o, r->user, r->labels, r->discovery, r->container,
+                      r->health_check);
+    return o;
 }
 
 static json_t *task_model(const struct task *t)
@@ -231,22 +260,9 @@ static json_t *task_model(const struct task *t)
     json_t *o = task_model_base(ti->task_id->value, ti->name, t->fw->id,
                                 t->agent != NULL ? t->agent->id : "", t->state,
                                 &t->resources, t->role, t->hist, t->nhist);
-    if (ti->labels != NULL) {
-        json_t *l = jpb_to_json(&ti->labels->base);
-        json_t *ls = json_object_get(l, "labels");
-        json_object_set(o, "labels", ls != NULL ? ls : json_array());
-        json_decref(l);
-    }
-    if (ti->discovery != NULL)
-        json_object_set_new(o, "discovery", jpb_to_json(&ti->discovery->base));
-    if (ti->container != NULL)
-        json_object_set_new(o, "container", jpb_to_json(&ti->container->base));
-    if (ti->health_check != NULL)
-        json_object_set_new(o, "health_check",
-                            jpb_to_json(&ti->health_check->base));
-    /* As Mesos's Task.user: the command's user, when the TaskInfo set one. */
-    if (ti->command != NULL && ti->command->user != NULL)
-        json_object_set_new(o, "user", json_string(ti->command->user));
+    task_model_extras(o, ti->command != NULL ? ti->command->user : NULL,
+                      ti->labels, ti->discovery, ti->container,
+                      ti->health_check);
     return o;
 }
 

@@ -205,6 +205,37 @@ START_TEST(test_task_container_health_check_user)
     ck_assert_ptr_nonnull(json_object_get(t, "health_check"));
     ck_assert_ptr_nonnull(json_object_get(t, "container"));
     json_decref(gt);
+
+    /* Once it ended and its end was acknowledged, the completed task the
+     * master remembers keeps them, and its last update's uuid. */
+    mfx_task_update(&X, &FW, &AG, "t1", "TASK_FINISHED", 5, true);
+    mfx_settle(&X);
+    st = get_ok("/state");
+    json_t *fw = json_array_get(json_object_get(st, "frameworks"), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(fw, "tasks")), 0);
+    t = json_array_get(json_object_get(fw, "completed_tasks"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "state")),
+                     "TASK_FINISHED");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "user")), "nobody");
+    ck_assert_ptr_nonnull(json_object_get(t, "health_check"));
+    ck_assert_ptr_nonnull(json_object_get(t, "container"));
+    json_decref(st);
+    gt = operator_ok("{\"type\":\"GET_TASKS\"}");
+    json_t *g = json_object_get(gt, "get_tasks");
+    ck_assert_ptr_null(json_object_get(g, "tasks"));
+    t = json_array_get(json_object_get(g, "completed_tasks"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "state")),
+                     "TASK_FINISHED");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "user")), "nobody");
+    ck_assert_ptr_nonnull(json_object_get(t, "container"));
+    ck_assert_str_eq(
+        json_string_value(json_object_get(t, "status_update_uuid")),
+        "AAAAAAAAAAAAAAAAAAAABQ==");
+    json_t *sts = json_object_get(t, "statuses");
+    json_t *last = json_array_get(sts, json_array_size(sts) - 1);
+    ck_assert_str_eq(json_string_value(json_object_get(last, "source")),
+                     "SOURCE_EXECUTOR");
+    json_decref(gt);
 }
 END_TEST
 
