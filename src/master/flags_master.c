@@ -82,6 +82,10 @@ void master_flags_init(struct master_flags *mf)
          "no weights (then recorded there). Deprecated in Mesos: set weights "
          "with PUT /weights or UPDATE_WEIGHTS instead.",
          &mf->weights},
+        {"cluster", FLAG_STRING, NULL,
+         "Human readable name for the cluster, shown in /state as "
+         "'cluster' (as Mesos; absent when unset).",
+         &mf->cluster},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",

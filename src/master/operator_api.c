@@ -83,15 +83,14 @@ static void get_health(struct master_call_ctx *c)
 
 static void get_version(struct master_call_ctx *c)
 {
-    Mesos__V1__VersionInfo vi = MESOS__V1__VERSION_INFO__INIT;
-    vi.version = OFFERD_VERSION;
     Mesos__V1__Master__Response__GetVersion v =
         MESOS__V1__MASTER__RESPONSE__GET_VERSION__INIT;
-    v.version_info = &vi;
+    v.version_info = master_opst_version();
     Mesos__V1__Master__Response resp =
         response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_VERSION);
     resp.get_version = &v;
     reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&v.version_info->base, NULL);
 }
 
 /* GET_STATE, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, ...: the Response
