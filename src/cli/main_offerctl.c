@@ -20,8 +20,9 @@ int main(int argc, char **argv)
     char err[512];
     if (octl_parse_args(argc, argv, getenv(OCTL_MASTER_ENV), &a, err,
                         sizeof(err)) != 0) {
-        fprintf(stderr, OCTL_PROGRAM ": %s (see '" OCTL_PROGRAM " %s%s--help')\n",
-                err, a.cmd ? octl_cmd_name(a.cmd) : "", a.cmd ? " " : "");
+        fprintf(stderr,
+                OCTL_PROGRAM ": %s (see '" OCTL_PROGRAM " %s%s--help')\n", err,
+                a.cmd ? octl_cmd_name(a.cmd) : "", a.cmd ? " " : "");
         return OCTL_EXIT_USAGE;
     }
     struct octl_http h = {.timeout_ms = a.timeout_ms};
