@@ -920,6 +920,81 @@ START_TEST(test_resources_text)
 }
 END_TEST
 
+/* ---- The man page, the completion and the page know every command ----- */
+
+/* A file of the source tree (found from this file's path), whole; the
+ * caller frees it. */
+static char *source_file(const char *rel)
+{
+    char path[4096];
+    const char *tests = strstr(__FILE__, "tests/unit/test_offerctl.c");
+    ck_assert_ptr_nonnull(tests);
+    snprintf(path, sizeof(path), "%.*s%s", (int)(tests - __FILE__), __FILE__,
+             rel);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fwrite(chunk, 1, n, m);
+    fclose(f);
+    fclose(m);
+    return buf;
+}
+
+/* True when word occurs in text between blanks or double quotes. */
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p != NULL; p = strstr(p + 1, word))
+        if (p > text && strchr(" \n\"", p[-1]) && p[n] != '\0' &&
+            strchr(" \n\"", p[n]))
+            return true;
+    return false;
+}
+
+START_TEST(test_docs_cover_every_command)
+{
+    char *usage = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&usage, &len);
+    octl_usage(f);
+    fclose(f);
+    char *man = source_file("docs/man/offerctl.1");
+    char *comp = source_file("contrib/bash-completion/offerctl");
+    char *page = source_file("docs/offerctl.md");
+    const char *p = strstr(usage, "Commands:\n");
+    ck_assert_ptr_nonnull(p);
+    p += strlen("Commands:\n");
+    int n = 0;
+    while (strncmp(p, "  ", 2) == 0) {
+        char name[32], want[64];
+        ck_assert_int_eq(sscanf(p, " %31s", name), 1);
+        snprintf(want, sizeof(want), ".B %s", name);
+        ck_assert_msg(strstr(man, want) != NULL ||
+                          (snprintf(want, sizeof(want), ".BR %s", name),
+                           strstr(man, want) != NULL) ||
+                          (snprintf(want, sizeof(want), ".BI \"%s ", name),
+                           strstr(man, want) != NULL),
+                      "the man page lacks %s", name);
+        ck_assert_msg(has_word(comp, name), "the completion lacks %s", name);
+        snprintf(want, sizeof(want), "| `%s", name);
+        ck_assert_msg(strstr(page, want) != NULL, "docs/offerctl.md lacks %s",
+                      name);
+        n++;
+        p = strchr(p, '\n') + 1;
+    }
+    ck_assert_int_eq(n, 20);
+    free(usage);
+    free(man);
+    free(comp);
+    free(page);
+}
+END_TEST
+
 static void setup(void)
 {
     for (size_t i = 0; i < F.nsent; i++)
@@ -993,6 +1068,7 @@ static Suite *offerctl_suite(void)
     tcase_add_test(tc, test_machine_ids);
     tcase_add_test(tc, test_quantities_sum_and_json);
     tcase_add_test(tc, test_resources_text);
+    tcase_add_test(tc, test_docs_cover_every_command);
     suite_add_tcase(s, tc);
     return s;
 }
