@@ -204,9 +204,10 @@ static int read_call(struct ctx *c, const char *type, const char *field,
         print_json(c, *root);
         return 0;
     }
+    /* An answer without the field reads as an empty one. */
+    if (json_object_get(*root, field) == NULL)
+        json_object_set_new(*root, field, json_object());
     *ans = json_object_get(*root, field);
-    if (*ans == NULL)
-        *ans = json_object(), json_object_set_new(*root, field, *ans);
     return 0;
 }
 
@@ -1208,7 +1209,8 @@ static const char *find_sandbox(const json_t *state, const char *fw_id,
     return NULL;
 }
 
-/* Append s percent-encoded (RFC 3986 unreserved and '/' kept). */
+/* Write s into out percent-encoded (RFC 3986 unreserved characters and '/'
+ * kept), cut to fit outlen. */
 static void url_encode(const char *s, char *out, size_t outlen)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -1422,18 +1424,18 @@ static int cmd_health(struct ctx *c)
     int rc = need_pos(c, 0, 0, 0, "");
     if (rc != 0)
         return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_HEALTH", "get_health", &root, &ans);
-    if (rc == 0 && ans != NULL) {
-        bool ok = jtrue(ans, "healthy");
+    /* The exit status says whether the master is healthy, --json or not. */
+    json_t *root = NULL;
+    rc = call_master(c, octl_call_new("GET_HEALTH", NULL, NULL), &root);
+    if (rc != 0)
+        return rc;
+    bool ok = jtrue(json_object_get(root, "get_health"), "healthy");
+    if (c->a->json)
+        print_json(c, root);
+    else
         fprintf(c->io->out, "%s\n", ok ? "healthy" : "unhealthy");
-        rc = ok ? 0 : OCTL_EXIT_REFUSED;
-    } else if (rc == 0 && root != NULL &&
-               !jtrue(json_object_get(root, "get_health"), "healthy")) {
-        rc = OCTL_EXIT_REFUSED;
-    }
     json_decref(root);
-    return rc;
+    return ok ? 0 : OCTL_EXIT_REFUSED;
 }
 
 static int cmd_version(struct ctx *c)
