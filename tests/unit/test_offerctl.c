@@ -162,6 +162,14 @@ static void assert_json_eq(json_t *got, const char *want_text)
     json_decref(want);
 }
 
+/* Forget the answers and requests of the fake (frees what it holds). */
+static void reset_fake(void)
+{
+    for (size_t i = 0; i < F.nsent; i++)
+        free(F.sent[i]);
+    memset(&F, 0, sizeof(F));
+}
+
 static int count_lines(const char *s)
 {
     int n = 0;
@@ -577,7 +585,7 @@ START_TEST(test_volume_destroy_by_id)
         "pg");
     json_decref(call);
     /* An id the agent does not hold: refused before any change. */
-    memset(&F, 0, sizeof(F));
+    reset_fake();
     answer("GET_AGENTS", 200, AGENTS);
     ck_assert_int_eq(RUN("volumes", "destroy", "S0", "nope"),
                      OCTL_EXIT_REFUSED);
@@ -997,9 +1005,7 @@ END_TEST
 
 static void setup(void)
 {
-    for (size_t i = 0; i < F.nsent; i++)
-        free(F.sent[i]);
-    memset(&F, 0, sizeof(F));
+    reset_fake();
 }
 
 static void teardown(void)
