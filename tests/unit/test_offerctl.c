@@ -5,6 +5,7 @@
  * one-line errors, and `logs` reading a sandbox file through a fake agent.
  * No sockets: octl_run talks to a fake struct octl_io.
  */
+#include "cli/master_addr.h"
 #include "cli/offerctl.h"
 #include "cli/offerctl_build.h"
 #include "cli/offerctl_table.h"
@@ -1003,6 +1004,45 @@ START_TEST(test_docs_cover_every_command)
 }
 END_TEST
 
+/* ---- --master (cli/master_addr.h, shared with offerd-execute) ---------- */
+
+static const struct {
+    const char *text;
+    const char *ip; /* NULL: refused */
+    unsigned port;
+} addr_cases[] = {
+    {"127.0.0.1:5050", "127.0.0.1", 5050},
+    {"http://127.0.0.1:5050/", "127.0.0.1", 5050},
+    {"[::1]:5051", "::1", 5051},
+    {"localhost:6000", NULL, 6000}, /* resolved: 127.0.0.1 or ::1 */
+    {"127.0.0.1", NULL, 0},
+    {":5050", NULL, 0},
+    {"127.0.0.1:0", NULL, 0},
+    {"127.0.0.1:70000", NULL, 0},
+    {"127.0.0.1:50x", NULL, 0},
+};
+
+START_TEST(test_master_addr)
+{
+    char ip[64] = "", err[256] = "";
+    uint16_t port = 0;
+    int rc = cli_master_addr_parse(addr_cases[_i].text, ip, sizeof(ip), &port,
+                                   err, sizeof(err));
+    if (addr_cases[_i].port == 0) {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_msg(strncmp(err, "--master: ", 10) == 0, "reason: %s", err);
+        ck_assert_uint_eq(port, 0);
+        return;
+    }
+    ck_assert_msg(rc == 0, "%s: %s", addr_cases[_i].text, err);
+    ck_assert_uint_eq(port, addr_cases[_i].port);
+    if (addr_cases[_i].ip != NULL)
+        ck_assert_str_eq(ip, addr_cases[_i].ip);
+    else
+        ck_assert(strcmp(ip, "127.0.0.1") == 0 || strcmp(ip, "::1") == 0);
+}
+END_TEST
+
 static void setup(void)
 {
     reset_fake();
@@ -1075,6 +1115,8 @@ static Suite *offerctl_suite(void)
     tcase_add_test(tc, test_quantities_sum_and_json);
     tcase_add_test(tc, test_resources_text);
     tcase_add_test(tc, test_docs_cover_every_command);
+    tcase_add_loop_test(tc, test_master_addr, 0,
+                        sizeof(addr_cases) / sizeof(addr_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
