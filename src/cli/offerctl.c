@@ -137,12 +137,17 @@ static int send_checked(struct ctx *c, const struct octl_request *rq,
     c->io->request(c->io->arg, rq, rp);
     const char *who = rq->to_agent ? "agent" : "master";
     if (rp->status == 0) {
+        /* The client's reason may start with the address: said once. */
+        const char *why = rp->body ? rp->body : "no answer";
+        const char *sep = strstr(why, ": ");
+        if (sep != NULL && strchr(why, ' ') == sep + 1 &&
+            memchr(why, ':', (size_t)(sep - why)) != NULL)
+            why = sep + 2;
         if (rq->to_agent)
             errorf(c, "cannot reach the agent at %s:%u: %s", rq->host,
-                   (unsigned)rq->port, rp->body ? rp->body : "no answer");
+                   (unsigned)rq->port, why);
         else
-            errorf(c, "cannot reach the master at %s: %s", c->a->master,
-                   rp->body ? rp->body : "no answer");
+            errorf(c, "cannot reach the master at %s: %s", c->a->master, why);
         octl_reply_clear(rp);
         return OCTL_EXIT_UNREACHABLE;
     }
