@@ -797,12 +797,67 @@ static json_t *find_volume(struct ctx *c, const char *agent, const char *id,
     return found;
 }
 
+/* A size in megabytes: a positive number. Returns 0 with *mb (OUT). */
+static int parse_mb(const char *text, double *mb)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0) || v > 1e15)
+        return -1;
+    *mb = v;
+    return 0;
+}
+
+/* volumes grow|shrink AGENT_ID VOLUME_ID SIZE: the volume as the master
+ * shows it, and the reserved disk beside it to add (the volume's own
+ * reservations and disk source, no persistence or volume), or the amount
+ * to give back. */
+static int volume_resize(struct ctx *c, bool grow)
+{
+    int rc = need_pos(c, 1, 3, 3, "AGENT_ID, VOLUME_ID and SIZE (MB)");
+    if (rc != 0)
+        return rc;
+    const char *agent = c->a->pos[1], *id = c->a->pos[2];
+    double mb;
+    if (parse_mb(c->a->pos[3], &mb) != 0)
+        return usage_error(c, "bad SIZE '%s': a positive number of MB",
+                           c->a->pos[3]);
+    json_t *vol = find_volume(c, agent, id, &rc);
+    if (vol == NULL)
+        return rc;
+    json_t *p =
+        json_pack("{s:o,s:o}", "agent_id", octl_id_json(agent), "volume", vol);
+    if (grow) {
+        json_t *add = json_deep_copy(vol);
+        json_t *disk = json_object_get(add, "disk");
+        json_object_del(disk, "persistence");
+        json_object_del(disk, "volume");
+        if (json_object_size(disk) == 0)
+            json_object_del(add, "disk");
+        json_object_del(add, "shared");
+        json_object_set_new(add, "scalar", json_pack("{s:f}", "value", mb));
+        json_object_set_new(p, "addition", add);
+    } else {
+        json_object_set_new(p, "subtract", json_pack("{s:f}", "value", mb));
+    }
+    rc = call_master(c,
+                     grow ? octl_call_new("GROW_VOLUME", "grow_volume", p)
+                          : octl_call_new("SHRINK_VOLUME", "shrink_volume", p),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "volume %s on agent %s %s", id, agent,
+                  grow ? "grown" : "shrunk");
+    return rc;
+}
+
 static int cmd_volumes(struct ctx *c)
 {
     char err[512];
     const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
     if (sub == NULL)
         return volumes_list(c);
+    if (strcmp(sub, "grow") == 0 || strcmp(sub, "shrink") == 0)
+        return volume_resize(c, strcmp(sub, "grow") == 0);
     bool create = strcmp(sub, "create") == 0;
     if (!create && strcmp(sub, "destroy") != 0)
         return usage_error(c, "unknown volumes command '%s'", sub);
@@ -1563,11 +1618,15 @@ static const struct octl_cmd commands[] = {
      "volumes\n"
      "  offerctl volumes create AGENT_ID DISK --id=ID --container_path=PATH "
      "[--role=ROLE] [--principal=P] [--mode=RW|RO]\n"
-     "  offerctl volumes destroy AGENT_ID VOLUME_ID|JSON",
-     "list, create or destroy persistent volumes",
+     "  offerctl volumes destroy AGENT_ID VOLUME_ID|JSON\n"
+     "  offerctl volumes grow AGENT_ID VOLUME_ID SIZE\n"
+     "  offerctl volumes shrink AGENT_ID VOLUME_ID SIZE",
+     "list, create, destroy or resize persistent volumes",
      "DISK is reserved disk in the text form (disk(db):1024, or disk:1024\n"
      "with --role=db) or a JSON array of volumes. destroy finds the volume\n"
-     "by its id on the agent, or takes a JSON array."},
+     "by its id on the agent, or takes a JSON array. grow adds SIZE MB of\n"
+     "the disk reserved beside the volume (GROW_VOLUME); shrink gives SIZE\n"
+     "MB of it back as reserved disk (SHRINK_VOLUME)."},
     {"maintenance", cmd_maintenance, 0,
      "maintenance schedule [SCHEDULE]\n"
      "  offerctl maintenance down MACHINE...\n"

@@ -377,6 +377,27 @@ START_TEST(test_volumes)
 }
 END_TEST
 
+START_TEST(test_volume_resize)
+{
+    OK("reserve", agent_id, "disk:150", "--role=db");
+    OK("volumes", "create", agent_id, "disk(db):100", "--id=pg",
+       "--container_path=data");
+    OK("volumes", "grow", agent_id, "pg", "50");
+    OK("volumes");
+    ck_assert_msg(strstr(R.out, "  150MB ") != NULL, "%s", R.out);
+    OK("volumes", "shrink", agent_id, "pg", "30");
+    OK("volumes");
+    ck_assert_msg(strstr(R.out, "  120MB ") != NULL, "%s", R.out);
+    /* More than is reserved beside it: the master refuses, exit 1. */
+    OCTL("volumes", "grow", agent_id, "pg", "1000");
+    ck_assert_int_eq(R.code, 1);
+    ck_assert_int_eq(lines(R.err), 1);
+    ck_assert_str_eq(R.out, "");
+    OK("volumes");
+    ck_assert_ptr_nonnull(strstr(R.out, "  120MB "));
+}
+END_TEST
+
 START_TEST(test_maintenance)
 {
     char sched[512];
@@ -542,6 +563,7 @@ static Suite *offerctl_e2e_suite(void)
     tcase_add_test(tc, test_quota);
     tcase_add_test(tc, test_reserve_and_unreserve);
     tcase_add_test(tc, test_volumes);
+    tcase_add_test(tc, test_volume_resize);
     tcase_add_test(tc, test_maintenance);
     tcase_add_test(tc, test_drain_and_reactivate);
     tcase_add_test(tc, test_deactivate);

@@ -289,6 +289,9 @@ static const struct {
     {{"volumes", "create", "S1", "disk:10", "--role=db"}, "--id=ID"},
     {{"volumes", "create", "S1", "cpus:1", "--role=db", "--id=v"},
      "--container_path"},
+    {{"volumes", "grow", "S1", "pg", "-5"}, "bad SIZE '-5'"},
+    {{"volumes", "shrink", "S1", "pg"}, "missing AGENT_ID, VOLUME_ID and SIZE"},
+    {{"volumes", "resize"}, "unknown volumes command 'resize'"},
     {{"logs"}, "missing TASK_ID"},
     {{"logs", "t1", "--file=/etc/passwd"}, "--file"},
     {{"teardown"}, "missing FRAMEWORK_ID"},
@@ -593,6 +596,37 @@ START_TEST(test_volume_destroy_by_id)
                      OCTL_EXIT_REFUSED);
     ck_assert_str_eq(err_buf, "offerctl: agent S0 has no volume 'nope'\n");
     ck_assert_uint_eq(F.nsent, 1);
+}
+END_TEST
+
+START_TEST(test_volume_grow_and_shrink)
+{
+    answer_always("GET_AGENTS", 200, AGENTS);
+    answer("GROW_VOLUME", 202, "");
+    ck_assert_int_eq(RUN("volumes", "grow", "S0", "pg", "512"), 0);
+    ck_assert_str_eq(out_buf, "volume pg on agent S0 grown\n");
+    json_t *call = sent_call(1);
+    assert_json_eq(
+        call, "{\"type\":\"GROW_VOLUME\",\"grow_volume\":{\"agent_id\":{"
+              "\"value\":\"S0\"},\"volume\":{\"name\":\"disk\",\"type\":"
+              "\"SCALAR\",\"scalar\":{\"value\":2048},\"reservations\":[{"
+              "\"type\":\"DYNAMIC\",\"role\":\"db\"}],\"disk\":{"
+              "\"persistence\":{\"id\":\"pg\"},\"volume\":{\"container_path\":"
+              "\"data\",\"mode\":\"RW\"}}},\"addition\":{\"name\":\"disk\","
+              "\"type\":\"SCALAR\",\"scalar\":{\"value\":512.0},"
+              "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"db\"}]}}}");
+    json_decref(call);
+    answer("SHRINK_VOLUME", 202, "");
+    ck_assert_int_eq(RUN("volumes", "shrink", "S0", "pg", "100.5"), 0);
+    call = sent_call(3);
+    json_t *sub =
+        json_object_get(json_object_get(call, "shrink_volume"), "subtract");
+    assert_json_eq(sub, "{\"value\":100.5}");
+    json_decref(call);
+    /* A volume the agent does not hold: nothing is sent after the read. */
+    ck_assert_int_eq(RUN("volumes", "shrink", "S0", "nope", "1"),
+                     OCTL_EXIT_REFUSED);
+    ck_assert_uint_eq(F.nsent, 5);
 }
 END_TEST
 
@@ -1089,6 +1123,7 @@ static Suite *offerctl_suite(void)
     tcase_add_test(tc, test_agents_table);
     tcase_add_test(tc, test_volumes_table);
     tcase_add_test(tc, test_volume_destroy_by_id);
+    tcase_add_test(tc, test_volume_grow_and_shrink);
     tcase_add_test(tc, test_frameworks_table);
     tcase_add_test(tc, test_tasks_table);
     tcase_add_test(tc, test_roles_quota_weights_tables);
