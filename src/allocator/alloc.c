@@ -124,6 +124,11 @@ static uint64_t rng_next(struct alloc *a)
     return x * 0x2545f4914f6cdd1dULL;
 }
 
+uint64_t alloc_rng_next(struct alloc *a)
+{
+    return rng_next(a);
+}
+
 static int64_t clamp_refuse(int64_t refuse_ns)
 {
     return refuse_ns > MAX_REFUSE_NS ? MAX_REFUSE_NS : refuse_ns;
@@ -1940,8 +1945,13 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
                                     enum try_result (*try)(struct cycle *,
                                                            struct client *))
 {
+    bool rnd = cy->a->opt.framework_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible,
+                        false);
     for (uint32_t i = 0; i < r->neligible; i++) {
-        struct client *c = r->eligible[i]->client;
+        struct client *c =
+            (rnd ? alloc_rnd_next(&r->rnd_clients) : r->eligible[i])->client;
         if (c->visit == cy->stamp)
             continue;
         c->visit = cy->stamp;
@@ -1956,8 +1966,11 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
  * nothing. */
 static enum try_result walk_fair(struct cycle *cy, struct role *r)
 {
+    bool rnd = cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_order, r->order, r->norder, true);
     for (uint32_t i = 0; i < r->norder; i++) {
-        struct sentry *e = r->order[i];
+        struct sentry *e = rnd ? alloc_rnd_next(&r->rnd_order) : r->order[i];
         if (e->blocked && !cy->agent_has_special)
             return TRY_NO; /* every entry from here on is at its limit */
         enum try_result res = e->is_self ? walk_clients(cy, r, try_fair)

@@ -130,6 +130,12 @@ typedef void (*alloc_inverse_offer_fn)(void *arg, void *framework_udata,
                                        void *agent_udata,
                                        const struct alloc_unavailability *unav);
 
+/* How an order is walked (Mesos's --role_sorter / --framework_sorter). */
+enum alloc_sorter_kind {
+    ALLOC_SORTER_DRF = 0, /* lowest (weighted) dominant share first */
+    ALLOC_SORTER_RANDOM,  /* a weighted random order, drawn anew each walk */
+};
+
 struct alloc_options {
     /* Filters never expire sooner than this (Mesos's MESOS-4302 rule). */
     int64_t allocation_interval_ns;
@@ -141,8 +147,12 @@ struct alloc_options {
     /* true (Mesos's default): agents with GPUs are offered only to
      * GPU_RESOURCES frameworks. */
     bool filter_gpu_resources;
-    /* Seed of the agent shuffle of each cycle. */
+    /* Seed of the agent shuffle of each cycle (and of random sorters). */
     uint64_t seed;
+    /* Order of sibling roles (weighted by role weight) and of the
+     * frameworks of a role (equal weights). Default: DRF for both. */
+    enum alloc_sorter_kind role_sorter;
+    enum alloc_sorter_kind framework_sorter;
     alloc_offer_fn on_offer;
     alloc_inverse_offer_fn on_inverse_offer;
     void *cb_arg;

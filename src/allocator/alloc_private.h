@@ -148,6 +148,14 @@ struct sentry {
     struct client *client; /* client entries only */
 };
 
+/* A random walk over an order (sorter.c): the entries with their keys in
+ * a max-heap, drawn one at a time. Reused from walk to walk. */
+struct rnd_walk {
+    struct sentry **v;
+    double *key;
+    uint32_t n, cap;
+};
+
 struct role {
     char *path;           /* "eng/web"; "" for the root */
     char *self_name;      /* "eng/web/.": the self leaf's tie-break name */
@@ -191,12 +199,28 @@ struct role {
     struct qvec held;       /* offered + used in the subtree */
     struct qvec reserved;   /* reserved to the subtree on all agents */
     struct qvec unres_held; /* unreserved non-revocable held, subtree */
+
+    /* Random sorters' walks over `order` and over `eligible` (a role is
+     * walked at most once at a time, so one of each suffices). */
+    struct rnd_walk rnd_order, rnd_clients;
 };
 
 /* Count one allocation to c (its entry, its role's self leaf and every
  * ancestor), for the DRF tie-break; the keys are refreshed by the
  * alloc_sorter_update that follows. */
 void alloc_sorter_allocated(struct alloc *a, struct client *c);
+
+/* Start a random walk over arr (n entries): each entry is drawn with
+ * probability proportional to its weight among those not drawn yet
+ * (Mesos's weightedShuffle, drawn lazily), blocked entries after all
+ * others. by_weight: role entries weigh their role's weight (a self leaf
+ * 1.0, as Mesos's virtual "." leaf), else all weigh 1. */
+void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
+                     uint32_t n, bool by_weight);
+/* The next entry of the walk, or NULL when all were drawn. */
+struct sentry *alloc_rnd_next(struct rnd_walk *w);
+/* A 64-bit pseudo-random number from the allocator's generator. */
+uint64_t alloc_rng_next(struct alloc *a);
 
 /* Find a role by path; NULL when unknown. */
 struct role *alloc_role_find(struct alloc *a, const char *path);

@@ -339,6 +339,10 @@ void alloc_role_tree_free(struct role *r)
     free(r->clients);
     free(r->eligible);
     free(r->limits);
+    free(r->rnd_order.v);
+    free(r->rnd_order.key);
+    free(r->rnd_clients.v);
+    free(r->rnd_clients.key);
     qvec_free(&r->guarantee);
     qvec_free(&r->held_self);
     qvec_free(&r->held);
@@ -464,4 +468,74 @@ void alloc_sorter_rebuild(struct alloc *a)
     if (a->nunsatisfied > 1)
         qsort(a->unsatisfied, a->nunsatisfied, sizeof(*a->unsatisfied),
               entry_qsort_cmp);
+}
+
+/* ---- Random sorter --------------------------------------------------------
+ */
+
+/* Mesos's RandomSorter (src/master/allocator/mesos/sorter/random) shuffles
+ * with keys U^(1/w), largest first (Efraimidis and Spirakis): the same keys
+ * here, as log(U)/w, but kept in a heap and drawn one at a time, since a
+ * walk usually stops at the first entry that takes the agent. */
+
+static void heap_swap(struct rnd_walk *w, uint32_t i, uint32_t j)
+{
+    struct sentry *e = w->v[i];
+    w->v[i] = w->v[j];
+    w->v[j] = e;
+    double k = w->key[i];
+    w->key[i] = w->key[j];
+    w->key[j] = k;
+}
+
+static void heap_down(struct rnd_walk *w, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->n && w->key[l] > w->key[m])
+            m = l;
+        if (r < w->n && w->key[r] > w->key[m])
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(w, i, m);
+        i = m;
+    }
+}
+
+void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
+                     uint32_t n, bool by_weight)
+{
+    if (n > w->cap) {
+        w->cap = n;
+        w->v = xreallocarray(w->v, n, sizeof(*w->v));
+        w->key = xreallocarray(w->key, n, sizeof(*w->key));
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct sentry *e = arr[i];
+        double weight = by_weight && !e->is_self ? e->owner->weight : 1.0;
+        /* U in (0, 1): 53 random bits, never 0. */
+        double u = ((double)(alloc_rng_next(a) >> 11) + 0.5) * 0x1p-53;
+        double key = log(u) / weight; /* (-inf, 0) */
+        /* Entries at their quota limit come after every other. */
+        w->key[i] = e->blocked ? key - 1e300 : key;
+        w->v[i] = e;
+    }
+    w->n = n;
+    for (uint32_t i = n / 2; i-- > 0;)
+        heap_down(w, i);
+}
+
+struct sentry *alloc_rnd_next(struct rnd_walk *w)
+{
+    if (w->n == 0)
+        return NULL;
+    struct sentry *top = w->v[0];
+    w->n--;
+    if (w->n > 0) {
+        w->v[0] = w->v[w->n];
+        w->key[0] = w->key[w->n];
+        heap_down(w, 0);
+    }
+    return top;
 }

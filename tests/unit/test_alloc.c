@@ -1672,6 +1672,151 @@ START_TEST(test_tie_break_by_name)
 }
 END_TEST
 
+/* ---- Random sorter ------------------------------------------------------ */
+
+static struct alloc *new_alloc_sorters(struct rec *rec,
+                                       enum alloc_sorter_kind roles,
+                                       enum alloc_sorter_kind frameworks)
+{
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.cb_arg = rec;
+    o.seed = 12345;
+    o.role_sorter = roles;
+    o.framework_sorter = frameworks;
+    return alloc_new(&o);
+}
+
+/* Offer one agent `trials` times (added, offered, removed) and count which
+ * framework udata got it: counts[i] for fws[i]. */
+static void first_offers(struct alloc *a, struct rec *rec, int trials,
+                         void *const *fws, int n, int *counts)
+{
+    for (int t = 0; t < trials; t++) {
+        struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:64");
+        alloc_run(a, t);
+        ck_assert_uint_eq(rec->noffers, 1);
+        for (int i = 0; i < n; i++)
+            if (rec->offers[0].fw == fws[i])
+                counts[i]++;
+        rec_clear(rec);
+        alloc_agent_remove(a, ag);
+    }
+}
+
+/* Mesos's RandomSorterTest.ProbabilityDistribution, through the
+ * allocator: sibling roles weighing 1, 2 and 3 get an agent first with
+ * probabilities 1/6, 2/6 and 3/6. */
+START_TEST(test_random_sorter_probability_distribution)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_DRF);
+    add_fw(a, &F1, "r1", 0);
+    add_fw(a, &F2, "r2", 0);
+    add_fw(a, &F3, "r3", 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "r2", 2.0), 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "r3", 3.0), 0);
+    void *fws[] = {&F1, &F2, &F3};
+    int counts[3] = {0};
+    const int trials = 6000;
+    first_offers(a, &rec, trials, fws, 3, counts);
+    for (int i = 0; i < 3; i++) {
+        double got = (double)counts[i] / trials, want = (i + 1) / 6.0;
+        ck_assert_msg(fabs(got - want) < 0.03, "role %d: %.3f, want %.3f",
+                      i + 1, got, want);
+    }
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Mesos's RandomSorterTest.HierarchicalProbabilityDistribution: "a"
+ * weighs 2 against "b"'s 1, and splits its part evenly between "a/x" and
+ * "a/y": each of the three leaves comes first a third of the time. */
+START_TEST(test_random_sorter_hierarchical_probability_distribution)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_DRF);
+    add_fw(a, &F1, "a/x", 0);
+    add_fw(a, &F2, "a/y", 0);
+    add_fw(a, &F3, "b", 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "a", 2.0), 0);
+    void *fws[] = {&F1, &F2, &F3};
+    int counts[3] = {0};
+    const int trials = 6000;
+    first_offers(a, &rec, trials, fws, 3, counts);
+    for (int i = 0; i < 3; i++) {
+        double got = (double)counts[i] / trials;
+        ck_assert_msg(fabs(got - 1.0 / 3) < 0.03, "leaf %d: %.3f", i, got);
+    }
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* The random framework sorter ignores shares: a framework holding most of
+ * the cluster, never first under DRF, is first about a third of the time
+ * among three. */
+START_TEST(test_random_framework_sorter_ignores_shares)
+{
+    for (int random = 0; random <= 1; random++) {
+        struct rec rec = {0};
+        struct alloc *a =
+            new_alloc_sorters(&rec, ALLOC_SORTER_DRF,
+                              random ? ALLOC_SORTER_RANDOM : ALLOC_SORTER_DRF);
+        struct alloc_framework *big = add_fw(a, &F1, "r", 0);
+        add_fw(a, &F2, "r", 0);
+        add_fw(a, &F3, "r", 0);
+        res_list total = parse("cpus:100;mem:1000");
+        res_list used = parse_alloc("cpus:100;mem:1000", "r");
+        struct alloc_used u = {big, &used};
+        struct alloc_agent *ag;
+        ck_assert_int_eq(alloc_agent_add(a, &A2, &total, ALLOC_AGENT_ALL_CAPS,
+                                         NULL, &u, 1, &ag),
+                         0);
+        res_list_clear(&total);
+        res_list_clear(&used);
+        void *fws[] = {&F1, &F2, &F3};
+        int counts[3] = {0};
+        const int trials = 3000;
+        first_offers(a, &rec, trials, fws, 3, counts);
+        double got = (double)counts[0] / trials;
+        if (random)
+            ck_assert_msg(fabs(got - 1.0 / 3) < 0.04, "big: %.3f", got);
+        else
+            ck_assert_int_eq(counts[0], 0);
+        alloc_free(a);
+        rec_free(&rec);
+    }
+}
+END_TEST
+
+/* Random role sorter: a role at its quota limit still comes after every
+ * role that is not (it can take only reserved or revocable resources). */
+START_TEST(test_random_sorter_limit_blocked_last)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_RANDOM);
+    add_fw(a, &F1, "limited", 0);
+    add_fw(a, &F2, "free", 0);
+    struct alloc_quantity lim[] = {{"cpus", 0}, {"mem", 0}};
+    struct alloc_quantities limit = {lim, 2};
+    struct alloc_quantities none = {NULL, 0};
+    ck_assert_int_eq(alloc_role_set_quota(a, "limited", &none, &limit), 0);
+    void *fws[] = {&F1, &F2};
+    int counts[2] = {0};
+    first_offers(a, &rec, 200, fws, 2, counts);
+    ck_assert_int_eq(counts[0], 0);
+    ck_assert_int_eq(counts[1], 200);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -1705,6 +1850,11 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_offer_constraints_invalid);
     tcase_add_test(tc, test_allocation_count_tie_break);
     tcase_add_test(tc, test_tie_break_by_name);
+    tcase_add_test(tc, test_random_sorter_probability_distribution);
+    tcase_add_test(tc,
+                   test_random_sorter_hierarchical_probability_distribution);
+    tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
+    tcase_add_test(tc, test_random_sorter_limit_blocked_last);
     suite_add_tcase(s, tc);
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 120);

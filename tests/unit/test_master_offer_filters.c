@@ -11,6 +11,7 @@
 
 #include "allocator/alloc.h"
 #include "check_main.h"
+#include "common/flags.h"
 #include "common/hmap.h"
 #include "master/frameworks.h"
 #include "master/scheduler_api.h"
@@ -337,6 +338,48 @@ START_TEST(test_offer_constraints_invalid)
 }
 END_TEST
 
+/* ---- --role_sorter, --framework_sorter ------------------------------------
+ */
+
+START_TEST(test_sorter_flags_refused)
+{
+    const char *bad[] = {"--role_sorter=fair", "--framework_sorter=DRF"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct master_flags mf;
+        master_flags_init(&mf);
+        char *argv[] = {"offerd", (char *)bad[i], NULL};
+        char *env[] = {NULL};
+        char err[256] = "";
+        ck_assert_int_eq(
+            master_flags_parse(&mf, 2, argv, env, err, sizeof(err)),
+            FLAGS_ERROR);
+        ck_assert_msg(strstr(err, "unknown sorter") != NULL &&
+                          strstr(err, "expected drf or random") != NULL,
+                      "%s", err);
+        master_flags_fini(&mf);
+    }
+    ck_assert_str_eq(X.flags.role_sorter, "drf");
+    ck_assert_str_eq(X.flags.framework_sorter, "drf");
+}
+END_TEST
+
+/* The flags are taken, and offers flow under random sorters. */
+START_TEST(test_random_sorters_offer)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--role_sorter=random", "--framework_sorter=random",
+                           NULL};
+    mfx_start(&X, flags);
+    ck_assert_str_eq(X.flags.role_sorter, "random");
+    ck_assert_str_eq(X.flags.framework_sorter, "random");
+    mfx_framework_subscribe(&X, &FW, INFO_WEB_BATCH);
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    json_t *ev = mfx_next_event(&X, &FW, "OFFERS");
+    ck_assert_ptr_nonnull(ev);
+    json_decref(ev);
+}
+END_TEST
+
 static Suite *offer_filters_suite(void)
 {
     Suite *s = suite_create("master_offer_filters");
@@ -350,6 +393,8 @@ static Suite *offer_filters_suite(void)
     tcase_add_test(tc, test_framework_min_allocatable_invalid);
     tcase_add_test(tc, test_offer_constraints_exclude_agent);
     tcase_add_test(tc, test_offer_constraints_invalid);
+    tcase_add_test(tc, test_sorter_flags_refused);
+    tcase_add_test(tc, test_random_sorters_offer);
     suite_add_tcase(s, tc);
     return s;
 }
