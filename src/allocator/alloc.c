@@ -94,6 +94,7 @@ struct alloc *alloc_new(const struct alloc_options *o)
     a->min_alloc = copy_quantities(min, nmin);
     a->n_min_alloc = nmin;
     a->opt.min_allocatable = NULL;
+    a->opt.region = o->region != NULL ? xstrdup(o->region) : NULL;
     alloc_names_init(&a->names);
     a->min_alloc_q = xcalloc(nmin ? nmin : 1, sizeof(*a->min_alloc_q));
     for (uint32_t i = 0; i < nmin; i++) {
@@ -1560,6 +1561,12 @@ static bool capable_of_agent(struct alloc *a, const struct client *c,
     if (!(ag->caps & ALLOC_AGENT_HIERARCHICAL_ROLE) &&
         strchr(c->role->path, '/') != NULL)
         return false;
+    /* Remote agents only to REGION_AWARE frameworks; an agent without a
+     * domain is local. */
+    if (a->opt.region != NULL && !(caps & ALLOC_FW_REGION_AWARE) &&
+        ag->info != NULL && ag->info->region != NULL &&
+        strcmp(ag->info->region, a->opt.region) != 0)
+        return false;
     if (c->opts != NULL && c->opts->ngroups > 0 &&
         !constraints_admit(c->opts, ag))
         return false;
@@ -2334,6 +2341,7 @@ void alloc_free(struct alloc *a)
     free(a->min_alloc_q);
     alloc_quantities_free(a->min_alloc, a->n_min_alloc);
     alloc_names_free(&a->names);
+    free((char *)a->opt.region);
     free(a);
 }
 

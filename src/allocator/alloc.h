@@ -69,11 +69,12 @@ struct alloc_framework;
 
 /* Framework capabilities the allocator looks at (bit flags). */
 enum alloc_fw_cap {
-    ALLOC_FW_REVOCABLE = 1u << 0,  /* REVOCABLE_RESOURCES */
-    ALLOC_FW_GPU = 1u << 1,        /* GPU_RESOURCES */
-    ALLOC_FW_SHARED = 1u << 2,     /* SHARED_RESOURCES */
-    ALLOC_FW_MULTI_ROLE = 1u << 3, /* MULTI_ROLE */
-    ALLOC_FW_REFINEMENT = 1u << 4, /* RESERVATION_REFINEMENT */
+    ALLOC_FW_REVOCABLE = 1u << 0,    /* REVOCABLE_RESOURCES */
+    ALLOC_FW_GPU = 1u << 1,          /* GPU_RESOURCES */
+    ALLOC_FW_SHARED = 1u << 2,       /* SHARED_RESOURCES */
+    ALLOC_FW_MULTI_ROLE = 1u << 3,   /* MULTI_ROLE */
+    ALLOC_FW_REFINEMENT = 1u << 4,   /* RESERVATION_REFINEMENT */
+    ALLOC_FW_REGION_AWARE = 1u << 5, /* REGION_AWARE */
 };
 
 /* Agent capabilities the allocator looks at (bit flags). */
@@ -149,6 +150,10 @@ struct alloc_options {
     bool filter_gpu_resources;
     /* Seed of the agent shuffle of each cycle (and of random sorters). */
     uint64_t seed;
+    /* The master's fault domain region (copied; NULL: none). Agents whose
+     * region (alloc_agent_set_info) differs are remote: offered only to
+     * REGION_AWARE frameworks, as Mesos's isRemoteSlave. */
+    const char *region;
     /* Order of sibling roles (weighted by role weight) and of the
      * frameworks of a role (equal weights). Default: DRF for both. */
     enum alloc_sorter_kind role_sorter;

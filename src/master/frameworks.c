@@ -66,6 +66,8 @@ static uint32_t alloc_caps_of(const Mesos__V1__FrameworkInfo *fi)
             fi,
             MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__RESERVATION_REFINEMENT))
         caps |= ALLOC_FW_REFINEMENT;
+    if (has_cap(fi, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__REGION_AWARE))
+        caps |= ALLOC_FW_REGION_AWARE;
     return caps;
 }
 

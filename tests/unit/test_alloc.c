@@ -1817,6 +1817,42 @@ START_TEST(test_random_sorter_limit_blocked_last)
 }
 END_TEST
 
+/* After Mesos's MasterTest.AgentDomainDifferentRegion, at the allocator:
+ * an agent in another region than the master's is offered only to
+ * REGION_AWARE frameworks; agents in the same region or without a domain
+ * to everyone. */
+START_TEST(test_remote_agents_only_to_region_aware)
+{
+    struct rec rec = {0};
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.cb_arg = &rec;
+    o.region = "eu";
+    struct alloc *a = alloc_new(&o);
+    add_fw(a, &F1, "r", 0);
+    struct alloc_agent *remote = add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_agent_set_info(a, remote, "h1", "us", "us-1", NULL, 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+
+    struct alloc_agent *local = add_agent(a, &A2, "cpus:1;mem:64");
+    alloc_agent_set_info(a, local, "h2", "eu", "eu-1", NULL, 0);
+    add_agent(a, &A3, "cpus:1;mem:64"); /* no domain: local */
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 2);
+    for (uint32_t i = 0; i < rec.noffers; i++)
+        ck_assert_ptr_ne(rec.offers[i].ag, &A1);
+    rec_clear(&rec);
+
+    add_fw(a, &F2, "r", ALLOC_FW_REGION_AWARE);
+    alloc_run(a, 2 * SEC);
+    expect_one_offer(&rec, &F2, &A1, "cpus:1;mem:64");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -1855,6 +1891,7 @@ static Suite *alloc_suite(void)
                    test_random_sorter_hierarchical_probability_distribution);
     tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
     tcase_add_test(tc, test_random_sorter_limit_blocked_last);
+    tcase_add_test(tc, test_remote_agents_only_to_region_aware);
     suite_add_tcase(s, tc);
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 120);
