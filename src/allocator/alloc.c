@@ -94,6 +94,7 @@ struct alloc *alloc_new(const struct alloc_options *o)
     a->min_alloc = copy_quantities(min, nmin);
     a->n_min_alloc = nmin;
     a->opt.min_allocatable = NULL;
+    a->opt.region = o->region != NULL ? xstrdup(o->region) : NULL;
     alloc_names_init(&a->names);
     a->min_alloc_q = xcalloc(nmin ? nmin : 1, sizeof(*a->min_alloc_q));
     for (uint32_t i = 0; i < nmin; i++) {
@@ -124,6 +125,11 @@ static uint64_t rng_next(struct alloc *a)
     return x * 0x2545f4914f6cdd1dULL;
 }
 
+uint64_t alloc_rng_next(struct alloc *a)
+{
+    return rng_next(a);
+}
+
 static int64_t clamp_refuse(int64_t refuse_ns)
 {
     return refuse_ns > MAX_REFUSE_NS ? MAX_REFUSE_NS : refuse_ns;
@@ -134,16 +140,12 @@ static int64_t add_sat(int64_t x, int64_t y)
     return x > INT64_MAX - y ? INT64_MAX : x + y;
 }
 
-/* True when the resources hold at least one min_allocatable alternative in
- * full (Mesos's allocatable()). */
-static bool is_allocatable(struct alloc *a, const res_list *l)
+/* True when l holds at least one of the n alternatives in full. */
+static bool alts_hold(const struct alloc_quantities *alts, uint32_t n,
+                      const res_list *l)
 {
-    if (l->n == 0)
-        return false;
-    if (a->n_min_alloc == 0)
-        return true;
-    for (uint32_t k = 0; k < a->n_min_alloc; k++) {
-        const struct alloc_quantities *alt = &a->min_alloc[k];
+    for (uint32_t k = 0; k < n; k++) {
+        const struct alloc_quantities *alt = &alts[k];
         bool ok = true;
         for (uint32_t j = 0; j < alt->n && ok; j++) {
             const char *name = alt->v[j].name;
@@ -160,6 +162,30 @@ static bool is_allocatable(struct alloc *a, const res_list *l)
             return true;
     }
     return false;
+}
+
+/* True when the resources hold at least one min_allocatable alternative in
+ * full (Mesos's allocatable()). */
+static bool is_allocatable(struct alloc *a, const res_list *l)
+{
+    if (l->n == 0)
+        return false;
+    if (a->n_min_alloc == 0)
+        return true;
+    return alts_hold(a->min_alloc, a->n_min_alloc, l);
+}
+
+/* is_allocatable for client c: its framework's min_allocatable for its
+ * role, when it set one, replaces the allocator's (Mesos 1.10's
+ * FrameworkInfo.offer_filters); an empty one lets anything through. */
+static bool client_allocatable(struct alloc *a, const struct client *c,
+                               const res_list *l)
+{
+    if (c->opts == NULL || !c->opts->has_min)
+        return is_allocatable(a, l);
+    if (l->n == 0)
+        return false;
+    return c->opts->nmin == 0 || alts_hold(c->opts->min, c->opts->nmin, l);
 }
 
 /* Recompute ag->sum after ag->available changed. */
@@ -322,6 +348,8 @@ static void track_held(struct alloc *a, struct client *c, const res_list *l,
     for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
         if (x->has_quota)
             refresh_quota_state(a, x);
+    if (sign > 0)
+        alloc_sorter_allocated(a, c);
     alloc_sorter_update(a, c);
 }
 
@@ -344,6 +372,8 @@ static void track_held_sum(struct alloc *a, struct client *c,
     for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
         if (x->has_quota)
             refresh_quota_state(a, x);
+    if (sign > 0)
+        alloc_sorter_allocated(a, c);
     alloc_sorter_update(a, c);
 }
 
@@ -382,6 +412,15 @@ static struct client *client_find(const struct alloc_framework *fw,
     return NULL;
 }
 
+static const struct fw_role_opts *fw_opts_find(const struct alloc_framework *fw,
+                                               const char *role)
+{
+    for (uint32_t i = 0; i < fw->nopts; i++)
+        if (strcmp(fw->opts[i].role, role) == 0)
+            return &fw->opts[i];
+    return NULL;
+}
+
 static struct client *client_new(struct alloc *a, struct alloc_framework *fw,
                                  const char *role)
 {
@@ -407,6 +446,7 @@ static struct client *client_new(struct alloc *a, struct alloc_framework *fw,
     }
     c->fw = fw;
     c->role = alloc_role_get(a, role);
+    c->opts = fw_opts_find(fw, role);
     c->e.seq = a->seq++;
     c->e.owner = c->role;
     c->e.client = c;
@@ -593,6 +633,231 @@ struct alloc_framework *alloc_framework_add(struct alloc *a, void *udata,
     return fw;
 }
 
+/* ---- Per-role options ------------------------------------------------- */
+
+/* Bounds on what one framework's constraints may cost a cycle: each is
+ * evaluated for every agent the framework could be offered. */
+#define ALLOC_MAX_GROUPS      64   /* groups per role */
+#define ALLOC_MAX_CONSTRAINTS 64   /* constraints per group */
+#define ALLOC_MAX_REGEX_LEN   1024 /* bytes of one regex */
+
+static void opts_free(struct fw_role_opts *o, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        free(o[i].role);
+        alloc_quantities_free(o[i].min, o[i].nmin);
+        for (uint32_t g = 0; g < o[i].ngroups; g++) {
+            for (uint32_t k = 0; k < o[i].groups[g].n; k++) {
+                struct cconstraint *c = &o[i].groups[g].v[k];
+                free(c->attribute);
+                free(c->value);
+                if (c->has_re)
+                    regfree(&c->re);
+            }
+            free(o[i].groups[g].v);
+        }
+        free(o[i].groups);
+    }
+    free(o);
+}
+
+static void fw_free(struct alloc_framework *fw)
+{
+    opts_free(fw->opts, fw->nopts);
+    free(fw->id);
+    free(fw->clients);
+    free(fw);
+}
+
+/* Compile one constraint into *out (zeroed by the caller). Returns 0, or -1
+ * with a reason (*out then holds nothing to free). */
+static int constraint_compile(const char *role,
+                              const struct alloc_constraint *in,
+                              struct cconstraint *out, char *err, size_t errlen)
+{
+    switch (in->selector) {
+    case ALLOC_SEL_HOSTNAME:
+    case ALLOC_SEL_REGION:
+    case ALLOC_SEL_ZONE:
+        break;
+    case ALLOC_SEL_ATTRIBUTE:
+        if (in->attribute == NULL) {
+            snprintf(err, errlen,
+                     "offer_constraints: role '%s': a selector needs an "
+                     "attribute_name or a known pseudoattribute_type",
+                     role);
+            return -1;
+        }
+        break;
+    default:
+        snprintf(err, errlen,
+                 "offer_constraints: role '%s': unknown pseudoattribute type",
+                 role);
+        return -1;
+    }
+    bool text = in->predicate == ALLOC_PRED_TEXT_EQUALS ||
+                in->predicate == ALLOC_PRED_TEXT_NOT_EQUALS;
+    bool re = in->predicate == ALLOC_PRED_TEXT_MATCHES ||
+              in->predicate == ALLOC_PRED_TEXT_NOT_MATCHES;
+    if (!text && !re && in->predicate != ALLOC_PRED_EXISTS &&
+        in->predicate != ALLOC_PRED_NOT_EXISTS) {
+        snprintf(err, errlen,
+                 "offer_constraints: role '%s': unknown predicate type", role);
+        return -1;
+    }
+    if ((text || re) && in->value == NULL) {
+        snprintf(err, errlen,
+                 "offer_constraints: role '%s': a text predicate needs its "
+                 "value",
+                 role);
+        return -1;
+    }
+    if (re) {
+        if (strlen(in->value) > ALLOC_MAX_REGEX_LEN) {
+            snprintf(err, errlen,
+                     "offer_constraints: role '%s': regex longer than %d "
+                     "bytes",
+                     role, ALLOC_MAX_REGEX_LEN);
+            return -1;
+        }
+        int rc = regcomp(&out->re, in->value, REG_EXTENDED);
+        if (rc != 0) {
+            char why[128];
+            regerror(rc, &out->re, why, sizeof(why));
+            snprintf(err, errlen,
+                     "offer_constraints: role '%s': bad regex '%.64s': %s",
+                     role, in->value, why);
+            return -1;
+        }
+        out->has_re = true;
+    }
+    out->selector = in->selector;
+    out->predicate = in->predicate;
+    out->attribute =
+        in->selector == ALLOC_SEL_ATTRIBUTE ? xstrdup(in->attribute) : NULL;
+    out->value = text ? xstrdup(in->value) : NULL;
+    return 0;
+}
+
+/* Build fw_role_opts from o (n entries). Returns the array, or NULL with a
+ * reason (nothing left allocated). */
+static struct fw_role_opts *opts_build(struct alloc *a,
+                                       const struct alloc_role_options *o,
+                                       uint32_t n, char *err, size_t errlen)
+{
+    struct fw_role_opts *v = xcalloc(n ? n : 1, sizeof(*v));
+    uint32_t built = 0;
+    for (; built < n; built++) {
+        const struct alloc_role_options *in = &o[built];
+        struct fw_role_opts *out = &v[built];
+        out->role = xstrdup(in->role);
+        for (uint32_t j = 0; j < built; j++) {
+            if (strcmp(v[j].role, in->role) == 0) {
+                snprintf(err, errlen, "role '%s' has options twice", in->role);
+                goto fail;
+            }
+        }
+        if (in->has_min_allocatable) {
+            if (alloc_names_admit_quantities(&a->names, in->min_allocatable,
+                                             in->n_min_allocatable) != 0) {
+                snprintf(err, errlen,
+                         "offer_filters: role '%s': more than %d distinct "
+                         "resource names",
+                         in->role, ALLOC_MAX_NAMES);
+                goto fail;
+            }
+            out->has_min = true;
+            out->min =
+                copy_quantities(in->min_allocatable, in->n_min_allocatable);
+            out->nmin = in->n_min_allocatable;
+        }
+        if (in->ngroups > ALLOC_MAX_GROUPS) {
+            snprintf(err, errlen,
+                     "offer_constraints: role '%s': more than %d groups",
+                     in->role, ALLOC_MAX_GROUPS);
+            goto fail;
+        }
+        if (in->ngroups > 0)
+            out->groups = xcalloc(in->ngroups, sizeof(*out->groups));
+        for (uint32_t g = 0; g < in->ngroups; g++) {
+            const struct alloc_constraint_group *ig = &in->groups[g];
+            if (ig->n == 0) {
+                snprintf(err, errlen,
+                         "offer_constraints: role '%s': an empty group",
+                         in->role);
+                goto fail;
+            }
+            if (ig->n > ALLOC_MAX_CONSTRAINTS) {
+                snprintf(err, errlen,
+                         "offer_constraints: role '%s': more than %d "
+                         "constraints in a group",
+                         in->role, ALLOC_MAX_CONSTRAINTS);
+                goto fail;
+            }
+            out->groups[g].v = xcalloc(ig->n, sizeof(*out->groups[g].v));
+            out->ngroups = g + 1;
+            for (uint32_t k = 0; k < ig->n; k++) {
+                if (constraint_compile(in->role, &ig->v[k],
+                                       &out->groups[g].v[k], err, errlen) != 0)
+                    goto fail;
+                out->groups[g].n = k + 1;
+            }
+        }
+    }
+    return v;
+fail:
+    opts_free(v, built + 1);
+    return NULL;
+}
+
+int alloc_role_options_check(struct alloc *a,
+                             const struct alloc_role_options *o, uint32_t n,
+                             char *err, size_t errlen)
+{
+    struct fw_role_opts *v = opts_build(a, o, n, err, errlen);
+    if (v == NULL)
+        return -1;
+    opts_free(v, n);
+    return 0;
+}
+
+int alloc_framework_set_options(struct alloc *a, struct alloc_framework *fw,
+                                const struct alloc_role_options *o, uint32_t n,
+                                char *err, size_t errlen)
+{
+    struct fw_role_opts *v = opts_build(a, o, n, err, errlen);
+    if (v == NULL)
+        return -1;
+    opts_free(fw->opts, fw->nopts);
+    fw->opts = v;
+    fw->nopts = n;
+    for (uint32_t i = 0; i < fw->nclients; i++)
+        fw->clients[i]->opts = fw_opts_find(fw, fw->clients[i]->role->path);
+    /* Agents left quiet under the old options may pass the new ones. */
+    if (++a->elig_epoch == 0)
+        a->elig_epoch = 1;
+    alloc_candidates_all(a);
+    return 0;
+}
+
+void alloc_framework_set_id(struct alloc *a, struct alloc_framework *fw,
+                            const char *id)
+{
+    char *old = fw->id;
+    fw->id = id != NULL ? xstrdup(id) : NULL;
+    /* The name is part of the entries' keys: re-place eligible ones. */
+    for (uint32_t i = 0; i < fw->nclients; i++) {
+        struct client *c = fw->clients[i];
+        if (c->eligible) {
+            c->e.name = old;
+            alloc_sorter_set_eligible(a, c, false);
+            alloc_sorter_set_eligible(a, c, true);
+        }
+        c->e.name = fw->id;
+    }
+    free(old);
+}
+
 void alloc_framework_remove(struct alloc *a, struct alloc_framework *fw)
 {
     for (uint32_t i = 0; i < a->nagents; i++) {
@@ -611,8 +876,7 @@ void alloc_framework_remove(struct alloc *a, struct alloc_framework *fw)
     }
     while (fw->nclients > 0)
         client_destroy(a, fw->clients[fw->nclients - 1]);
-    free(fw->clients);
-    free(fw);
+    fw_free(fw);
     a->nframeworks--;
 }
 
@@ -719,6 +983,21 @@ static struct alloc_agent *agent_new(struct alloc *a)
     return ag;
 }
 
+static void agent_info_free(struct agent_info *in)
+{
+    if (in == NULL)
+        return;
+    free(in->hostname);
+    free(in->region);
+    free(in->zone);
+    for (uint32_t i = 0; i < in->nattrs; i++) {
+        free(in->attrs[i].name);
+        free(in->attrs[i].text);
+    }
+    free(in->attrs);
+    free(in);
+}
+
 /* Free what an agent struct owns and put it on the free list. */
 static void agent_release(struct alloc *a, struct alloc_agent *ag)
 {
@@ -738,6 +1017,7 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
         free(ag->cbits);
     }
     free(ag->io);
+    agent_info_free(ag->info);
     memset(ag, 0, sizeof(*ag));
     ag->udata = a->free_agents;
     a->free_agents = ag;
@@ -858,6 +1138,32 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
     mark_candidate(a, ag);
     *out = ag;
     return rc;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? xstrdup(s) : NULL;
+}
+
+void alloc_agent_set_info(struct alloc *a, struct alloc_agent *ag,
+                          const char *hostname, const char *region,
+                          const char *zone, const struct alloc_attribute *attrs,
+                          uint32_t n)
+{
+    struct agent_info *in = xcalloc(1, sizeof(*in));
+    in->hostname = dup_or_null(hostname);
+    in->region = dup_or_null(region);
+    in->zone = dup_or_null(zone);
+    if (n > 0)
+        in->attrs = xcalloc(n, sizeof(*in->attrs));
+    for (uint32_t i = 0; i < n; i++) {
+        in->attrs[i].name = xstrdup(attrs[i].name);
+        in->attrs[i].text = dup_or_null(attrs[i].text);
+    }
+    in->nattrs = n;
+    agent_info_free(ag->info);
+    ag->info = in;
+    alloc_agent_touch(a, ag);
 }
 
 void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag)
@@ -1166,7 +1472,84 @@ static bool view_push(res_list *v, const struct resource *r)
     return true;
 }
 
-/* Is client c allowed to see agent ag at all (Mesos's capability rules)? */
+/* Whether constraint k holds on ag (Mesos's AttributeConstraintEvaluator:
+ * a missing value passes only the negative predicates; an existing
+ * non-TEXT attribute passes every text test). */
+static bool constraint_holds(const struct cconstraint *k,
+                             const struct alloc_agent *ag)
+{
+    const struct agent_info *in = ag->info;
+    const char *text = NULL;
+    bool exists = false;
+    switch (k->selector) {
+    case ALLOC_SEL_HOSTNAME:
+        text = in != NULL ? in->hostname : NULL;
+        exists = text != NULL;
+        break;
+    case ALLOC_SEL_REGION:
+        text = in != NULL ? in->region : NULL;
+        exists = text != NULL;
+        break;
+    case ALLOC_SEL_ZONE:
+        text = in != NULL ? in->zone : NULL;
+        exists = text != NULL;
+        break;
+    case ALLOC_SEL_ATTRIBUTE:
+        for (uint32_t i = 0; in != NULL && i < in->nattrs; i++) {
+            if (strcmp(in->attrs[i].name, k->attribute) == 0) {
+                exists = true;
+                text = in->attrs[i].text;
+                break;
+            }
+        }
+        break;
+    }
+    if (!exists)
+        return k->predicate == ALLOC_PRED_NOT_EXISTS ||
+               k->predicate == ALLOC_PRED_TEXT_NOT_EQUALS ||
+               k->predicate == ALLOC_PRED_TEXT_NOT_MATCHES;
+    if (k->predicate == ALLOC_PRED_EXISTS)
+        return true;
+    if (k->predicate == ALLOC_PRED_NOT_EXISTS)
+        return false;
+    if (text == NULL)
+        return true; /* an attribute that is not TEXT */
+    switch (k->predicate) {
+    case ALLOC_PRED_TEXT_EQUALS:
+        return strcmp(text, k->value) == 0;
+    case ALLOC_PRED_TEXT_NOT_EQUALS:
+        return strcmp(text, k->value) != 0;
+    case ALLOC_PRED_TEXT_MATCHES:
+    case ALLOC_PRED_TEXT_NOT_MATCHES: {
+        /* A whole-value match, as RE2::FullMatch: POSIX finds the longest
+         * match at the leftmost position, so a full match exists exactly
+         * when that one starts at 0 and ends at the end. */
+        regmatch_t m;
+        bool full = regexec(&k->re, text, 1, &m, 0) == 0 && m.rm_so == 0 &&
+                    (size_t)m.rm_eo == strlen(text);
+        return k->predicate == ALLOC_PRED_TEXT_MATCHES ? full : !full;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Whether one of the groups of o holds on ag (all its constraints do). */
+static bool constraints_admit(const struct fw_role_opts *o,
+                              const struct alloc_agent *ag)
+{
+    for (uint32_t g = 0; g < o->ngroups; g++) {
+        bool all = true;
+        for (uint32_t i = 0; i < o->groups[g].n && all; i++)
+            all = constraint_holds(&o->groups[g].v[i], ag);
+        if (all)
+            return true;
+    }
+    return false;
+}
+
+/* Is client c allowed to see agent ag at all (Mesos's capability rules,
+ * then the framework's offer constraints for c's role)? */
 static bool capable_of_agent(struct alloc *a, const struct client *c,
                              const struct alloc_agent *ag)
 {
@@ -1177,6 +1560,15 @@ static bool capable_of_agent(struct alloc *a, const struct client *c,
         return false;
     if (!(ag->caps & ALLOC_AGENT_HIERARCHICAL_ROLE) &&
         strchr(c->role->path, '/') != NULL)
+        return false;
+    /* Remote agents only to REGION_AWARE frameworks; an agent without a
+     * domain is local. */
+    if (a->opt.region != NULL && !(caps & ALLOC_FW_REGION_AWARE) &&
+        ag->info != NULL && ag->info->region != NULL &&
+        strcmp(ag->info->region, a->opt.region) != 0)
+        return false;
+    if (c->opts != NULL && c->opts->ngroups > 0 &&
+        !constraints_admit(c->opts, ag))
         return false;
     return true;
 }
@@ -1380,7 +1772,7 @@ static res_list *allocatable_view(struct alloc *a, const struct client *c,
 {
     res_list *view = &a->scratch_view;
     build_available_view(a, c, ag, view);
-    return is_allocatable(a, view) ? view : NULL;
+    return client_allocatable(a, c, view) ? view : NULL;
 }
 
 /* Whether offer, cut to size, may go to c: still allocatable and not
@@ -1388,7 +1780,7 @@ static res_list *allocatable_view(struct alloc *a, const struct client *c,
 static bool offer_passes(struct alloc *a, const struct alloc_agent *ag,
                          const struct client *c, const res_list *offer)
 {
-    return is_allocatable(a, offer) &&
+    return client_allocatable(a, c, offer) &&
            !(alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
              alloc_filter_blocks(ag, c, offer));
 }
@@ -1416,7 +1808,9 @@ static enum try_result try_fair(struct cycle *cy, struct client *c)
      * keep: the offer is the whole leftover, decided from the summary. */
     if (ag->sum.exact && !ag->sum.special && !role_limited(a, c->role) &&
         !(cy->quota && !qvec_is_zero(&cy->req_head))) {
-        if (!ag->sum.allocatable)
+        if (!(c->opts == NULL || !c->opts->has_min
+                  ? ag->sum.allocatable
+                  : client_allocatable(a, c, &ag->available)))
             return TRY_NO;
         if (alloc_bit_get(ag->fbits, ag->nwords, c->id) &&
             alloc_filter_blocks(ag, c, &ag->available))
@@ -1558,8 +1952,13 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
                                     enum try_result (*try)(struct cycle *,
                                                            struct client *))
 {
+    bool rnd = cy->a->opt.framework_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible,
+                        false);
     for (uint32_t i = 0; i < r->neligible; i++) {
-        struct client *c = r->eligible[i]->client;
+        struct client *c =
+            (rnd ? alloc_rnd_next(&r->rnd_clients) : r->eligible[i])->client;
         if (c->visit == cy->stamp)
             continue;
         c->visit = cy->stamp;
@@ -1574,8 +1973,11 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
  * nothing. */
 static enum try_result walk_fair(struct cycle *cy, struct role *r)
 {
+    bool rnd = cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_order, r->order, r->norder, true);
     for (uint32_t i = 0; i < r->norder; i++) {
-        struct sentry *e = r->order[i];
+        struct sentry *e = rnd ? alloc_rnd_next(&r->rnd_order) : r->order[i];
         if (e->blocked && !cy->agent_has_special)
             return TRY_NO; /* every entry from here on is at its limit */
         enum try_result res = e->is_self ? walk_clients(cy, r, try_fair)
@@ -1915,8 +2317,7 @@ void alloc_free(struct alloc *a)
             qvec_free(&x->held);
             free(x);
         }
-        free(fw->clients);
-        free(fw);
+        fw_free(fw);
     }
     alloc_role_tree_free(a->root);
     free(a->roles);
@@ -1940,6 +2341,7 @@ void alloc_free(struct alloc *a)
     free(a->min_alloc_q);
     alloc_quantities_free(a->min_alloc, a->n_min_alloc);
     alloc_names_free(&a->names);
+    free((char *)a->opt.region);
     free(a);
 }
 

@@ -69,11 +69,12 @@ struct alloc_framework;
 
 /* Framework capabilities the allocator looks at (bit flags). */
 enum alloc_fw_cap {
-    ALLOC_FW_REVOCABLE = 1u << 0,  /* REVOCABLE_RESOURCES */
-    ALLOC_FW_GPU = 1u << 1,        /* GPU_RESOURCES */
-    ALLOC_FW_SHARED = 1u << 2,     /* SHARED_RESOURCES */
-    ALLOC_FW_MULTI_ROLE = 1u << 3, /* MULTI_ROLE */
-    ALLOC_FW_REFINEMENT = 1u << 4, /* RESERVATION_REFINEMENT */
+    ALLOC_FW_REVOCABLE = 1u << 0,    /* REVOCABLE_RESOURCES */
+    ALLOC_FW_GPU = 1u << 1,          /* GPU_RESOURCES */
+    ALLOC_FW_SHARED = 1u << 2,       /* SHARED_RESOURCES */
+    ALLOC_FW_MULTI_ROLE = 1u << 3,   /* MULTI_ROLE */
+    ALLOC_FW_REFINEMENT = 1u << 4,   /* RESERVATION_REFINEMENT */
+    ALLOC_FW_REGION_AWARE = 1u << 5, /* REGION_AWARE */
 };
 
 /* Agent capabilities the allocator looks at (bit flags). */
@@ -130,6 +131,12 @@ typedef void (*alloc_inverse_offer_fn)(void *arg, void *framework_udata,
                                        void *agent_udata,
                                        const struct alloc_unavailability *unav);
 
+/* How an order is walked (Mesos's --role_sorter / --framework_sorter). */
+enum alloc_sorter_kind {
+    ALLOC_SORTER_DRF = 0, /* lowest (weighted) dominant share first */
+    ALLOC_SORTER_RANDOM,  /* a weighted random order, drawn anew each walk */
+};
+
 struct alloc_options {
     /* Filters never expire sooner than this (Mesos's MESOS-4302 rule). */
     int64_t allocation_interval_ns;
@@ -141,8 +148,16 @@ struct alloc_options {
     /* true (Mesos's default): agents with GPUs are offered only to
      * GPU_RESOURCES frameworks. */
     bool filter_gpu_resources;
-    /* Seed of the agent shuffle of each cycle. */
+    /* Seed of the agent shuffle of each cycle (and of random sorters). */
     uint64_t seed;
+    /* The master's fault domain region (copied; NULL: none). Agents whose
+     * region (alloc_agent_set_info) differs are remote: offered only to
+     * REGION_AWARE frameworks, as Mesos's isRemoteSlave. */
+    const char *region;
+    /* Order of sibling roles (weighted by role weight) and of the
+     * frameworks of a role (equal weights). Default: DRF for both. */
+    enum alloc_sorter_kind role_sorter;
+    enum alloc_sorter_kind framework_sorter;
     alloc_offer_fn on_offer;
     alloc_inverse_offer_fn on_inverse_offer;
     void *cb_arg;
@@ -196,6 +211,93 @@ bool alloc_framework_is_suppressed(const struct alloc *a,
                                    const struct alloc_framework *fw,
                                    const char *role);
 
+/*
+ * Name fw for the DRF tie-break (Mesos orders frameworks of equal share by
+ * how often each was allocated to, then by framework ID): `id` is copied.
+ * A framework without one sorts after named ones of equal share and count,
+ * in creation order.
+ */
+void alloc_framework_set_id(struct alloc *a, struct alloc_framework *fw,
+                            const char *id);
+
+/* ---- Per-role framework options: offer filters and constraints -------- */
+
+/* Which agent value an attribute constraint tests (numbered as Mesos's
+ * AttributeConstraint.Selector; ALLOC_SEL_ATTRIBUTE: a named attribute). */
+enum alloc_selector {
+    ALLOC_SEL_ATTRIBUTE = 0,
+    ALLOC_SEL_HOSTNAME = 1,
+    ALLOC_SEL_REGION = 2,
+    ALLOC_SEL_ZONE = 3,
+};
+
+/* The test (Mesos's AttributeConstraint.Predicate). Text tests are true for
+ * an existing attribute that is not TEXT; regexes are POSIX extended
+ * regular expressions matched against the whole value. */
+enum alloc_predicate {
+    ALLOC_PRED_EXISTS = 1,
+    ALLOC_PRED_NOT_EXISTS,
+    ALLOC_PRED_TEXT_EQUALS,
+    ALLOC_PRED_TEXT_NOT_EQUALS,
+    ALLOC_PRED_TEXT_MATCHES,
+    ALLOC_PRED_TEXT_NOT_MATCHES,
+};
+
+struct alloc_constraint {
+    enum alloc_selector selector;
+    const char *attribute; /* ALLOC_SEL_ATTRIBUTE: the attribute's name */
+    enum alloc_predicate predicate;
+    const char *value; /* the text or regex of the TEXT_* predicates */
+};
+
+/* All of a group's constraints must hold. */
+struct alloc_constraint_group {
+    const struct alloc_constraint *v;
+    uint32_t n; /* > 0 */
+};
+
+/* A framework's options for one of its roles. */
+struct alloc_role_options {
+    const char *role;
+    /* FrameworkInfo.offer_filters[role].min_allocatable_resources: when
+     * set, replaces the allocator's min_allocatable for this (framework,
+     * role); set with no alternatives, any non-empty offer passes. */
+    bool has_min_allocatable;
+    const struct alloc_quantities *min_allocatable;
+    uint32_t n_min_allocatable;
+    /* Offer constraints: the role is offered an agent only if one group
+     * holds for it. 0 groups: no constraints. */
+    const struct alloc_constraint_group *groups;
+    uint32_t ngroups;
+};
+
+/*
+ * Check n role options without applying them: every group non-empty,
+ * every predicate known, every regex compiles, every quantity name fits
+ * (alloc_admit_quantity_names: names admitted stay known). Returns 0, or -1
+ * with a one-line reason in err.
+ */
+int alloc_role_options_check(struct alloc *a,
+                             const struct alloc_role_options *o, uint32_t n,
+                             char *err, size_t errlen);
+
+/*
+ * Replace all of fw's per-role options with o (n entries, copied; roles
+ * not listed have none). Returns 0, or -1 with a reason (what
+ * alloc_role_options_check refuses): nothing changed. Agents excluded
+ * before may be offered in the next cycle.
+ */
+int alloc_framework_set_options(struct alloc *a, struct alloc_framework *fw,
+                                const struct alloc_role_options *o, uint32_t n,
+                                char *err, size_t errlen);
+
+/* One agent attribute as constraints see it: `text` is the value of a TEXT
+ * attribute, NULL for other types (scalar, ranges, set). */
+struct alloc_attribute {
+    const char *name;
+    const char *text;
+};
+
 /* ---- Agents ---------------------------------------------------------- */
 
 /*
@@ -233,6 +335,15 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
                     uint32_t caps, const struct alloc_unavailability *unav,
                     const struct alloc_used *used, uint32_t nused,
                     struct alloc_agent **out);
+/* Set what offer constraints test on ag: its hostname, fault domain
+ * (region, zone: NULL when it has none) and attributes (n, in the agent's
+ * order: the first of a name counts). Everything is copied; the agent is
+ * a candidate of the next cycle. An agent never given these has no
+ * hostname, domain or attributes. */
+void alloc_agent_set_info(struct alloc *a, struct alloc_agent *ag,
+                          const char *hostname, const char *region,
+                          const char *zone, const struct alloc_attribute *attrs,
+                          uint32_t n);
 /* Remove an agent and everything allocated on it. */
 void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag);
 /* Activate or deactivate an agent (a deactivated agent is not offered). */

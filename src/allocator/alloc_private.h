@@ -16,6 +16,7 @@
 #ifndef OFFERD_ALLOCATOR_ALLOC_PRIVATE_H
 #define OFFERD_ALLOCATOR_ALLOC_PRIVATE_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -135,18 +136,32 @@ struct client;
 /* An entry of a sorted order: a child role, or a role's own clients (the
  * "self" leaf) among its children. */
 struct sentry {
-    double share;  /* weighted dominant share, cached */
-    uint64_t seq;  /* tie-break: creation order */
-    bool in_order; /* present in its order (found there by its key) */
-    bool is_self;  /* self leaf of role `owner` rather than the role itself */
-    bool blocked;  /* owner->limit_blocked (sorts last) */
+    double share;     /* weighted dominant share, cached */
+    uint64_t count;   /* tie-break 1: allocations made to it, cached */
+    const char *name; /* tie-break 2 (Mesos: the path or framework ID);
+                         NULL sorts after every name */
+    uint64_t seq;     /* tie-break 3: creation order (keys stay unique) */
+    bool in_order;    /* present in its order (found there by its key) */
+    bool is_self; /* self leaf of role `owner` rather than the role itself */
+    bool blocked; /* owner->limit_blocked (sorts last) */
     struct role *owner;    /* the role (for client entries: its role) */
     struct client *client; /* client entries only */
 };
 
+/* A random walk over an order (sorter.c): the entries with their keys in
+ * a max-heap, drawn one at a time. Reused from walk to walk. */
+struct rnd_walk {
+    struct sentry **v;
+    double *key;
+    uint32_t n, cap;
+};
+
 struct role {
-    char *path;          /* "eng/web"; "" for the root */
-    struct role *parent; /* NULL for the root */
+    char *path;           /* "eng/web"; "" for the root */
+    char *self_name;      /* "eng/web/.": the self leaf's tie-break name */
+    uint64_t nalloc;      /* allocations made in the subtree */
+    uint64_t nalloc_self; /* allocations made to own clients */
+    struct role *parent;  /* NULL for the root */
     struct role **children;
     uint32_t nchildren, capchildren;
 
@@ -184,7 +199,28 @@ struct role {
     struct qvec held;       /* offered + used in the subtree */
     struct qvec reserved;   /* reserved to the subtree on all agents */
     struct qvec unres_held; /* unreserved non-revocable held, subtree */
+
+    /* Random sorters' walks over `order` and over `eligible` (a role is
+     * walked at most once at a time, so one of each suffices). */
+    struct rnd_walk rnd_order, rnd_clients;
 };
+
+/* Count one allocation to c (its entry, its role's self leaf and every
+ * ancestor), for the DRF tie-break; the keys are refreshed by the
+ * alloc_sorter_update that follows. */
+void alloc_sorter_allocated(struct alloc *a, struct client *c);
+
+/* Start a random walk over arr (n entries): each entry is drawn with
+ * probability proportional to its weight among those not drawn yet
+ * (Mesos's weightedShuffle, drawn lazily), blocked entries after all
+ * others. by_weight: role entries weigh their role's weight (a self leaf
+ * 1.0, as Mesos's virtual "." leaf), else all weigh 1. */
+void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
+                     uint32_t n, bool by_weight);
+/* The next entry of the walk, or NULL when all were drawn. */
+struct sentry *alloc_rnd_next(struct rnd_walk *w);
+/* A 64-bit pseudo-random number from the allocator's generator. */
+uint64_t alloc_rng_next(struct alloc *a);
 
 /* Find a role by path; NULL when unknown. */
 struct role *alloc_role_find(struct alloc *a, const char *path);
@@ -218,10 +254,48 @@ double alloc_share(const struct alloc *a, const struct qvec *q, double w);
 
 /* ---- Clients, frameworks, agents ---------------------------------------- */
 
+/* One compiled attribute constraint. */
+struct cconstraint {
+    enum alloc_selector selector;
+    char *attribute; /* ALLOC_SEL_ATTRIBUTE only */
+    enum alloc_predicate predicate;
+    char *value; /* TEXT_EQUALS / TEXT_NOT_EQUALS */
+    bool has_re; /* TEXT_MATCHES / TEXT_NOT_MATCHES: re compiled */
+    regex_t re;
+};
+
+struct cgroup {
+    struct cconstraint *v;
+    uint32_t n;
+};
+
+/* A framework's options for one role (alloc_framework_set_options). */
+struct fw_role_opts {
+    char *role;
+    bool has_min;                 /* min replaces the allocator's */
+    struct alloc_quantities *min; /* owned */
+    uint32_t nmin;
+    struct cgroup *groups; /* offer constraints; 0 groups: none */
+    uint32_t ngroups;
+};
+
+/* What offer constraints test on an agent (alloc_agent_set_info). */
+struct agent_info {
+    char *hostname, *region, *zone; /* NULL: absent */
+    struct {
+        char *name;
+        char *text; /* NULL: not a TEXT attribute */
+    } * attrs;
+    uint32_t nattrs;
+};
+
 struct alloc_framework {
     void *udata;
+    char *id; /* tie-break name, or NULL */
     uint32_t caps;
     bool active;
+    struct fw_role_opts *opts; /* per-role options, owned */
+    uint32_t nopts;
     struct client **clients; /* one per role, current and former */
     uint32_t nclients, capclients;
 };
@@ -232,7 +306,9 @@ struct client {
     struct role *role;
     bool subscribed; /* role is one of fw's current roles */
     bool suppressed;
-    bool eligible;       /* fw active && subscribed && !suppressed */
+    bool eligible; /* fw active && subscribed && !suppressed */
+    const struct fw_role_opts *opts; /* fw's options for role, or NULL */
+    uint64_t nalloc;     /* allocations made to it (DRF tie-break) */
     struct sentry e;     /* place in role->eligible (e.owner = role, unused) */
     struct qvec held;    /* offered + used in this role, all agents */
     uint64_t visit;      /* cycle-agent stamp: visited for that agent */
@@ -324,6 +400,7 @@ struct alloc_agent {
     res_list shared_offered; /* shared resources offered this cycle */
     uint64_t shared_cycle;   /* cycle shared_offered belongs to */
 
+    struct agent_info *info; /* for offer constraints, or NULL */
     bool has_unav;
     struct alloc_unavailability unav;
     struct io_state *io;

@@ -10,9 +10,11 @@
  * when the cluster total changes (every share changes at once) is the whole
  * tree re-sorted, lazily, before the next use.
  *
- * Entries sort by (blocked, share, seq): `blocked` entries (roles at their
- * quota limit, see alloc_private.h) go last so that agents without reserved
- * or revocable resources can stop at the first of them.
+ * Entries sort by (blocked, share, count, name, seq): `blocked` entries
+ * (roles at their quota limit, see alloc_private.h) go last so that agents
+ * without reserved or revocable resources can stop at the first of them;
+ * equal shares go to the entry allocated to fewer times, then to the lower
+ * name, as Mesos's DRF sorter does.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,22 +45,51 @@ double alloc_share(const struct alloc *a, const struct qvec *q, double w)
 /* Entries do not store their index: moving one entry from the front of a
  * 1,000-entry order to its back would otherwise rewrite 1,000 indices
  * scattered over memory. An entry is found by binary search on its key
- * (blocked, share, seq), which is unique because seq is. */
+ * (blocked, share, count, name, seq), which is unique because seq is.
+ *
+ * Ties of share break as in Mesos's DRF sorter (compareDRF in
+ * src/master/allocator/mesos/sorter/drf/sorter.hpp): fewer allocations
+ * first, then the lower name; seq only separates entries Mesos would
+ * also find equal (unnamed frameworks). */
 
-static int key_cmp(bool xb, double xs, uint64_t xq, const struct sentry *y)
+/* A key: the fields of a sentry that order it. */
+struct skey {
+    bool blocked;
+    double share;
+    uint64_t count;
+    const char *name;
+    uint64_t seq;
+};
+
+static struct skey key_of(const struct sentry *e)
 {
-    if (xb != y->blocked)
-        return xb ? 1 : -1;
-    if (xs < y->share)
+    return (struct skey){e->blocked, e->share, e->count, e->name, e->seq};
+}
+
+static int key_cmp(const struct skey *x, const struct sentry *y)
+{
+    if (x->blocked != y->blocked)
+        return x->blocked ? 1 : -1;
+    if (x->share < y->share)
         return -1;
-    if (xs > y->share)
+    if (x->share > y->share)
         return 1;
-    return xq < y->seq ? -1 : (xq > y->seq ? 1 : 0);
+    if (x->count != y->count)
+        return x->count < y->count ? -1 : 1;
+    if (x->name != y->name) {
+        if (x->name == NULL || y->name == NULL)
+            return x->name == NULL ? 1 : -1;
+        int c = strcmp(x->name, y->name);
+        if (c != 0)
+            return c < 0 ? -1 : 1;
+    }
+    return x->seq < y->seq ? -1 : (x->seq > y->seq ? 1 : 0);
 }
 
 static int entry_cmp(const struct sentry *x, const struct sentry *y)
 {
-    return key_cmp(x->blocked, x->share, x->seq, y);
+    struct skey k = key_of(x);
+    return key_cmp(&k, y);
 }
 
 static int entry_qsort_cmp(const void *x, const void *y)
@@ -68,11 +99,11 @@ static int entry_qsort_cmp(const void *x, const void *y)
 
 /* First index in arr[lo..hi) whose entry is not below the key. */
 static uint32_t lower_bound(struct sentry **arr, uint32_t lo, uint32_t hi,
-                            bool blocked, double share, uint64_t seq)
+                            const struct skey *k)
 {
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(blocked, share, seq, arr[mid]) > 0)
+        if (key_cmp(k, arr[mid]) > 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -87,7 +118,8 @@ static uint32_t order_find(struct sentry **arr, uint32_t n,
     /* DRF offers to the lowest share: the entry is usually the first. */
     if (n > 0 && arr[0] == e)
         return 0;
-    uint32_t i = lower_bound(arr, 0, n, e->blocked, e->share, e->seq);
+    struct skey k = key_of(e);
+    uint32_t i = lower_bound(arr, 0, n, &k);
     /* An entry missing from its order is an allocator bug. */
     if (i >= n || arr[i] != e)
         abort();
@@ -101,7 +133,8 @@ static void order_insert(struct sentry ***arr, uint32_t *n, uint32_t *cap,
         *cap = *cap ? 2 * *cap : 4;
         *arr = xreallocarray(*arr, *cap, sizeof(**arr));
     }
-    uint32_t i = lower_bound(*arr, 0, *n, e->blocked, e->share, e->seq);
+    struct skey k = key_of(e);
+    uint32_t i = lower_bound(*arr, 0, *n, &k);
     memmove(*arr + i + 1, *arr + i, (*n - i) * sizeof(**arr));
     (*arr)[i] = e;
     (*n)++;
@@ -116,27 +149,29 @@ static void order_remove(struct sentry **arr, uint32_t *n, struct sentry *e)
     e->in_order = false;
 }
 
-/* Give e (in arr) a new key and move it to its place. */
+/* Give e (in arr) a new key (blocked, share, count) and move it to its
+ * place. */
 static void order_rekey(struct sentry **arr, uint32_t n, struct sentry *e,
-                        bool blocked, double share)
+                        bool blocked, double share, uint64_t count)
 {
-    if (e->blocked == blocked && e->share == share)
+    if (e->blocked == blocked && e->share == share && e->count == count)
         return;
     uint32_t p = order_find(arr, n, e);
-    int dir = key_cmp(blocked, share, e->seq, e);
+    struct skey k = {blocked, share, count, e->name, e->seq};
+    int dir = key_cmp(&k, e);
     e->blocked = blocked;
     e->share = share;
+    e->count = count;
     if (dir < 0) {
-        uint32_t i = lower_bound(arr, 0, p, blocked, share, e->seq);
+        uint32_t i = lower_bound(arr, 0, p, &k);
         memmove(arr + i + 1, arr + i, (p - i) * sizeof(*arr));
         arr[i] = e;
     } else {
         /* The last index in (p, n) whose entry is below the new key; often
          * the end, when the offer lifted it above everyone. */
-        uint32_t j =
-            key_cmp(blocked, share, e->seq, arr[n - 1]) > 0
-                ? n - 1
-                : lower_bound(arr, p + 1, n, blocked, share, e->seq) - 1;
+        uint32_t j = key_cmp(&k, arr[n - 1]) > 0
+                         ? n - 1
+                         : lower_bound(arr, p + 1, n, &k) - 1;
         memmove(arr + p, arr + p + 1, (j - p) * sizeof(*arr));
         arr[j] = e;
     }
@@ -144,13 +179,14 @@ static void order_rekey(struct sentry **arr, uint32_t n, struct sentry *e,
 
 /* Re-key e in arr when it is there, else just store the key. */
 static void rekey(struct sentry **arr, uint32_t n, struct sentry *e,
-                  bool blocked, double share)
+                  bool blocked, double share, uint64_t count)
 {
     if (e->in_order) {
-        order_rekey(arr, n, e, blocked, share);
+        order_rekey(arr, n, e, blocked, share, count);
     } else {
         e->blocked = blocked;
         e->share = share;
+        e->count = count;
     }
 }
 
@@ -161,10 +197,12 @@ static void rekey_role(struct alloc *a, struct role *r)
     bool b = r->limit_blocked;
     double child = alloc_share(a, &r->held, r->weight);
     if (r->parent != NULL)
-        rekey(r->parent->order, r->parent->norder, &r->as_child, b, child);
+        rekey(r->parent->order, r->parent->norder, &r->as_child, b, child,
+              r->nalloc);
     rekey(r->order, r->norder, &r->self, b,
-          alloc_share(a, &r->held_self, r->weight));
-    rekey(a->unsatisfied, a->nunsatisfied, &r->quota_e, false, child);
+          alloc_share(a, &r->held_self, r->weight), r->nalloc_self);
+    rekey(a->unsatisfied, a->nunsatisfied, &r->quota_e, false, child,
+          r->nalloc);
 }
 
 /* ---- Role tree ---------------------------------------------------------- */
@@ -209,7 +247,11 @@ static struct role *role_new(struct alloc *a, const char *path,
 {
     struct role *r = xcalloc(1, sizeof(*r));
     r->path = xstrdup(path);
+    r->self_name = xasprintf("%s/.", path);
     r->parent = parent;
+    r->quota_e.name = r->path;
+    r->as_child.name = r->path;
+    r->self.name = r->self_name;
     r->weight = 1.0;
     r->quota_e.owner = r;
     r->quota_e.seq = a->seq++;
@@ -291,11 +333,16 @@ void alloc_role_tree_free(struct role *r)
     for (uint32_t i = 0; i < r->nchildren; i++)
         alloc_role_tree_free(r->children[i]);
     free(r->path);
+    free(r->self_name);
     free(r->children);
     free(r->order);
     free(r->clients);
     free(r->eligible);
     free(r->limits);
+    free(r->rnd_order.v);
+    free(r->rnd_order.key);
+    free(r->rnd_clients.v);
+    free(r->rnd_clients.key);
     qvec_free(&r->guarantee);
     qvec_free(&r->held_self);
     qvec_free(&r->held);
@@ -315,13 +362,21 @@ void alloc_role_try_remove(struct alloc *a, struct role *r)
 
 /* ---- Keeping the orders ------------------------------------------------- */
 
+void alloc_sorter_allocated(struct alloc *a, struct client *c)
+{
+    c->nalloc++;
+    c->role->nalloc_self++;
+    for (struct role *x = c->role; x != NULL && x != a->root; x = x->parent)
+        x->nalloc++;
+}
+
 void alloc_sorter_update(struct alloc *a, struct client *c)
 {
     if (a->shares_dirty)
         return;
     struct role *r = c->role;
     rekey(r->eligible, r->neligible, &c->e, false,
-          alloc_share(a, &c->held, 1.0));
+          alloc_share(a, &c->held, 1.0), c->nalloc);
     for (struct role *x = r; x != NULL && x != a->root; x = x->parent)
         rekey_role(a, x);
 }
@@ -339,6 +394,7 @@ void alloc_sorter_set_unsatisfied(struct alloc *a, struct role *r, bool in)
         return;
     if (in) {
         r->quota_e.share = alloc_share(a, &r->held, r->weight);
+        r->quota_e.count = r->nalloc;
         order_insert(&a->unsatisfied, &a->nunsatisfied, &a->capunsatisfied,
                      &r->quota_e);
     } else {
@@ -351,10 +407,13 @@ void alloc_sorter_set_eligible(struct alloc *a, struct client *c, bool eligible)
     struct role *r = c->role;
     if (eligible) {
         c->e.share = alloc_share(a, &c->held, 1.0);
+        c->e.count = c->nalloc;
+        c->e.name = c->fw->id;
         order_insert(&r->eligible, &r->neligible, &r->capeligible, &c->e);
         if (r->neligible == 1) {
             r->self.share = alloc_share(a, &r->held_self, r->weight);
             r->self.blocked = r->limit_blocked;
+            r->self.count = r->nalloc_self;
             order_insert(&r->order, &r->norder, &r->caporder, &r->self);
         }
         for (struct role *x = r; x->parent != NULL; x = x->parent) {
@@ -362,6 +421,7 @@ void alloc_sorter_set_eligible(struct alloc *a, struct client *c, bool eligible)
                 continue;
             x->as_child.share = alloc_share(a, &x->held, x->weight);
             x->as_child.blocked = x->limit_blocked;
+            x->as_child.count = x->nalloc;
             order_insert(&x->parent->order, &x->parent->norder,
                          &x->parent->caporder, &x->as_child);
         }
@@ -383,6 +443,7 @@ static void rebuild_role(struct alloc *a, struct role *r)
     for (uint32_t i = 0; i < r->neligible; i++) {
         struct client *c = r->eligible[i]->client;
         c->e.share = alloc_share(a, &c->held, 1.0);
+        c->e.count = c->nalloc;
     }
     if (r->neligible > 1)
         qsort(r->eligible, r->neligible, sizeof(*r->eligible), entry_qsort_cmp);
@@ -392,7 +453,10 @@ static void rebuild_role(struct alloc *a, struct role *r)
     r->as_child.blocked = r->limit_blocked;
     r->self.share = alloc_share(a, &r->held_self, r->weight);
     r->self.blocked = r->limit_blocked;
+    r->as_child.count = r->nalloc;
+    r->self.count = r->nalloc_self;
     r->quota_e.share = r->as_child.share;
+    r->quota_e.count = r->nalloc;
     if (r->norder > 1)
         qsort(r->order, r->norder, sizeof(*r->order), entry_qsort_cmp);
 }
@@ -404,4 +468,74 @@ void alloc_sorter_rebuild(struct alloc *a)
     if (a->nunsatisfied > 1)
         qsort(a->unsatisfied, a->nunsatisfied, sizeof(*a->unsatisfied),
               entry_qsort_cmp);
+}
+
+/* ---- Random sorter --------------------------------------------------------
+ */
+
+/* Mesos's RandomSorter (src/master/allocator/mesos/sorter/random) shuffles
+ * with keys U^(1/w), largest first (Efraimidis and Spirakis): the same keys
+ * here, as log(U)/w, but kept in a heap and drawn one at a time, since a
+ * walk usually stops at the first entry that takes the agent. */
+
+static void heap_swap(struct rnd_walk *w, uint32_t i, uint32_t j)
+{
+    struct sentry *e = w->v[i];
+    w->v[i] = w->v[j];
+    w->v[j] = e;
+    double k = w->key[i];
+    w->key[i] = w->key[j];
+    w->key[j] = k;
+}
+
+static void heap_down(struct rnd_walk *w, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->n && w->key[l] > w->key[m])
+            m = l;
+        if (r < w->n && w->key[r] > w->key[m])
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(w, i, m);
+        i = m;
+    }
+}
+
+void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
+                     uint32_t n, bool by_weight)
+{
+    if (n > w->cap) {
+        w->cap = n;
+        w->v = xreallocarray(w->v, n, sizeof(*w->v));
+        w->key = xreallocarray(w->key, n, sizeof(*w->key));
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct sentry *e = arr[i];
+        double weight = by_weight && !e->is_self ? e->owner->weight : 1.0;
+        /* U in (0, 1): 53 random bits, never 0. */
+        double u = ((double)(alloc_rng_next(a) >> 11) + 0.5) * 0x1p-53;
+        double key = log(u) / weight; /* (-inf, 0) */
+        /* Entries at their quota limit come after every other. */
+        w->key[i] = e->blocked ? key - 1e300 : key;
+        w->v[i] = e;
+    }
+    w->n = n;
+    for (uint32_t i = n / 2; i-- > 0;)
+        heap_down(w, i);
+}
+
+struct sentry *alloc_rnd_next(struct rnd_walk *w)
+{
+    if (w->n == 0)
+        return NULL;
+    struct sentry *top = w->v[0];
+    w->n--;
+    if (w->n > 0) {
+        w->v[0] = w->v[w->n];
+        w->key[0] = w->key[w->n];
+        heap_down(w, 0);
+    }
+    return top;
 }

@@ -663,6 +663,31 @@ static void free_used(struct alloc_used *used, uint32_t nused, res_list *lists)
     free(used);
 }
 
+/* Tell the allocator what offer constraints test on ag: hostname, fault
+ * domain and attributes (TEXT ones with their value). */
+static void allocator_agent_info(struct master *m, struct agent *ag)
+{
+    const Mesos__V1__AgentInfo *ai = ag->info;
+    size_t n = ai->n_attributes;
+    struct alloc_attribute *attrs = xcalloc(n ? n : 1, sizeof(*attrs));
+    for (size_t i = 0; i < n; i++) {
+        const Mesos__V1__Attribute *at = ai->attributes[i];
+        attrs[i].name = at->name;
+        attrs[i].text =
+            at->type == MESOS__V1__VALUE__TYPE__TEXT && at->text != NULL
+                ? at->text->value
+                : NULL;
+    }
+    const Mesos__V1__DomainInfo__FaultDomain *fd =
+        ai->domain != NULL ? ai->domain->fault_domain : NULL;
+    alloc_agent_set_info(m->alloc, ag->alloc, ai->hostname,
+                         fd != NULL && fd->region != NULL ? fd->region->name
+                                                          : NULL,
+                         fd != NULL && fd->zone != NULL ? fd->zone->name : NULL,
+                         attrs, (uint32_t)n);
+    free(attrs);
+}
+
 /* An agent the allocator does not know (new, recovered, or back from
  * unreachable): compute its total, adopt the tasks it reports and add it
  * with what they use. */
@@ -690,6 +715,7 @@ static void agent_join_allocator(struct master *m, struct agent *ag,
         log_warn("agent %s: some reported tasks do not fit its resources",
                  ag->id);
     free_used(used, nused, lists);
+    allocator_agent_info(m, ag);
     if (ag->deactivated)
         alloc_agent_set_active(m->alloc, ag->alloc, false);
 }

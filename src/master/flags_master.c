@@ -62,6 +62,16 @@ void master_flags_init(struct master_flags *mf)
          "Offer agents with GPUs only to frameworks with the GPU_RESOURCES "
          "capability.",
          &mf->filter_gpu_resources},
+        {"role_sorter", FLAG_STRING, "drf",
+         "How sibling roles are ordered for offers: 'drf' (lowest weighted "
+         "dominant share first) or 'random' (a random order, each role "
+         "drawn with a probability proportional to its weight).",
+         &mf->role_sorter},
+        {"framework_sorter", FLAG_STRING, "drf",
+         "How the frameworks of a role are ordered for offers: 'drf' "
+         "(lowest dominant share first) or 'random' (a uniformly random "
+         "order).",
+         &mf->framework_sorter},
         {"registry", FLAG_STRING, "sqlite",
          "Where the master keeps what must survive a restart: 'sqlite' (a "
          "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
@@ -140,6 +150,17 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  "%d",
                  MASTER_MAX_COMPLETED_TASKS);
         return FLAGS_ERROR;
+    }
+    const char *const sorters[] = {"role_sorter", mf->role_sorter,
+                                   "framework_sorter", mf->framework_sorter};
+    for (int i = 0; i < 4; i += 2) {
+        if (strcmp(sorters[i + 1], "drf") != 0 &&
+            strcmp(sorters[i + 1], "random") != 0) {
+            snprintf(err, errlen,
+                     "--%s: unknown sorter '%s' (expected drf or random)",
+                     sorters[i], sorters[i + 1]);
+            return FLAGS_ERROR;
+        }
     }
     if (strcmp(mf->registry, "sqlite") != 0 &&
         strcmp(mf->registry, "in_memory") != 0) {

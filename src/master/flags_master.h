@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 18
+#define MASTER_FLAGS_ROWS 20
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -39,8 +39,10 @@ struct master_flags {
     int64_t agent_reregister_timeout; /* --agent_reregister_timeout, ns */
     const char *min_allocatable_resources; /* "cpus:0.01|mem:32" */
     bool filter_gpu_resources;             /* --filter_gpu_resources */
-    bool offer_allocation_slack;           /* --offer_allocation_slack */
-    const char *registry;                  /* --registry: sqlite | in_memory */
+    const char *role_sorter;               /* --role_sorter: drf | random */
+    const char *framework_sorter; /* --framework_sorter: drf | random */
+    bool offer_allocation_slack;  /* --offer_allocation_slack */
+    const char *registry;         /* --registry: sqlite | in_memory */
     /* --max_completed_frameworks, --max_completed_tasks_per_framework */
     int64_t max_completed_frameworks;
     int64_t max_completed_tasks_per_framework;

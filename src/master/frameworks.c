@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/task_state.h"
 #include "common/mem.h"
+#include "master/framework_options.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
@@ -65,6 +66,8 @@ static uint32_t alloc_caps_of(const Mesos__V1__FrameworkInfo *fi)
             fi,
             MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__RESERVATION_REFINEMENT))
         caps |= ALLOC_FW_REFINEMENT;
+    if (has_cap(fi, MESOS__V1__FRAMEWORK_INFO__CAPABILITY__TYPE__REGION_AWARE))
+        caps |= ALLOC_FW_REGION_AWARE;
     return caps;
 }
 
@@ -268,6 +271,9 @@ struct subscribe {
     char *id;
     bool is_new;
     Mesos__V1__FrameworkInfo *info; /* the new info, owned */
+    /* The call's suppressed_roles and offer_constraints (owned; NULL: none),
+     * applied with the info. */
+    Mesos__V1__Scheduler__Call__Subscribe *call;
 };
 
 static void send_subscribed(struct master *m, struct framework *fw)
@@ -307,8 +313,79 @@ static void subscribe_free(struct subscribe *s)
 {
     if (s->info != NULL)
         protobuf_c_message_free_unpacked(&s->info->base, NULL);
+    if (s->call != NULL)
+        protobuf_c_message_free_unpacked(&s->call->base, NULL);
     free(s->id);
     free(s);
+}
+
+/* Check what a SUBSCRIBE or UPDATE_FRAMEWORK asks of the allocator beyond
+ * roles: suppressed_roles within the roles, offer_filters and
+ * offer_constraints valid. Returns 0, or -1 with the reason (prefixed with
+ * the call's field, `prefix`). */
+static int options_check(struct master *m, const Mesos__V1__FrameworkInfo *fi,
+                         char *const *suppressed, size_t nsuppressed,
+                         const Mesos__V1__Scheduler__OfferConstraints *oc,
+                         const char *prefix, char *err, size_t errlen)
+{
+    const char **roles = NULL;
+    char why[512];
+    int n = roles_of(fi, &roles, why, sizeof(why));
+    int rc = -1;
+    struct fw_options o = {0};
+    if (n < 0)
+        goto out;
+    if (master_suppressed_roles_check(suppressed, nsuppressed, roles,
+                                      (uint32_t)n, why, sizeof(why)) != 0 ||
+        master_fw_options_build(fi, oc, roles, (uint32_t)n, &o, why,
+                                sizeof(why)) != 0)
+        goto out;
+    if (alloc_role_options_check(m->alloc, o.v, o.n, why, sizeof(why)) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0)
+        snprintf(err, errlen, "%s%s", prefix, why);
+    master_fw_options_free(&o);
+    free(roles);
+    return rc;
+}
+
+static bool role_in(const char *role, char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], role) == 0)
+            return true;
+    return false;
+}
+
+/* Give the allocator fw's options (checked by options_check before the
+ * registry write) and make its suppressed roles exactly `suppressed`, as
+ * Mesos's updateFramework: roles newly listed are suppressed, roles no
+ * longer listed are revived (their filters cleared). */
+static void options_apply(struct master *m, struct framework *fw,
+                          char *const *suppressed, size_t nsuppressed,
+                          const Mesos__V1__Scheduler__OfferConstraints *oc)
+{
+    char err[512];
+    struct fw_options o = {0};
+    if (master_fw_options_build(fw->info, oc, (const char *const *)fw->roles,
+                                fw->nroles, &o, err, sizeof(err)) != 0 ||
+        alloc_framework_set_options(m->alloc, fw->alloc, o.v, o.n, err,
+                                    sizeof(err)) != 0)
+        /* Checked before the registry write: cannot happen. */
+        log_error("framework %s: options not applied: %s", fw->id, err);
+    master_fw_options_free(&o);
+    for (uint32_t i = 0; i < fw->nroles; i++) {
+        const char *role = fw->roles[i];
+        bool want = role_in(role, suppressed, nsuppressed);
+        if (want == alloc_framework_is_suppressed(m->alloc, fw->alloc, role))
+            continue;
+        if (want)
+            alloc_framework_suppress(m->alloc, fw->alloc, &role, 1);
+        else
+            alloc_framework_revive(m->alloc, fw->alloc, &role, 1);
+    }
 }
 
 static void subscribe_done(struct master *m, bool ok, const char *err,
@@ -347,12 +424,17 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
     if (fw->alloc == NULL) {
         fw->alloc = alloc_framework_add(
             m->alloc, fw, roles, (uint32_t)fw->nroles, fw->alloc_caps, true);
+        alloc_framework_set_id(m->alloc, fw->alloc, fw->id);
     } else {
         alloc_framework_update(m->alloc, fw->alloc, roles, (uint32_t)fw->nroles,
                                fw->alloc_caps);
         alloc_framework_set_active(m->alloc, fw->alloc, true);
     }
     free(roles);
+    /* In the same loop turn as the add: no cycle runs in between, so a
+     * role subscribed suppressed is never offered. */
+    options_apply(m, fw, s->call->suppressed_roles, s->call->n_suppressed_roles,
+                  s->call->offer_constraints);
     if (fw->failover_timer != NULL)
         evtimer_del(fw->failover_timer);
 
@@ -436,6 +518,13 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
     free(roles);
     if (!failover_timeout_ok(req, fi, ""))
         return;
+    if (options_check(m, fi, call->subscribe->suppressed_roles,
+                      call->subscribe->n_suppressed_roles,
+                      call->subscribe->offer_constraints, "subscribe.", err,
+                      sizeof(err)) != 0) {
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
     if (id != NULL && hmap_get(m->completed, id) != NULL) {
         http_reply_error(req, 403, "framework %s has been removed", id);
         return;
@@ -475,6 +564,8 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
     s->is_new = is_new;
     s->info = jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
     set_info_id(s->info, id);
+    s->call = jpb_copy(&mesos__v1__scheduler__call__subscribe__descriptor,
+                       &call->subscribe->base);
     if (is_new) {
         fw = framework_new(m, id);
         hmap_put(m->frameworks, fw->id, fw);
@@ -492,6 +583,8 @@ struct update {
     struct http_request *req;
     char *id;
     Mesos__V1__FrameworkInfo *info; /* owned */
+    /* The call (owned): its suppressed_roles and offer_constraints. */
+    Mesos__V1__Scheduler__Call__UpdateFramework *call;
 };
 
 static void update_done(struct master *m, bool ok, const char *err, void *arg)
@@ -515,6 +608,8 @@ static void update_done(struct master *m, bool ok, const char *err, void *arg)
         alloc_framework_update(m->alloc, fw->alloc, roles, fw->nroles,
                                fw->alloc_caps);
         free(roles);
+        options_apply(m, fw, u->call->suppressed_roles,
+                      u->call->n_suppressed_roles, u->call->offer_constraints);
         log_info("framework %s updated", fw->id);
         master_opev_framework(m, fw, false);
         http_reply(u->req, 200, NULL, NULL, 0);
@@ -522,14 +617,16 @@ static void update_done(struct master *m, bool ok, const char *err, void *arg)
     }
     if (u->info != NULL)
         protobuf_c_message_free_unpacked(&u->info->base, NULL);
+    protobuf_c_message_free_unpacked(&u->call->base, NULL);
     free(u->id);
     free(u);
 }
 
-void master_framework_update(struct master *m, struct http_request *req,
-                             struct framework *fw,
-                             const Mesos__V1__FrameworkInfo *fi)
+void master_framework_update(
+    struct master *m, struct http_request *req, struct framework *fw,
+    const Mesos__V1__Scheduler__Call__UpdateFramework *call)
 {
+    const Mesos__V1__FrameworkInfo *fi = call->framework_info;
     char err[512];
     const char **roles = NULL;
     if (roles_of(fi, &roles, err, sizeof(err)) < 0) {
@@ -551,10 +648,18 @@ void master_framework_update(struct master *m, struct http_request *req,
                          "changing a framework's user is not allowed");
         return;
     }
+    if (options_check(m, fi, call->suppressed_roles, call->n_suppressed_roles,
+                      call->offer_constraints, "update_framework.", err,
+                      sizeof(err)) != 0) {
+        http_reply_error(req, 400, "%s", err);
+        return;
+    }
     struct update *u = xcalloc(1, sizeof(*u));
     u->req = req;
     u->id = xstrdup(fw->id);
     u->info = jpb_copy(&mesos__v1__framework_info__descriptor, &fi->base);
+    u->call = jpb_copy(
+        &mesos__v1__scheduler__call__update_framework__descriptor, &call->base);
     master_persist_framework(m, u->info, fw->registered_time, update_done, u);
 }
 
@@ -580,6 +685,7 @@ master_framework_placeholder(struct master *m,
     apply_info(fw, roles, n);
     fw->alloc = alloc_framework_add(m->alloc, fw, roles, (uint32_t)n,
                                     fw->alloc_caps, false);
+    alloc_framework_set_id(m->alloc, fw->alloc, fw->id);
     free(roles);
     fw->registered_time = clock_wall_secs();
     hmap_put(m->frameworks, fw->id, fw);

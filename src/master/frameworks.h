@@ -12,11 +12,11 @@ struct framework *master_framework_find(struct master *m, const char *id);
 void master_framework_subscribe(struct master *m, struct http_request *req,
                                 const Mesos__V1__Scheduler__Call *call,
                                 enum http_encoding reply_enc);
-/* Handle UPDATE_FRAMEWORK with a new FrameworkInfo (same id); replies on
- * req (200 when applied). */
-void master_framework_update(struct master *m, struct http_request *req,
-                             struct framework *fw,
-                             const Mesos__V1__FrameworkInfo *fi);
+/* Handle UPDATE_FRAMEWORK: a new FrameworkInfo (same id), suppressed_roles
+ * and offer_constraints; replies on req (200 when applied). */
+void master_framework_update(
+    struct master *m, struct http_request *req, struct framework *fw,
+    const Mesos__V1__Scheduler__Call__UpdateFramework *call);
 /* The framework's stream closed: deactivate, rescind offers, start the
  * failover timeout. */
 void master_framework_disconnected(struct master *m, struct framework *fw);

@@ -153,6 +153,13 @@ static struct alloc *make_allocator(struct master *m, char *err, size_t errlen)
     alloc_options_default(&o);
     o.allocation_interval_ns = m->flags->allocation_interval;
     o.filter_gpu_resources = m->flags->filter_gpu_resources;
+    /* Checked by master_flags_parse: "drf" or "random". */
+    o.role_sorter = strcmp(m->flags->role_sorter, "random") == 0
+                        ? ALLOC_SORTER_RANDOM
+                        : ALLOC_SORTER_DRF;
+    o.framework_sorter = strcmp(m->flags->framework_sorter, "random") == 0
+                             ? ALLOC_SORTER_RANDOM
+                             : ALLOC_SORTER_DRF;
     o.seed = (uint64_t)clock_monotonic_ns() | 1;
     o.on_offer = master_offer_from_alloc;
     o.on_inverse_offer = master_inverse_offer_from_alloc;

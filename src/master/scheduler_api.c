@@ -617,7 +617,8 @@ static void handle_update_framework(struct master_call_ctx *c)
         return;
     }
     /* The same rules as SUBSCRIBE; frameworks.c applies it. */
-    master_framework_update(c->m, c->req, c->fw, fi);
+    master_framework_update(c->m, c->req, c->fw,
+                            sched_call(c)->update_framework);
 }
 
 static void handle_subscribe(struct master_call_ctx *c)

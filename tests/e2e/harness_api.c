@@ -199,11 +199,20 @@ long long api_agent_ckpt_version(uint16_t agent_port)
 void api_subscribe_framework(struct conn *c, uint16_t port,
                              const char *framework_info)
 {
+    char sub[2048];
+    snprintf(sub, sizeof(sub), "{\"framework_info\":%s}", framework_info);
+    api_subscribe_framework_call(c, port, sub);
+}
+
+void api_subscribe_framework_call(struct conn *c, uint16_t port,
+                                  const char *subscribe)
+{
     memset(c, 0, sizeof(*c));
-    char body[2048];
-    snprintf(body, sizeof(body),
-             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":%s}}",
-             framework_info);
+    char body[4096];
+    ck_assert_int_lt(snprintf(body, sizeof(body),
+                              "{\"type\":\"SUBSCRIBE\",\"subscribe\":%s}",
+                              subscribe),
+                     (int)sizeof(body));
     const char *headers[] = {"Content-Type: application/json",
                              "Accept: application/json", NULL};
     ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/scheduler", headers,

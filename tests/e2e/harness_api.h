@@ -70,6 +70,10 @@ long long api_agent_ckpt_version(uint16_t agent_port);
  * SUBSCRIBED. */
 void api_subscribe_framework(struct conn *c, uint16_t port,
                              const char *framework_info);
+/* The same with a whole Call.Subscribe as JSON ({"framework_info":...,
+ * "suppressed_roles":[...], "offer_constraints":{...}}). */
+void api_subscribe_framework_call(struct conn *c, uint16_t port,
+                                  const char *subscribe);
 /* A framework call (type and, with field, its payload JSON); returns the
  * status. */
 int api_fw_call(struct conn *c, uint16_t port, const char *type,

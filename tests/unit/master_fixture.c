@@ -250,6 +250,18 @@ void mfx_framework_subscribe(struct mfx *x, struct mfx_peer *fw,
     free(json);
 }
 
+void mfx_framework_subscribe_call(struct mfx *x, struct mfx_peer *fw,
+                                  const char *subscribe_json)
+{
+    char *json = NULL;
+    ck_assert_int_gt(asprintf(&json,
+                              "{\"type\":\"SUBSCRIBE\",\"subscribe\":%s}",
+                              subscribe_json),
+                     0);
+    subscribe(x, fw, master_scheduler_api, json, "SUBSCRIBED");
+    free(json);
+}
+
 static char *call_json(const char *id_field, const char *id, const char *type,
                        const char *field, const char *payload_json)
 {
@@ -278,6 +290,13 @@ int mfx_framework_call(struct mfx *x, struct mfx_peer *fw, const char *type,
 void mfx_agent_subscribe(struct mfx *x, struct mfx_peer *ag,
                          const char *hostname, const char *resources)
 {
+    mfx_agent_subscribe_attrs(x, ag, hostname, resources, NULL);
+}
+
+void mfx_agent_subscribe_attrs(struct mfx *x, struct mfx_peer *ag,
+                               const char *hostname, const char *resources,
+                               const char *attributes_json)
+{
     /* Text resources ("cpus:2;mem:1024") as scalar Resource JSON. */
     char res[1024] = "";
     size_t used = 0;
@@ -299,10 +318,12 @@ void mfx_agent_subscribe(struct mfx *x, struct mfx_peer *ag,
     ck_assert_int_gt(
         asprintf(&json,
                  "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
-                 "\"hostname\":\"%s\",\"port\":5051,\"resources\":[%s]},"
+                 "\"hostname\":\"%s\",\"port\":5051,\"resources\":[%s]%s%s},"
                  "\"version\":\"test\",\"address\":{\"ip\":\"127.0.0.2\","
                  "\"port\":5051}}}",
-                 hostname, res),
+                 hostname, res,
+                 attributes_json != NULL ? ",\"attributes\":" : "",
+                 attributes_json != NULL ? attributes_json : ""),
         0);
     subscribe(x, ag, master_agent_api, json, "REGISTERED");
     free(json);

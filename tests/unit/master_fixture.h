@@ -69,6 +69,11 @@ const char *mfx_body(const struct http_fake *f);
  * SUBSCRIBED arrives. */
 void mfx_framework_subscribe(struct mfx *x, struct mfx_peer *fw,
                              const char *info_json);
+/* SUBSCRIBE a framework with a whole Call.Subscribe as JSON
+ * ({"framework_info":{...},"suppressed_roles":[...],...}). Asserts
+ * SUBSCRIBED arrives. */
+void mfx_framework_subscribe_call(struct mfx *x, struct mfx_peer *fw,
+                                  const char *subscribe_json);
 /* A scheduler call of fw: type, payload field name (NULL: none) and its
  * JSON. Returns the status. */
 int mfx_framework_call(struct mfx *x, struct mfx_peer *fw, const char *type,
@@ -78,6 +83,10 @@ int mfx_framework_call(struct mfx *x, struct mfx_peer *fw, const char *type,
  * Asserts REGISTERED arrives. */
 void mfx_agent_subscribe(struct mfx *x, struct mfx_peer *ag,
                          const char *hostname, const char *resources);
+/* The same with AgentInfo.attributes (a JSON array, NULL: none). */
+void mfx_agent_subscribe_attrs(struct mfx *x, struct mfx_peer *ag,
+                               const char *hostname, const char *resources,
+                               const char *attributes_json);
 /* An agent call of ag. Returns the status. */
 int mfx_agent_call(struct mfx *x, struct mfx_peer *ag, const char *type,
                    const char *field, const char *payload_json);

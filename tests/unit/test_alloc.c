@@ -1337,6 +1337,522 @@ START_TEST(test_decline_forever_exhausts)
 }
 END_TEST
 
+/* ---- Per-framework options, tie-breaks ---------------------------------- */
+
+/* Mesos's FrameworkMinAllocatable: a framework's own min_allocatable for a
+ * role replaces the global one, set by an update. */
+START_TEST(test_framework_min_allocatable)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *fw = add_fw(a, &F1, "role1", 0);
+    add_agent(a, &A1, "cpus:0.005;mem:16;disk:128");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0); /* below cpus:0.01|mem:32 */
+
+    struct alloc_quantity q[] = {{"cpus", 3}}; /* 0.003 */
+    struct alloc_quantities alt = {q, 1};
+    struct alloc_role_options o = {.role = "role1",
+                                   .has_min_allocatable = true,
+                                   .min_allocatable = &alt,
+                                   .n_min_allocatable = 1};
+    char err[256];
+    ck_assert_int_eq(
+        alloc_framework_set_options(a, fw, &o, 1, err, sizeof(err)), 0);
+    alloc_run(a, SEC);
+    expect_one_offer(&rec, &F1, &A1, "cpus:0.005;mem:16;disk:128");
+    rec_clear(&rec);
+
+    /* A second framework without the option still follows the global
+     * rule: a small leftover is not offered to it. */
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Mesos's FrameworkEmptyMinAllocatable: set with no alternatives, any
+ * non-empty resources are allocatable to that framework. Another
+ * framework's option does not apply to the role's other frameworks. */
+START_TEST(test_framework_empty_min_allocatable)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f2 = add_fw(a, &F2, "role1", 0);
+    (void)f2;
+    add_agent(a, &A1, "cpus:0.005;mem:16;disk:128");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+
+    struct alloc_framework *fw = add_fw(a, &F1, "role1", 0);
+    struct alloc_role_options o = {.role = "role1",
+                                   .has_min_allocatable = true};
+    char err[256];
+    ck_assert_int_eq(
+        alloc_framework_set_options(a, fw, &o, 1, err, sizeof(err)), 0);
+    alloc_run(a, SEC);
+    expect_one_offer(&rec, &F1, &A1, "cpus:0.005;mem:16;disk:128");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* One framework in role "r" with the given constraint groups, one agent
+ * with hostname "host1", the given domain and attributes: was it offered? */
+static bool offered_under(const struct alloc_constraint_group *g, uint32_t ng,
+                          const char *region,
+                          const struct alloc_attribute *attrs, uint32_t nattrs)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *fw = add_fw(a, &F1, "r", 0);
+    struct alloc_role_options o = {.role = "r", .groups = g, .ngroups = ng};
+    char err[256];
+    ck_assert_msg(alloc_framework_set_options(a, fw, &o, 1, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_agent_set_info(a, ag, "host1", region, NULL, attrs, nattrs);
+    alloc_run(a, 0);
+    bool offered = rec.noffers == 1;
+    alloc_free(a);
+    rec_free(&rec);
+    return offered;
+}
+
+/* Mesos's OfferConstraintsFilter tests (NamedAttributeExists,
+ * NamedAttributeNotExists, NamedAttributeTextEquals, ...TextNotEquals,
+ * TwoAttributesWithTheSameName, ...TextMatches, ...TextNotMatches), as a
+ * table: one constraint against one agent. */
+START_TEST(test_offer_constraints_predicates)
+{
+    static const struct alloc_attribute text_foo[] = {{"foo", "bar"}};
+    static const struct alloc_attribute scalar_foo[] = {{"foo", NULL}};
+    static const struct alloc_attribute two_foo[] = {{"foo", "bar"},
+                                                     {"foo", "baz"}};
+    static const struct {
+        enum alloc_selector sel;
+        enum alloc_predicate pred;
+        const char *value;
+        const struct alloc_attribute *attrs;
+        uint32_t nattrs;
+        bool want;
+    } cases[] = {
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_EXISTS, NULL, text_foo, 1, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_EXISTS, NULL, NULL, 0, false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_EXISTS, NULL, scalar_foo, 1, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_NOT_EXISTS, NULL, text_foo, 1, false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_NOT_EXISTS, NULL, NULL, 0, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "bar", text_foo, 1, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "baz", text_foo, 1,
+         false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "bar", NULL, 0, false},
+        /* a non-TEXT attribute passes every text test */
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "x", scalar_foo, 1, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_EQUALS, "bar", text_foo, 1,
+         false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_EQUALS, "baz", text_foo, 1,
+         true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_EQUALS, "bar", NULL, 0, true},
+        /* TwoAttributesWithTheSameName: the first counts */
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "bar", two_foo, 2, true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_EQUALS, "baz", two_foo, 2, false},
+        /* whole-value matches */
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_MATCHES, "b.r", text_foo, 1,
+         true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_MATCHES, "b", text_foo, 1, false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_MATCHES, "ar", text_foo, 1,
+         false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_MATCHES, "x|bar", text_foo, 1,
+         true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_MATCHES, "bar", NULL, 0, false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_MATCHES, "b.r", text_foo, 1,
+         false},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_MATCHES, "ba", text_foo, 1,
+         true},
+        {ALLOC_SEL_ATTRIBUTE, ALLOC_PRED_TEXT_NOT_MATCHES, "bar", NULL, 0,
+         true},
+        /* pseudo-attributes */
+        {ALLOC_SEL_HOSTNAME, ALLOC_PRED_TEXT_EQUALS, "host1", NULL, 0, true},
+        {ALLOC_SEL_HOSTNAME, ALLOC_PRED_TEXT_EQUALS, "host2", NULL, 0, false},
+        {ALLOC_SEL_REGION, ALLOC_PRED_TEXT_EQUALS, "eu", NULL, 0, true},
+        {ALLOC_SEL_ZONE, ALLOC_PRED_EXISTS, NULL, NULL, 0, false},
+        {ALLOC_SEL_ZONE, ALLOC_PRED_TEXT_NOT_EQUALS, "z", NULL, 0, true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct alloc_constraint k = {cases[i].sel, "foo", cases[i].pred,
+                                     cases[i].value};
+        struct alloc_constraint_group g = {&k, 1};
+        ck_assert_msg(offered_under(&g, 1, "eu", cases[i].attrs,
+                                    cases[i].nattrs) == cases[i].want,
+                      "case %zu", i);
+    }
+}
+END_TEST
+
+/* Mesos's TwoConstraintsInGroup and TwoGroups: a group needs all its
+ * constraints, the role any group. */
+START_TEST(test_offer_constraints_groups)
+{
+    static const struct alloc_attribute attrs[] = {{"foo", "bar"},
+                                                   {"baz", "qux"}};
+    struct alloc_constraint both[] = {
+        {ALLOC_SEL_ATTRIBUTE, "foo", ALLOC_PRED_TEXT_EQUALS, "bar"},
+        {ALLOC_SEL_ATTRIBUTE, "baz", ALLOC_PRED_TEXT_EQUALS, "nope"},
+    };
+    struct alloc_constraint_group one = {both, 2};
+    ck_assert(!offered_under(&one, 1, NULL, attrs, 2));
+    struct alloc_constraint_group two[] = {{&both[0], 1}, {&both[1], 1}};
+    ck_assert(offered_under(two, 2, NULL, attrs, 2));
+    ck_assert(!offered_under(&two[1], 1, NULL, attrs, 2));
+}
+END_TEST
+
+/* Mesos's TwoRoles and DefaultOfferConstraints: constraints apply to the
+ * role they name; a role without any is offered every agent. */
+START_TEST(test_offer_constraints_two_roles)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    const char *roles[] = {"r1", "r2"};
+    struct alloc_framework *fw =
+        alloc_framework_add(a, &F1, roles, 2, ALLOC_FW_MULTI_ROLE, true);
+    struct alloc_constraint k = {ALLOC_SEL_ATTRIBUTE, "rack", ALLOC_PRED_EXISTS,
+                                 NULL};
+    struct alloc_constraint_group g = {&k, 1};
+    struct alloc_role_options o = {.role = "r1", .groups = &g, .ngroups = 1};
+    char err[256];
+    ck_assert_int_eq(
+        alloc_framework_set_options(a, fw, &o, 1, err, sizeof(err)), 0);
+    /* r1 would come first (equal shares, lower name) but the agent has
+     * no rack. */
+    add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_str_eq(rec.offers[0].role, "r2");
+    rec_clear(&rec);
+
+    /* Options replaced without constraints: r1 gets the next agent. */
+    ck_assert_int_eq(
+        alloc_framework_set_options(a, fw, NULL, 0, err, sizeof(err)), 0);
+    add_agent(a, &A2, "cpus:1;mem:64");
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 1);
+    ck_assert_str_eq(rec.offers[0].role, "r1");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Mesos's InvalidTextMatches, and the other refusals: nothing changes. */
+START_TEST(test_offer_constraints_invalid)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *fw = add_fw(a, &F1, "r", 0);
+    char err[256];
+    struct alloc_constraint bad_re = {ALLOC_SEL_ATTRIBUTE, "foo",
+                                      ALLOC_PRED_TEXT_MATCHES, "(unclosed"};
+    struct alloc_constraint_group g = {&bad_re, 1};
+    struct alloc_role_options o = {.role = "r", .groups = &g, .ngroups = 1};
+    ck_assert_int_eq(alloc_role_options_check(a, &o, 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "bad regex"));
+    ck_assert_int_eq(
+        alloc_framework_set_options(a, fw, &o, 1, err, sizeof(err)), -1);
+    struct alloc_constraint_group empty = {NULL, 0};
+    o.groups = &empty;
+    ck_assert_int_eq(alloc_role_options_check(a, &o, 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "empty group"));
+    struct alloc_constraint no_value = {ALLOC_SEL_ATTRIBUTE, "foo",
+                                        ALLOC_PRED_TEXT_EQUALS, NULL};
+    struct alloc_constraint_group g2 = {&no_value, 1};
+    o.groups = &g2;
+    ck_assert_int_eq(alloc_role_options_check(a, &o, 1, err, sizeof(err)), -1);
+    struct alloc_constraint bad_pred = {ALLOC_SEL_ATTRIBUTE, "foo", 99, NULL};
+    struct alloc_constraint_group g3 = {&bad_pred, 1};
+    o.groups = &g3;
+    ck_assert_int_eq(alloc_role_options_check(a, &o, 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "unknown predicate"));
+    /* The framework still has no constraints: it is offered the agent. */
+    add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 1);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* The ids of role r's eligible clients, in order, joined by ','. */
+static void eligible_order(const struct role *r, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (uint32_t i = 0; i < r->neligible; i++) {
+        size_t at = strlen(out);
+        snprintf(out + at, len - at, "%s%s", i ? "," : "",
+                 r->eligible[i]->client->fw->id);
+    }
+}
+
+/* Mesos's DRFSorterTest.AllocationCountTieBreak, through the allocator:
+ * equal shares order by allocation count, then by framework ID; giving
+ * back resources does not reset the count. */
+START_TEST(test_allocation_count_tie_break)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    static const char *const names[] = {"e", "d", "c", "b", "a"};
+    struct alloc_framework *fws[5];
+    for (int i = 0; i < 5; i++) {
+        fws[i] = add_fw(a, &F1, "r", 0);
+        alloc_framework_set_id(a, fws[i], names[i]);
+    }
+    struct alloc_framework *fa = fws[4], *fb = fws[3], *fc = fws[2],
+                           *fd = fws[1], *fe = fws[0];
+    /* Allocations as used resources of agents: a, b, e one of 3; c three
+     * of 1; d one of 2 and one of 1. */
+    struct {
+        struct alloc_framework *fw;
+        const char *res;
+    } uses[] = {{fa, "cpus:3;mem:3"}, {fb, "cpus:3;mem:3"},
+                {fc, "cpus:1;mem:1"}, {fc, "cpus:1;mem:1"},
+                {fc, "cpus:1;mem:1"}, {fd, "cpus:2;mem:2"},
+                {fd, "cpus:1;mem:1"}, {fe, "cpus:3;mem:3"}};
+    struct alloc_agent *c_agent = NULL;
+    for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+        res_list total = parse(uses[i].res);
+        res_list used = parse_alloc(uses[i].res, "r");
+        struct alloc_used u = {uses[i].fw, &used};
+        struct alloc_agent *ag;
+        ck_assert_int_eq(alloc_agent_add(a, NULL, &total, ALLOC_AGENT_ALL_CAPS,
+                                         NULL, &u, 1, &ag),
+                         0);
+        if (uses[i].fw == fc)
+            c_agent = ag;
+        res_list_clear(&total);
+        res_list_clear(&used);
+    }
+    alloc_run(a, 0); /* nothing is free; rebuilds the orders */
+    ck_assert_uint_eq(rec.noffers, 0);
+    struct role *r = alloc_role_find(a, "r");
+    char order[64];
+    eligible_order(r, order, sizeof(order));
+    ck_assert_str_eq(order, "a,b,e,d,c");
+
+    /* c gives back 1 of its 3: lowest share, first. */
+    res_list back = parse_alloc("cpus:1;mem:1", "r");
+    ck_assert_int_eq(alloc_recover(a, c_agent, fc, &back, 0, 0), 0);
+    res_list_clear(&back);
+    eligible_order(r, order, sizeof(order));
+    ck_assert_str_eq(order, "c,a,b,e,d");
+
+    /* Deactivating and reactivating keeps the counts. */
+    alloc_framework_set_active(a, fc, false);
+    alloc_framework_set_active(a, fc, true);
+    eligible_order(r, order, sizeof(order));
+    ck_assert_str_eq(order, "c,a,b,e,d");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Equal shares and counts: the lower framework ID is offered first, not
+ * the framework added first. */
+START_TEST(test_tie_break_by_name)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f2 = add_fw(a, &F2, "r", 0);
+    alloc_framework_set_id(a, f2, "fw-2");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_framework_set_id(a, f1, "fw-1");
+    add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:64");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* ---- Random sorter ------------------------------------------------------ */
+
+static struct alloc *new_alloc_sorters(struct rec *rec,
+                                       enum alloc_sorter_kind roles,
+                                       enum alloc_sorter_kind frameworks)
+{
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.cb_arg = rec;
+    o.seed = 12345;
+    o.role_sorter = roles;
+    o.framework_sorter = frameworks;
+    return alloc_new(&o);
+}
+
+/* Offer one agent `trials` times (added, offered, removed) and count which
+ * framework udata got it: counts[i] for fws[i]. */
+static void first_offers(struct alloc *a, struct rec *rec, int trials,
+                         void *const *fws, int n, int *counts)
+{
+    for (int t = 0; t < trials; t++) {
+        struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:64");
+        alloc_run(a, t);
+        ck_assert_uint_eq(rec->noffers, 1);
+        for (int i = 0; i < n; i++)
+            if (rec->offers[0].fw == fws[i])
+                counts[i]++;
+        rec_clear(rec);
+        alloc_agent_remove(a, ag);
+    }
+}
+
+/* Mesos's RandomSorterTest.ProbabilityDistribution, through the
+ * allocator: sibling roles weighing 1, 2 and 3 get an agent first with
+ * probabilities 1/6, 2/6 and 3/6. */
+START_TEST(test_random_sorter_probability_distribution)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_DRF);
+    add_fw(a, &F1, "r1", 0);
+    add_fw(a, &F2, "r2", 0);
+    add_fw(a, &F3, "r3", 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "r2", 2.0), 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "r3", 3.0), 0);
+    void *fws[] = {&F1, &F2, &F3};
+    int counts[3] = {0};
+    const int trials = 6000;
+    first_offers(a, &rec, trials, fws, 3, counts);
+    for (int i = 0; i < 3; i++) {
+        double got = (double)counts[i] / trials, want = (i + 1) / 6.0;
+        ck_assert_msg(fabs(got - want) < 0.03, "role %d: %.3f, want %.3f",
+                      i + 1, got, want);
+    }
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Mesos's RandomSorterTest.HierarchicalProbabilityDistribution: "a"
+ * weighs 2 against "b"'s 1, and splits its part evenly between "a/x" and
+ * "a/y": each of the three leaves comes first a third of the time. */
+START_TEST(test_random_sorter_hierarchical_probability_distribution)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_DRF);
+    add_fw(a, &F1, "a/x", 0);
+    add_fw(a, &F2, "a/y", 0);
+    add_fw(a, &F3, "b", 0);
+    ck_assert_int_eq(alloc_role_set_weight(a, "a", 2.0), 0);
+    void *fws[] = {&F1, &F2, &F3};
+    int counts[3] = {0};
+    const int trials = 6000;
+    first_offers(a, &rec, trials, fws, 3, counts);
+    for (int i = 0; i < 3; i++) {
+        double got = (double)counts[i] / trials;
+        ck_assert_msg(fabs(got - 1.0 / 3) < 0.03, "leaf %d: %.3f", i, got);
+    }
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* The random framework sorter ignores shares: a framework holding most of
+ * the cluster, never first under DRF, is first about a third of the time
+ * among three. */
+START_TEST(test_random_framework_sorter_ignores_shares)
+{
+    for (int random = 0; random <= 1; random++) {
+        struct rec rec = {0};
+        struct alloc *a =
+            new_alloc_sorters(&rec, ALLOC_SORTER_DRF,
+                              random ? ALLOC_SORTER_RANDOM : ALLOC_SORTER_DRF);
+        struct alloc_framework *big = add_fw(a, &F1, "r", 0);
+        add_fw(a, &F2, "r", 0);
+        add_fw(a, &F3, "r", 0);
+        res_list total = parse("cpus:100;mem:1000");
+        res_list used = parse_alloc("cpus:100;mem:1000", "r");
+        struct alloc_used u = {big, &used};
+        struct alloc_agent *ag;
+        ck_assert_int_eq(alloc_agent_add(a, &A2, &total, ALLOC_AGENT_ALL_CAPS,
+                                         NULL, &u, 1, &ag),
+                         0);
+        res_list_clear(&total);
+        res_list_clear(&used);
+        void *fws[] = {&F1, &F2, &F3};
+        int counts[3] = {0};
+        const int trials = 3000;
+        first_offers(a, &rec, trials, fws, 3, counts);
+        double got = (double)counts[0] / trials;
+        if (random)
+            ck_assert_msg(fabs(got - 1.0 / 3) < 0.04, "big: %.3f", got);
+        else
+            ck_assert_int_eq(counts[0], 0);
+        alloc_free(a);
+        rec_free(&rec);
+    }
+}
+END_TEST
+
+/* Random role sorter: a role at its quota limit still comes after every
+ * role that is not (it can take only reserved or revocable resources). */
+START_TEST(test_random_sorter_limit_blocked_last)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_RANDOM);
+    add_fw(a, &F1, "limited", 0);
+    add_fw(a, &F2, "free", 0);
+    struct alloc_quantity lim[] = {{"cpus", 0}, {"mem", 0}};
+    struct alloc_quantities limit = {lim, 2};
+    struct alloc_quantities none = {NULL, 0};
+    ck_assert_int_eq(alloc_role_set_quota(a, "limited", &none, &limit), 0);
+    void *fws[] = {&F1, &F2};
+    int counts[2] = {0};
+    first_offers(a, &rec, 200, fws, 2, counts);
+    ck_assert_int_eq(counts[0], 0);
+    ck_assert_int_eq(counts[1], 200);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* After Mesos's MasterTest.AgentDomainDifferentRegion, at the allocator:
+ * an agent in another region than the master's is offered only to
+ * REGION_AWARE frameworks; agents in the same region or without a domain
+ * to everyone. */
+START_TEST(test_remote_agents_only_to_region_aware)
+{
+    struct rec rec = {0};
+    struct alloc_options o;
+    alloc_options_default(&o);
+    o.on_offer = on_offer;
+    o.cb_arg = &rec;
+    o.region = "eu";
+    struct alloc *a = alloc_new(&o);
+    add_fw(a, &F1, "r", 0);
+    struct alloc_agent *remote = add_agent(a, &A1, "cpus:1;mem:64");
+    alloc_agent_set_info(a, remote, "h1", "us", "us-1", NULL, 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+
+    struct alloc_agent *local = add_agent(a, &A2, "cpus:1;mem:64");
+    alloc_agent_set_info(a, local, "h2", "eu", "eu-1", NULL, 0);
+    add_agent(a, &A3, "cpus:1;mem:64"); /* no domain: local */
+    alloc_run(a, SEC);
+    ck_assert_uint_eq(rec.noffers, 2);
+    for (uint32_t i = 0; i < rec.noffers; i++)
+        ck_assert_ptr_ne(rec.offers[i].ag, &A1);
+    rec_clear(&rec);
+
+    add_fw(a, &F2, "r", ALLOC_FW_REGION_AWARE);
+    alloc_run(a, 2 * SEC);
+    expect_one_offer(&rec, &F2, &A1, "cpus:1;mem:64");
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -1362,6 +1878,20 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_names_full_table_quota);
     tcase_add_test(tc, test_parse_min_allocatable_name_cap);
     tcase_add_test(tc, test_decline_forever_exhausts);
+    tcase_add_test(tc, test_framework_min_allocatable);
+    tcase_add_test(tc, test_framework_empty_min_allocatable);
+    tcase_add_test(tc, test_offer_constraints_predicates);
+    tcase_add_test(tc, test_offer_constraints_groups);
+    tcase_add_test(tc, test_offer_constraints_two_roles);
+    tcase_add_test(tc, test_offer_constraints_invalid);
+    tcase_add_test(tc, test_allocation_count_tie_break);
+    tcase_add_test(tc, test_tie_break_by_name);
+    tcase_add_test(tc, test_random_sorter_probability_distribution);
+    tcase_add_test(tc,
+                   test_random_sorter_hierarchical_probability_distribution);
+    tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
+    tcase_add_test(tc, test_random_sorter_limit_blocked_last);
+    tcase_add_test(tc, test_remote_agents_only_to_region_aware);
     suite_add_tcase(s, tc);
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 120);
