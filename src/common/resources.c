@@ -98,6 +98,31 @@ void res_list_copy(res_list *dst, const res_list *src)
     dst->n = src->n;
 }
 
+void res_list_copy_allocated(res_list *dst, const res_list *src,
+                             const char *role)
+{
+    bool plain = true;
+    for (uint32_t i = 0; i < src->n && plain; i++)
+        plain = src->v[i].alloc_role == NULL;
+    if (!plain || role == NULL) {
+        res_list_copy(dst, src);
+        res_list_allocate(dst, role);
+        return;
+    }
+    /* A res_list keeps addable entries merged, and entries that all lack
+     * an allocation role differ in something else: giving them all the
+     * same role merges none. */
+    res_list_clear(dst);
+    if (src->n == 0)
+        return;
+    list_reserve(dst, src->n);
+    for (uint32_t i = 0; i < src->n; i++) {
+        res_copy(&dst->v[i], &src->v[i]);
+        dst->v[i].alloc_role = xstrdup(role);
+    }
+    dst->n = src->n;
+}
+
 static void labels_free(struct res_label *v, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {

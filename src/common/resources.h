@@ -151,6 +151,12 @@ void res_list_init(res_list *l);
 void res_list_clear(res_list *l);
 /* Replace *dst with a deep copy of *src (dst != src). */
 void res_list_copy(res_list *dst, const res_list *src);
+/* Replace *dst with a deep copy of *src whose every entry has allocation
+ * role `role` (copied; NULL: none): res_list_copy then res_list_allocate,
+ * in one pass when src's entries carry no allocation role (the allocator's
+ * offers), as the master's offers are made. dst != src. */
+void res_list_copy_allocated(res_list *dst, const res_list *src,
+                             const char *role);
 /* Free what *r owns (strings, arrays, disk) and zero it. */
 void res_clear(struct resource *r);
 /* Deep-copy *src into *dst; *dst is overwritten without being freed. */

@@ -36,8 +36,7 @@ static struct offer *offer_new(struct master *m, const char *id,
     o->fw = fw;
     o->agent = ag;
     o->role = xstrdup(role);
-    res_list_copy(&o->resources, resources);
-    res_list_allocate(&o->resources, role);
+    res_list_copy_allocated(&o->resources, resources, role);
     if (unav != NULL) {
         o->has_unav = true;
         o->unav = *unav;
