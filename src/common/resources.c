@@ -784,6 +784,11 @@ void res_list_add(res_list *l, const struct resource *r)
     list_add(l, (struct resource *)r, false);
 }
 
+void res_list_add_move(res_list *l, struct resource *r)
+{
+    list_add(l, r, true);
+}
+
 void res_list_add_all(res_list *l, const res_list *other)
 {
     if (l == other) {

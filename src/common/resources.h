@@ -236,6 +236,9 @@ bool res_role_is_subrole(const char *role, const char *ancestor);
 
 /* l += r (r is copied). */
 void res_list_add(res_list *l, const struct resource *r);
+/* l += *r, taking over what r owns (merged into an addable entry, or
+ * appended as it is: no copy); *r is left zeroed. */
+void res_list_add_move(res_list *l, struct resource *r);
 /* l += each resource of other. */
 void res_list_add_all(res_list *l, const res_list *other);
 /* l -= r, as described at the top of this file. */
