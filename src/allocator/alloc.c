@@ -12,8 +12,9 @@
  *  - orders are kept sorted incrementally, never re-sorted per agent;
  *  - roles at their quota limit sort last and are not visited by agents
  *    that have no reserved or revocable resources to give them;
- *  - offers are built as shallow views into the agent's resources and
- *    copied once, when an offer is actually made.
+ *  - offers are built as shallow views into the agent's resources, lent to
+ *    the offer callback, then moved (not copied) into the holding: a cycle
+ *    allocates only to copy a cut scalar into a holding that lacks it.
  */
 #include <limits.h>
 #include <math.h>
@@ -747,6 +748,15 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
 
 /* ---- Agents ------------------------------------------------------------ */
 
+/* True when l has a resource agent_scan_total looks at (gpus, shared). */
+static bool mentions_gpus_or_shared(const res_list *l)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i].shared || strcmp(l->v[i].name, "gpus") == 0)
+            return true;
+    return false;
+}
+
 static void agent_scan_total(struct alloc_agent *ag)
 {
     ag->has_gpus = res_list_scalar(&ag->total, "gpus") > 0;
@@ -1001,9 +1011,13 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
     res_list_sub_all(&ag->total, &ufrom);
     res_list_add_all(&ag->total, &uto);
     total_changed(a, &uto, 1);
+    /* A conversion that involves neither gpus nor shared resources leaves
+     * what the scan finds as it was (and an agent's total may hold
+     * thousands of reservations). */
+    if (mentions_gpus_or_shared(&ufrom) || mentions_gpus_or_shared(&uto))
+        agent_scan_total(ag);
     res_list_clear(&ufrom);
     res_list_clear(&uto);
-    agent_scan_total(ag);
     holding_drop_if_empty(ag, h);
     return 0;
 }
