@@ -10,9 +10,10 @@
  * (`offers.push_back(OfferedResources{frameworkId, slaveId, resources})`).
  * Here the callback does what the master's consumer does with each decision
  * (master/offers.c, offer_new): it copies the resources with their
- * allocation role set (res_list_copy_allocated) and records framework and
- * agent. Every figure includes that callback; nothing is subtracted.
- * Declining (alloc_recover) happens outside the stopwatch, as in Mesos.
+ * allocation role set, into one block (res_list_copy_packed), and records
+ * framework and agent. Every figure includes that callback; nothing is
+ * subtracted. Declining (alloc_recover) happens outside the stopwatch, as in
+ * Mesos.
  *
  * Benchmarks (JSON keys; sources in docs/performance.md):
  *  decline_offers            DeclineOffers, 10,000 agents x 1,000 frameworks
@@ -99,9 +100,9 @@ static void rand_string(char *buf, size_t n)
 /* ---- The world: frameworks, agents and the offers they were made ------- */
 
 struct offer {
-    uint32_t fw; /* index into world.fws */
-    uint32_t ag; /* index into world.ags */
-    res_list res;
+    uint32_t fw;  /* index into world.fws */
+    uint32_t ag;  /* index into world.ags */
+    res_list res; /* packed (res_list_copy_packed) */
 };
 
 struct world {
@@ -130,8 +131,7 @@ static void on_offer(void *arg, void *fw, void *ag, const char *role,
     struct offer *o = &w->offers[w->noffers++];
     o->fw = (uint32_t)(uintptr_t)fw;
     o->ag = (uint32_t)(uintptr_t)ag;
-    res_list_init(&o->res);
-    res_list_copy_allocated(&o->res, res, role);
+    res_list_copy_packed(&o->res, res, role);
 }
 
 static void world_init(struct world *w, uint32_t nfws, uint32_t nags)
@@ -153,7 +153,7 @@ static void world_init(struct world *w, uint32_t nfws, uint32_t nags)
 static void forget_offers(struct world *w)
 {
     for (uint32_t i = 0; i < w->noffers; i++)
-        res_list_clear(&w->offers[i].res);
+        res_list_free_packed(&w->offers[i].res);
     w->noffers = 0;
 }
 

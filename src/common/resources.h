@@ -147,6 +147,18 @@ typedef struct res_list {
 
 /* Make *l an empty list (no allocation). */
 void res_list_init(res_list *l);
+/*
+ * Fill *dst (its old contents are not freed: pass an empty list) with a copy
+ * of src as res_list_copy_allocated makes it, but with the entry array and
+ * every string and array of every entry in one allocation (one allocation
+ * per offer the master keeps, instead of one per string). Such a *packed*
+ * list is read-only: read it, pass it as a const res_list *, copy from it,
+ * and release it with res_list_free_packed only; never give it to
+ * res_list_clear or to anything that changes a list.
+ */
+void res_list_copy_packed(res_list *dst, const res_list *src, const char *role);
+/* Free a list made by res_list_copy_packed and leave it empty. */
+void res_list_free_packed(res_list *l);
 /* Free everything *l holds and leave it empty and reusable. */
 void res_list_clear(res_list *l);
 /* Replace *dst with a deep copy of *src (dst != src). */

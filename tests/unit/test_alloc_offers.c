@@ -4,8 +4,8 @@
  * agent's resources and the client's holding stay exact when an offer is
  * cut from them, and that a cycle in steady state allocates nothing for
  * plain, reserved, revocable and quota offers (common/mem.h counts the
- * allocations). Also res_list_copy_allocated, the copy the master makes of
- * each offer.
+ * allocations). Also res_list_copy_allocated and res_list_copy_packed,
+ * the copies the master makes of each offer.
  */
 #include <check.h>
 #include <stdio.h>
@@ -414,6 +414,80 @@ START_TEST(test_copy_allocated_merges_entries_that_differed_by_role)
 }
 END_TEST
 
+/* A list with every kind of field a packed copy must carry. */
+static res_list rich_list(void)
+{
+    res_list l = parse("cpus:4;mem:1024;ports:[1-5,7-9];zones:{a,b,c}");
+    struct resource r;
+    res_init_scalar(&r, "disk", 100000);
+    struct res_label labels[] = {{"k1", "v1"}, {"k2", NULL}};
+    res_push_reservation(&r, RES_RESV_DYNAMIC, "eng", "ops", labels, 2);
+    res_push_reservation(&r, RES_RESV_DYNAMIC, "eng/web", NULL, NULL, 0);
+    r.disk = xcalloc(1, sizeof(*r.disk));
+    r.disk->persistence_id = xstrdup("vol1");
+    r.disk->has_volume = true;
+    r.disk->volume_mode = RES_VOLUME_RW;
+    r.disk->container_path = xstrdup("data");
+    r.disk->source = RES_DISK_SOURCE_MOUNT;
+    r.disk->source_root = xstrdup("/mnt/a");
+    r.provider_id = xstrdup("provider-1");
+    res_list_add(&l, &r);
+    res_clear(&r);
+    return l;
+}
+
+START_TEST(test_copy_packed_matches_copy_allocated_in_one_allocation)
+{
+    res_list src = rich_list();
+    const char *roles[] = {"eng/web", "*", NULL};
+    for (size_t k = 0; k < sizeof(roles) / sizeof(*roles); k++) {
+        res_list want = RES_LIST_INIT, got;
+        res_list_copy_allocated(&want, &src, roles[k]);
+        unsigned long long before = mem_allocations();
+        res_list_copy_packed(&got, &src, roles[k]);
+        ck_assert_uint_eq(mem_allocations() - before, 1);
+        ck_assert(res_list_equal(&got, &want));
+        ck_assert_uint_eq(got.n, want.n);
+        /* The copy owns nothing of src's: src can go first. */
+        char *text = res_list_render(&got);
+        char *wtext = res_list_render(&want);
+        ck_assert_str_eq(text, wtext);
+        free(text);
+        free(wtext);
+        /* Reading and copying from it work as from any list. */
+        res_list back = RES_LIST_INIT;
+        res_list_add_all(&back, &got);
+        ck_assert(res_list_equal(&back, &want));
+        res_list_clear(&back);
+        res_list_free_packed(&got);
+        ck_assert_uint_eq(got.n, 0);
+        ck_assert_ptr_null(got.v);
+        res_list_clear(&want);
+    }
+    /* Entries already allocated to roles merge as res_list_allocate
+     * merges them. */
+    res_list two = RES_LIST_INIT, part = parse("cpus:1");
+    res_list_allocate(&part, "a");
+    res_list_add_all(&two, &part);
+    res_list_allocate(&part, "b");
+    res_list_add_all(&two, &part);
+    res_list got;
+    res_list_copy_packed(&got, &two, "c");
+    ck_assert_uint_eq(got.n, 1);
+    ck_assert_int_eq(got.v[0].scalar, 2000);
+    ck_assert_str_eq(got.v[0].alloc_role, "c");
+    res_list_free_packed(&got);
+    /* An empty list packs to nothing. */
+    res_list none = RES_LIST_INIT;
+    res_list_copy_packed(&got, &none, "x");
+    ck_assert_uint_eq(got.n, 0);
+    res_list_free_packed(&got);
+    res_list_clear(&part);
+    res_list_clear(&two);
+    res_list_clear(&src);
+}
+END_TEST
+
 static Suite *alloc_offers_suite(void)
 {
     Suite *s = suite_create("alloc_offers");
@@ -428,6 +502,8 @@ static Suite *alloc_offers_suite(void)
     tcase_add_test(tc, test_copy_allocated_matches_copy_then_allocate);
     tcase_add_test(tc,
                    test_copy_allocated_merges_entries_that_differed_by_role);
+    tcase_add_test(tc,
+                   test_copy_packed_matches_copy_allocated_in_one_allocation);
     suite_add_tcase(s, tc);
     return s;
 }
