@@ -12,8 +12,9 @@
  *  - orders are kept sorted incrementally, never re-sorted per agent;
  *  - roles at their quota limit sort last and are not visited by agents
  *    that have no reserved or revocable resources to give them;
- *  - offers are built as shallow views into the agent's resources and
- *    copied once, when an offer is actually made.
+ *  - offers are built as shallow views into the agent's resources, lent to
+ *    the offer callback, then moved (not copied) into the holding: a cycle
+ *    allocates only to copy a cut scalar into a holding that lacks it.
  */
 #include <limits.h>
 #include <math.h>
@@ -514,18 +515,22 @@ static void role_view(const res_list *l, const char *role, res_list *view)
     view->n = l->n;
 }
 
-/* dst += src, moving src's storage when dst is empty (src is left empty
- * either way). */
+/* dst += src, moving src's entries rather than copying them: when dst is
+ * empty the two lists trade arrays, else each entry merges into dst or is
+ * appended with its storage. src is left empty with its array kept, so a
+ * list that empties and fills again every cycle (an agent's available
+ * resources, a holding) does not go back to malloc. */
 static void move_all(res_list *dst, res_list *src)
 {
     if (dst->n == 0) {
-        res_list_clear(dst);
+        res_list t = *dst;
         *dst = *src;
-        res_list_init(src);
+        *src = t;
         return;
     }
-    res_list_add_all(dst, src);
-    res_list_clear(src);
+    for (uint32_t i = 0; i < src->n; i++)
+        res_list_add_move(dst, &src->v[i]);
+    src->n = 0;
 }
 
 /* Take `part` (contained in *from) out of *from and add it to *to. When
@@ -533,9 +538,7 @@ static void move_all(res_list *dst, res_list *src)
 static void transfer(res_list *from, const res_list *part, res_list *to)
 {
     if (part->n == from->n && res_list_contains(part, from)) {
-        res_list whole = *from;
-        res_list_init(from);
-        move_all(to, &whole);
+        move_all(to, from);
         return;
     }
     res_list_sub_all(from, part);
@@ -1025,6 +1028,15 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
 
 /* ---- Agents ------------------------------------------------------------ */
 
+/* True when l has a resource agent_scan_total looks at (gpus, shared). */
+static bool mentions_gpus_or_shared(const res_list *l)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i].shared || strcmp(l->v[i].name, "gpus") == 0)
+            return true;
+    return false;
+}
+
 static void agent_scan_total(struct alloc_agent *ag)
 {
     ag->has_gpus = res_list_scalar(&ag->total, "gpus") > 0;
@@ -1305,9 +1317,13 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
     res_list_sub_all(&ag->total, &ufrom);
     res_list_add_all(&ag->total, &uto);
     total_changed(a, &uto, 1);
+    /* A conversion that involves neither gpus nor shared resources leaves
+     * what the scan finds as it was (and an agent's total may hold
+     * thousands of reservations). */
+    if (mentions_gpus_or_shared(&ufrom) || mentions_gpus_or_shared(&uto))
+        agent_scan_total(ag);
     res_list_clear(&ufrom);
     res_list_clear(&uto);
-    agent_scan_total(ag);
     holding_drop_if_empty(ag, h);
     return 0;
 }
@@ -1651,52 +1667,79 @@ static bool limit_room(struct alloc *a, const struct role *r, int64_t *room,
     return any;
 }
 
-/* True when view (shallow entries of avail, in order) is all of avail,
- * unshrunk. */
+/* True when view (shallow entries of distinct entries of avail, in any
+ * order, scalars possibly cut) is all of avail, uncut. */
 static bool view_is_all(const res_list *view, const res_list *avail)
 {
     if (view->n != avail->n)
         return false;
-    for (uint32_t i = 0; i < view->n; i++)
-        if (view->v[i].name != avail->v[i].name ||
-            view->v[i].scalar != avail->v[i].scalar)
+    for (uint32_t i = 0; i < view->n; i++) {
+        const struct resource *x = &view->v[i];
+        uint32_t j = i < avail->n && avail->v[i].name == x->name ? i : 0;
+        while (j < avail->n && avail->v[j].name != x->name)
+            j++;
+        if (j == avail->n ||
+            (x->type == RES_SCALAR && x->scalar != avail->v[j].scalar))
             return false;
+    }
     return true;
 }
 
-/* Make the offer: take the view from the agent into c's holding, account
- * it, tell the caller. When the offer is everything the agent has left and
- * c held nothing there, the agent's list moves whole: no copy. */
+/* Move the offered view out of ag->available into h->res. The view's
+ * entries are shallow copies of distinct entries of available (same name
+ * pointer), scalars possibly cut down. An entry taken whole moves with its
+ * storage; a cut scalar is merged into the holding's entry of the same
+ * identity, or copied when the holding has none: the one allocation left
+ * on the offer path, what the list's ownership of its strings costs. */
+static void take_view(struct alloc_agent *ag, struct holding *h,
+                      const res_list *view)
+{
+    res_list *av = &ag->available;
+    for (uint32_t i = 0; i < view->n; i++) {
+        const struct resource *x = &view->v[i];
+        uint32_t j = 0;
+        while (j < av->n && av->v[j].name != x->name)
+            j++;
+        if (j == av->n) {
+            /* Not a view of available: only a bug gets here. Copy. */
+            res_list_add(&h->res, x);
+            res_list_sub(av, x);
+            continue;
+        }
+        struct resource *e = &av->v[j];
+        if (x->type != RES_SCALAR || x->scalar >= e->scalar) {
+            struct resource moved = *e;
+            memmove(e, e + 1, (size_t)(av->n - j - 1) * sizeof(*e));
+            av->n--;
+            res_list_add_move(&h->res, &moved);
+        } else {
+            res_list_add(&h->res, x); /* x's strings are e's: still alive */
+            e->scalar -= x->scalar;
+        }
+    }
+}
+
+/* Make the offer: account the view to c, hand it to the caller (borrowed:
+ * the view still points into the agent's resources), then move it from
+ * the agent into c's holding. When the offer is everything the agent has
+ * left and c held nothing there, the two lists trade arrays. */
 static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
 {
     struct alloc *a = cy->a;
     struct alloc_agent *ag = cy->ag;
     struct holding *h = holding_get(ag, c);
-    res_list copy = RES_LIST_INIT;
-    const res_list *offer;
-    if (h->res.n == 0 && view_is_all(view, &ag->available)) {
-        res_list_clear(&h->res);
-        h->res = ag->available;
-        res_list_init(&ag->available);
-        offer = &h->res;
-    } else {
-        res_list_copy(&copy, view);
-        res_list_sub_all(&ag->available, &copy);
-        offer = &copy;
-    }
-    avail_changed(a, ag);
     if (ag->has_shared) {
         if (ag->shared_cycle != a->cycle) {
             res_list_clear(&ag->shared_offered);
             ag->shared_cycle = a->cycle;
         }
-        for (uint32_t i = 0; i < offer->n; i++)
-            if (offer->v[i].shared)
-                res_list_add(&ag->shared_offered, &offer->v[i]);
+        for (uint32_t i = 0; i < view->n; i++)
+            if (view->v[i].shared)
+                res_list_add(&ag->shared_offered, &view->v[i]);
     }
     if (cy->quota) {
-        for (uint32_t i = 0; i < offer->n; i++) {
-            const struct resource *r = &offer->v[i];
+        for (uint32_t i = 0; i < view->n; i++) {
+            const struct resource *r = &view->v[i];
             int32_t id = -1;
             if (r->type == RES_SCALAR &&
                 alloc_res_is_unreserved_nonrevocable(r))
@@ -1705,17 +1748,21 @@ static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
                 qvec_add(&cy->avail_head, (uint32_t)id, -r->scalar);
         }
     }
-    track_held(a, c, offer, 1);
-    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
-                    offer, ag->has_unav ? &ag->unav : NULL);
-    if (offer == &copy)
-        move_all(&h->res, &copy);
+    track_held(a, c, view, 1);
+    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path, view,
+                    ag->has_unav ? &ag->unav : NULL);
+    if (h->res.n == 0 && view_is_all(view, &ag->available))
+        move_all(&h->res, &ag->available);
+    else
+        take_view(ag, h, view);
+    avail_changed(a, ag);
     cy->offers++;
     a->stat_offers++;
 }
 
 /* make_offer for the common case: all of the agent's leftover, plain
- * unreserved resources (ag->sum exact and not special). */
+ * unreserved resources (ag->sum exact and not special). The callback
+ * borrows the agent's list itself. */
 static void make_offer_all(struct cycle *cy, struct client *c)
 {
     struct alloc *a = cy->a;
@@ -1726,23 +1773,11 @@ static void make_offer_all(struct cycle *cy, struct client *c)
             if (ag->sum.q[i].unres)
                 qvec_add(&cy->avail_head, ag->sum.q[i].id, -ag->sum.q[i].milli);
     track_held_sum(a, c, &ag->sum, 1);
-    res_list copy = RES_LIST_INIT;
-    const res_list *offer;
-    if (h->res.n == 0) {
-        res_list_clear(&h->res);
-        h->res = ag->available;
-        offer = &h->res;
-    } else {
-        copy = ag->available;
-        offer = &copy;
-    }
-    res_list_init(&ag->available);
+    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
+                    &ag->available, ag->has_unav ? &ag->unav : NULL);
+    move_all(&h->res, &ag->available);
     memset(&ag->sum, 0, sizeof(ag->sum));
     ag->sum.exact = true;
-    a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
-                    offer, ag->has_unav ? &ag->unav : NULL);
-    if (offer == &copy)
-        move_all(&h->res, &copy);
     cy->offers++;
     a->stat_offers++;
 }
@@ -1860,17 +1895,16 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
     /* guarantees offering: unreserved non-revocable scalars within unmet */
     res_list *g = &a->scratch_view2;
     g->n = 0;
-    res_list rest = RES_LIST_INIT; /* shallow, never cleared with _clear */
+    res_list *rest = &a->scratch_view4;
+    rest->n = 0;
     for (uint32_t i = 0; i < view->n; i++) {
         const struct resource *x = &view->v[i];
         if (x->type == RES_SCALAR && alloc_res_is_unreserved_nonrevocable(x))
             view_push(g, x);
     }
     shrink_view(a, g, unmet, has_unmet, nroom);
-    if (g->n == 0) {
-        free(rest.v);
+    if (g->n == 0)
         return TRY_NO;
-    }
     /* additional: the unreserved scalars beyond what g takes. */
     for (uint32_t i = 0; i < view->n; i++) {
         struct resource x = view->v[i];
@@ -1880,7 +1914,7 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
             if (res_same_identity(&g->v[j], &x))
                 x.scalar -= g->v[j].scalar;
         if (x.scalar > 0)
-            view_push(&rest, &x);
+            view_push(rest, &x);
     }
     int64_t room[ALLOC_MAX_NAMES];
     bool has_room[ALLOC_MAX_NAMES];
@@ -1890,14 +1924,16 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
             if (id >= 0 && has_room[id])
                 room[id] -= g->v[j].scalar;
         }
-        shrink_view(a, &rest, room, has_room, nroom);
+        shrink_view(a, rest, room, has_room, nroom);
     }
     if (!qvec_is_zero(&cy->req_head)) {
         surplus_room(cy, room, has_room, nroom);
-        shrink_view(a, &rest, room, has_room, nroom);
+        shrink_view(a, rest, room, has_room, nroom);
     }
     /* toOffer = g + rest + (reserved to exactly this role | non-scalar |
-     * revocable). */
+     * revocable). g and rest are cut from the same entries of the view:
+     * an entry in both becomes one, its scalars summed (same name pointer:
+     * the same entry of the agent). */
     res_list *offer = &a->scratch_view3;
     offer->n = 0;
     for (uint32_t i = 0; i < view->n; i++) {
@@ -1906,11 +1942,18 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
             res_is_reserved(x, r->path))
             view_push(offer, x);
     }
+    uint32_t first_g = offer->n;
     for (uint32_t i = 0; i < g->n; i++)
         view_push(offer, &g->v[i]);
-    for (uint32_t i = 0; i < rest.n; i++)
-        view_push(offer, &rest.v[i]);
-    free(rest.v);
+    for (uint32_t i = 0; i < rest->n; i++) {
+        uint32_t j = first_g;
+        while (j < offer->n && offer->v[j].name != rest->v[i].name)
+            j++;
+        if (j < offer->n)
+            offer->v[j].scalar += rest->v[i].scalar;
+        else
+            view_push(offer, &rest->v[i]);
+    }
 
     if (!offer_passes(a, ag, c, offer))
         return TRY_NO;
@@ -1920,13 +1963,7 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
         if (id >= 0)
             qvec_add(&cy->req_head, (uint32_t)id, -g->v[i].scalar);
     }
-    /* The offer view may mention entries twice (g and rest share an
-     * identity): merge through a real list before handing it over. */
-    res_list merged = RES_LIST_INIT;
-    for (uint32_t i = 0; i < offer->n; i++)
-        res_list_add(&merged, &offer->v[i]);
-    make_offer(cy, c, &merged);
-    res_list_clear(&merged);
+    make_offer(cy, c, offer);
     return TRY_OFFERED;
 }
 
@@ -2152,7 +2189,15 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
         a->cands[j] = t;
     }
 
-    struct cycle cy = {.a = a, .quota = a->n_quota_roles > 0};
+    /* The headroom vectors keep their storage from cycle to cycle. */
+    struct cycle cy = {.a = a,
+                       .quota = a->n_quota_roles > 0,
+                       .req_head = a->head_req,
+                       .avail_head = a->head_avail};
+    if (cy.req_head.n > 0)
+        memset(cy.req_head.v, 0, cy.req_head.n * sizeof(*cy.req_head.v));
+    if (cy.avail_head.n > 0)
+        memset(cy.avail_head.v, 0, cy.avail_head.n * sizeof(*cy.avail_head.v));
     if (a->n_eligible > 0 && a->opt.on_offer != NULL) {
         if (cy.quota)
             compute_headroom(&cy);
@@ -2170,8 +2215,8 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
      * or not. */
     if (a->opt.on_inverse_offer != NULL && a->n_unav > 0)
         make_inverse_offers(a, a->agents, a->nagents, now);
-    qvec_free(&cy.req_head);
-    qvec_free(&cy.avail_head);
+    a->head_req = cy.req_head;
+    a->head_avail = cy.avail_head;
     return cy.offers;
 }
 
@@ -2334,8 +2379,11 @@ void alloc_free(struct alloc *a)
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
     free(a->scratch_view3.v);
+    free(a->scratch_view4.v);
     free(a->scratch_unrole.v);
     qvec_free(&a->total);
+    qvec_free(&a->head_req);
+    qvec_free(&a->head_avail);
     for (uint32_t i = 0; i < a->n_min_alloc; i++)
         qvec_free(&a->min_alloc_q[i]);
     free(a->min_alloc_q);

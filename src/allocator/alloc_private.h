@@ -467,11 +467,19 @@ struct alloc {
     uint64_t cycle;
     uint64_t stat_offers, stat_inverse_offers;
 
-    res_list scratch_view; /* shallow views into agents' resources */
-    res_list scratch_view2;
-    res_list scratch_view3;
-    res_list scratch_cb;     /* the offer as the callback sees it */
+    /* Shallow views into agents' resources (entries share the agent's
+     * strings and arrays, scalars possibly cut down): the cycle builds
+     * offers in them and hands them to the offer callback, so making an
+     * offer allocates nothing but what a cut scalar needs in the holding
+     * (make_offer in alloc.c). Never res_list_clear'ed: only n is reset. */
+    res_list scratch_view;   /* what a client may be offered */
+    res_list scratch_view2;  /* stage 1: the part that goes to guarantees */
+    res_list scratch_view3;  /* stage 1: the offer */
+    res_list scratch_view4;  /* stage 1: the part beyond guarantees */
     res_list scratch_unrole; /* a caller's list without allocation roles */
+    /* Storage of a cycle's headroom vectors (struct cycle in alloc.c),
+     * kept between cycles so that a cycle allocates nothing. */
+    struct qvec head_req, head_avail;
 };
 
 /* Note that something about ag changed that may let it be offered again

@@ -1,31 +1,44 @@
 /*
  * offerd-alloc-bench: times the allocator on the shapes of Mesos's own
- * allocator benchmarks (src/tests/hierarchical_allocator_benchmarks.cpp and
- * hierarchical_allocator_tests.cpp in apache/mesos), so the figures compare
- * with the ones Mesos reports:
+ * allocator benchmarks (src/tests/hierarchical_allocator_tests.cpp and
+ * hierarchical_allocator_benchmarks.cpp in apache/mesos), measured the way
+ * Mesos measures them, so the figures compare with the ones Mesos published.
  *
- *  1. DeclineOffers: frameworks in role "*", agents of
- *     cpus:24;mem:4096;disk:4096;ports:[31000-32000], each with
- *     cpus:16;mem:2014;disk:1024 and 16 ports in use by framework i % F;
- *     every round declines every offer with an infinite filter and runs
- *     one cycle, for 2 * F rounds.
- *  2. LargeAndSmallQuota: 2,500 roles guaranteed (and limited to)
- *     cpus:1;mem:1024;disk:1024 and 500 roles cpus:4;mem:4096;disk:4096,
- *     one framework each, 3,000 agents of cpus:2;mem:2048;disk:2048; one
- *     cycle.
- *  3. Reservation updates: one agent holding 6,400 distinct reserved
- *     resources in use by 1,600 frameworks; 20 reserve + unreserve updates
- *     of allocated resources.
- *  4. Scaling: one full cycle and the allocator's heap at 1k..100k agents
- *     with 1,000 frameworks.
+ * What is inside the stopwatch: Mesos's stopwatch runs around
+ * `Clock::advance(allocation_interval); Clock::settle()`, which covers the
+ * whole allocation cycle *and* its offer callback, which copies every offer
+ * (`offers.push_back(OfferedResources{frameworkId, slaveId, resources})`).
+ * Here the callback does what the master's consumer does with each decision
+ * (master/offers.c, offer_new): it copies the resources with their
+ * allocation role set, into one block (res_list_copy_packed), and records
+ * framework and agent. Every figure includes that callback; nothing is
+ * subtracted. Declining (alloc_recover) happens outside the stopwatch, as in
+ * Mesos.
  *
- * Cycle times exclude the time spent inside the offer callback (the
- * benchmark copies each offer there, which is the master's work, not the
- * allocator's); the callback time is measured and subtracted.
+ * Benchmarks (JSON keys; sources in docs/performance.md):
+ *  decline_offers            DeclineOffers, 10,000 agents x 1,000 frameworks
+ *  decline_offers_100k       the same with 100,000 agents, fewer rounds
+ *  resource_labels           ResourceLabels (DeclineOffers with labelled
+ *                            reservations)
+ *  suppress_offers           SuppressOffers
+ *  extreme_suppress_offers   ExtremeSuppressOffers (99% suppressed)
+ *  add_and_update_agent      AddAndUpdateSlave
+ *  persistent_volumes        PersistentVolumes (regular, shared, mixed)
+ *  allocator_backlog         AllocatorBacklog (one revive per framework)
+ *  large_small_quota         LargeAndSmallQuota (2,500 + 500 roles)
+ *  non_quota_vs_quota        NonQuotaVsQuota (1,000 roles, with and without)
+ *  reservation_updates_mesos UpdateAllocation in the shape of Mesos's
+ *                            MESOS-10015 figures (1,600 roles)
+ *  reservation_updates       offerd's older one-role variant
+ *  churn                     10,000 agents, 1,000 frameworks, 100 agents
+ *                            leaving and 100 joining per cycle, 5 s filters
+ *  scaling                   one full cycle and the heap at 1k..100k agents
  *
  * Usage: offerd-alloc-bench [--quick] [--json] [--runs=N] [--only=NAME]
+ *                           [--clock=wall|cpu]
  */
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,10 +52,14 @@
 
 #define SEC 1000000000LL
 
+/* CLOCK_MONOTONIC (wall, as Mesos's Stopwatch) or the thread's CPU time
+ * (--clock=cpu: steadier on a shared machine, blind to waiting). */
+static clockid_t g_clock = CLOCK_MONOTONIC;
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(g_clock, &ts);
     return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
 }
 
@@ -62,74 +79,141 @@ static res_list parse(const char *text)
     return l;
 }
 
-/* ---- Offer recording ----------------------------------------------------- */
+static uint64_t g_rng = 0x2545f4914f6cdd1dULL;
+
+static uint32_t rnd(void)
+{
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return (uint32_t)((g_rng * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
+/* n random lowercase letters (Mesos's randString) into buf[n + 1]. */
+static void rand_string(char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)('a' + rnd() % 26);
+    buf[n] = '\0';
+}
+
+/* ---- The world: frameworks, agents and the offers they were made ------- */
 
 struct offer {
-    struct alloc_framework *fw;
-    struct alloc_agent *ag;
-    res_list res;
+    uint32_t fw;  /* index into world.fws */
+    uint32_t ag;  /* index into world.ags */
+    res_list res; /* packed (res_list_copy_packed) */
 };
 
-struct recorder {
-    struct offer *v;
-    uint32_t n, cap;
-    bool keep;           /* copy offers (to decline them later) */
-    int64_t callback_ns; /* time spent in the callback */
-    struct alloc_framework **fw_by_udata;
-    struct alloc_agent **ag_by_udata;
+struct world {
+    struct alloc *a;
+    struct alloc_framework **fws;
+    uint32_t nfws;
+    struct alloc_agent **ags; /* by slot; NULL: free slot */
+    uint32_t nags;
+    struct offer *offers; /* made since the last decline_all */
+    uint32_t noffers, capoffers;
+    int64_t clock; /* the allocator's notion of now */
 };
 
+/* The offer callback: what the master does with a decision (offer_new in
+ * master/offers.c), minus the id, timer and maps. Timed with the cycle. */
 static void on_offer(void *arg, void *fw, void *ag, const char *role,
                      const res_list *res,
                      const struct alloc_unavailability *unav)
 {
     (void)unav;
-    struct recorder *r = arg;
-    int64_t t0 = now_ns();
-    if (r->keep) {
-        if (r->n == r->cap) {
-            r->cap = r->cap ? 2 * r->cap : 1024;
-            r->v = xreallocarray(r->v, r->cap, sizeof(*r->v));
-        }
-        struct offer *o = &r->v[r->n];
-        o->fw = r->fw_by_udata[(uintptr_t)fw];
-        o->ag = r->ag_by_udata[(uintptr_t)ag];
-        res_list_init(&o->res);
-        res_list_copy(&o->res, res);
-        res_list_allocate(&o->res, role);
+    struct world *w = arg;
+    if (w->noffers == w->capoffers) {
+        w->capoffers = w->capoffers ? 2 * w->capoffers : 1024;
+        w->offers = xreallocarray(w->offers, w->capoffers, sizeof(*w->offers));
     }
-    r->n++;
-    r->callback_ns += now_ns() - t0;
+    struct offer *o = &w->offers[w->noffers++];
+    o->fw = (uint32_t)(uintptr_t)fw;
+    o->ag = (uint32_t)(uintptr_t)ag;
+    res_list_copy_packed(&o->res, res, role);
 }
 
-static void recorder_reset(struct recorder *r)
+static void world_init(struct world *w, uint32_t nfws, uint32_t nags)
 {
-    if (r->keep)
-        for (uint32_t i = 0; i < r->n; i++)
-            res_list_clear(&r->v[i].res);
-    r->n = 0;
-    r->callback_ns = 0;
-}
-
-static struct alloc *new_alloc(struct recorder *rec)
-{
+    memset(w, 0, sizeof(*w));
     struct alloc_options o;
     alloc_options_default(&o);
     o.on_offer = on_offer;
-    o.cb_arg = rec;
-    o.allocation_interval_ns = 3600 * SEC; /* cycles are driven by hand */
-    return alloc_new(&o);
+    o.cb_arg = w;
+    o.allocation_interval_ns = SEC;
+    w->a = alloc_new(&o);
+    w->fws = xcalloc(nfws ? nfws : 1, sizeof(*w->fws));
+    w->nfws = nfws;
+    w->ags = xcalloc(nags ? nags : 1, sizeof(*w->ags));
+    w->nags = nags;
+    w->clock = SEC;
 }
 
-/* One timed cycle, callback time excluded. */
-static double timed_cycle(struct alloc *a, struct recorder *rec, int64_t now)
+static void forget_offers(struct world *w)
 {
-    rec->callback_ns = 0;
-    alloc_candidates_all(a);
-    int64_t t0 = now_ns();
-    alloc_run(a, now);
-    return ms(now_ns() - t0 - rec->callback_ns);
+    for (uint32_t i = 0; i < w->noffers; i++)
+        res_list_free_packed(&w->offers[i].res);
+    w->noffers = 0;
 }
+
+/* Give back every offer made since the last call; refuse_ns < 0: no
+ * filter. Not timed (Mesos declines before starting its stopwatch). */
+static void decline_all(struct world *w, int64_t refuse_ns)
+{
+    for (uint32_t i = 0; i < w->noffers; i++) {
+        struct offer *o = &w->offers[i];
+        if (alloc_recover(w->a, w->ags[o->ag], w->fws[o->fw], &o->res,
+                          refuse_ns < 0 ? 0 : refuse_ns, w->clock) != 0) {
+            fprintf(stderr, "bench: recover refused\n");
+            exit(3);
+        }
+    }
+    forget_offers(w);
+}
+
+static void world_free(struct world *w)
+{
+    forget_offers(w);
+    free(w->offers);
+    alloc_free(w->a);
+    free(w->fws);
+    free(w->ags);
+}
+
+static void add_frameworks(struct world *w, const char *role, uint32_t caps)
+{
+    for (uint32_t i = 0; i < w->nfws; i++)
+        w->fws[i] = alloc_framework_add(w->a, (void *)(uintptr_t)i, &role, 1,
+                                        caps, true);
+}
+
+/* Add agent `slot` with `total`, `used` (allocation role set; may be NULL)
+ * in use by framework fw. */
+static void add_agent(struct world *w, uint32_t slot, const res_list *total,
+                      const res_list *used, uint32_t fw)
+{
+    struct alloc_used u = {w->fws[fw], used};
+    if (alloc_agent_add(w->a, (void *)(uintptr_t)slot, total,
+                        ALLOC_AGENT_ALL_CAPS, NULL, &u, used ? 1 : 0,
+                        &w->ags[slot]) != 0) {
+        fprintf(stderr, "bench: agent add failed\n");
+        exit(3);
+    }
+}
+
+/* One batch cycle (Mesos: Clock::advance(interval); Clock::settle()),
+ * callback included. Returns milliseconds. */
+static double timed_cycle(struct world *w)
+{
+    w->clock += SEC;
+    alloc_candidates_all(w->a);
+    int64_t t0 = now_ns();
+    alloc_run(w->a, w->clock);
+    return ms(now_ns() - t0);
+}
+
+/* ---- Figures ------------------------------------------------------------ */
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -139,136 +223,565 @@ static int cmp_double(const void *x, const void *y)
 
 static double median(double *v, uint32_t n)
 {
+    if (n == 0)
+        return 0;
     qsort(v, n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* ---- 1. DeclineOffers -----------------------------------------------------
- */
-
-struct decline_result {
-    double round0_ms, median_ms, max_ms;
-    uint32_t offers_round0;
-    uint32_t rounds;
+/* Rounds of a multi-round benchmark: round 0, the mean of the rounds that
+ * made offers (round 0 included), the slowest round. */
+struct rounds {
+    double round0_ms, busy_mean_ms, slowest_ms;
+    uint32_t offers_round0, busy_rounds, rounds;
+    uint64_t offers;
 };
 
-static void decline_offers(uint32_t nagents, uint32_t nfw, bool verbose,
-                           struct decline_result *out)
+static void rounds_add(struct rounds *r, double t, uint32_t offers)
 {
-    struct recorder rec = {.keep = true};
-    struct alloc *a = new_alloc(&rec);
-    rec.fw_by_udata = xcalloc(nfw, sizeof(*rec.fw_by_udata));
-    rec.ag_by_udata = xcalloc(nagents, sizeof(*rec.ag_by_udata));
-    const char *star = "*";
-    for (uint32_t i = 0; i < nfw; i++)
-        rec.fw_by_udata[i] =
-            alloc_framework_add(a, (void *)(uintptr_t)i, &star, 1, 0, true);
+    if (r->rounds == 0) {
+        r->round0_ms = t;
+        r->offers_round0 = offers;
+    }
+    if (offers > 0) {
+        r->busy_mean_ms += t; /* a sum until rounds_end */
+        r->busy_rounds++;
+    }
+    if (t > r->slowest_ms)
+        r->slowest_ms = t;
+    r->offers += offers;
+    r->rounds++;
+}
 
-    /* 16 tasks: 1 cpu each and a 2-port range from the port range. */
-    char used_text[1024];
-    int n = snprintf(used_text, sizeof(used_text),
-                     "cpus:16;mem:2014;disk:1024;ports:[");
+static void rounds_end(struct rounds *r)
+{
+    if (r->busy_rounds > 0)
+        r->busy_mean_ms /= r->busy_rounds;
+}
+
+/* The median of each field over runs. */
+static void rounds_median(struct rounds *v, uint32_t n, struct rounds *out)
+{
+    double a[n], b[n], c[n];
+    for (uint32_t i = 0; i < n; i++) {
+        a[i] = v[i].round0_ms;
+        b[i] = v[i].busy_mean_ms;
+        c[i] = v[i].slowest_ms;
+    }
+    *out = v[0];
+    out->round0_ms = median(a, n);
+    out->busy_mean_ms = median(b, n);
+    out->slowest_ms = median(c, n);
+}
+
+static bool g_verbose;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    if (!g_verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+/* Mesos's DeclineOffers agent: cpus:24;mem:4096;disk:4096;ports, 16 tasks
+ * of 1 cpu and a fragment of the port range in use (`mem` is 2014 in
+ * DeclineOffers, 1024 in the suppression benchmarks). */
+static res_list used_16_tasks(const char *scalars, const char *reserve_to)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof(text), "%s;ports%s%s%s:[", scalars,
+                     reserve_to ? "(" : "", reserve_to ? reserve_to : "",
+                     reserve_to ? ")" : "");
     for (int k = 0; k < 16; k++)
-        n += snprintf(used_text + n, sizeof(used_text) - (size_t)n, "%s%d-%d",
+        n += snprintf(text + n, sizeof(text) - (size_t)n, "%s%d-%d",
                       k ? "," : "", 31000 + k * 62, 31000 + k * 62 + 1);
-    snprintf(used_text + n, sizeof(used_text) - (size_t)n, "]");
-    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
-    res_list used = parse(used_text);
-    res_list_allocate(&used, "*");
-    for (uint32_t i = 0; i < nagents; i++) {
-        struct alloc_used u = {rec.fw_by_udata[i % nfw], &used};
-        alloc_agent_add(a, (void *)(uintptr_t)i, &total, ALLOC_AGENT_ALL_CAPS,
-                        NULL, &u, 1, &rec.ag_by_udata[i]);
-    }
-    /* The offers Mesos makes while the agents are added. */
-    int64_t clock = SEC;
-    alloc_run(a, clock);
+    snprintf(text + n, sizeof(text) - (size_t)n, "]");
+    return parse(text);
+}
 
-    uint32_t rounds = 2 * nfw;
-    if (getenv("BENCH_DECLINE_ROUNDS"))
-        rounds = (uint32_t)atoi(getenv("BENCH_DECLINE_ROUNDS"));
-    double *t = xcalloc(rounds, sizeof(*t));
+/* ---- DeclineOffers -------------------------------------------------------
+ * Frameworks in "*"; every round declines every offer with an infinite
+ * filter (Mesos: refuse_seconds INT_MAX) and runs one cycle. */
+
+static void decline_offers(uint32_t nagents, uint32_t nfw, uint32_t rounds,
+                           struct rounds *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", 0);
+    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
+    res_list used = used_16_tasks("cpus:16;mem:2014;disk:1024", NULL);
+    res_list_allocate(&used, "*");
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, &used, i % nfw);
+    alloc_run(w.a, w.clock); /* the offers made while agents were added */
+
+    memset(out, 0, sizeof(*out));
     for (uint32_t r = 0; r < rounds; r++) {
-        for (uint32_t i = 0; i < rec.n; i++)
-            alloc_recover(a, rec.v[i].ag, rec.v[i].fw, &rec.v[i].res, INT64_MAX,
-                          clock);
-        recorder_reset(&rec);
-        clock += SEC;
-        t[r] = timed_cycle(a, &rec, clock);
-        if (r == 0) {
-            out->round0_ms = t[0];
-            out->offers_round0 = rec.n;
-        }
-        if (verbose && (r < 3 || r % (rounds / 10) == 0))
-            fprintf(stderr,
-                    "  round %u allocate took %.2f ms to make %u offers\n", r,
-                    t[r], rec.n);
+        decline_all(&w, INT64_MAX);
+        double t = timed_cycle(&w);
+        rounds_add(out, t, w.noffers);
+        if (r < 3 || (rounds >= 10 && r % (rounds / 10) == 0))
+            say("  round %u allocate() took %.2f ms to make %u offers\n", r, t,
+                w.noffers);
     }
-    double mx = 0;
-    for (uint32_t r = 0; r < rounds; r++)
-        mx = t[r] > mx ? t[r] : mx;
-    out->max_ms = mx;
-    out->median_ms = median(t, rounds);
-    out->rounds = rounds;
-    recorder_reset(&rec);
-    free(rec.v);
-    free(t);
-    free(rec.fw_by_udata);
-    free(rec.ag_by_udata);
+    rounds_end(out);
     res_list_clear(&total);
     res_list_clear(&used);
-    alloc_free(a);
+    world_free(&w);
 }
 
-/* ---- 2. LargeAndSmallQuota ------------------------------------------------
- */
+/* ---- ResourceLabels ------------------------------------------------------
+ * DeclineOffers with frameworks in "role1" and, in use on every agent, two
+ * cpus:8 reservations to role1 with 12 labels each, unique per agent (as
+ * Mesos writes it, the first set gets both unique labels). */
 
-static double large_small_quota(uint32_t nsmall, uint32_t nlarge,
-                                uint32_t nagents, uint32_t *allocations)
+static void add_labels(struct res_label *v, uint32_t *n, const char *key,
+                       const char *value, uint32_t count)
 {
-    struct recorder rec = {.keep = false};
-    struct alloc *a = new_alloc(&rec);
-    struct alloc_quantity small[] = {
-        {"cpus", 1000}, {"mem", 1024000}, {"disk", 1024000}};
-    struct alloc_quantity large[] = {
-        {"cpus", 4000}, {"mem", 4096000}, {"disk", 4096000}};
-    struct alloc_quantities sq = {small, 3}, lq = {large, 3};
+    for (uint32_t i = 0; i < count; i++) {
+        v[*n].key = xasprintf("%s%u", key, i);
+        v[*n].value = xasprintf("%s%u", value, i);
+        (*n)++;
+    }
+}
+
+static void labelled_cpus(res_list *into, const struct res_label *labels,
+                          uint32_t n)
+{
+    struct resource r;
+    res_init_scalar(&r, "cpus", 8000);
+    res_push_reservation(&r, RES_RESV_DYNAMIC, "role1", "principal1", labels,
+                         n);
+    r.alloc_role = xstrdup("role1");
+    res_list_add(into, &r);
+    res_clear(&r);
+}
+
+static void free_labels(struct res_label *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        free(v[i].key);
+        free(v[i].value);
+    }
+}
+
+static void resource_labels(uint32_t nagents, uint32_t nfw, uint32_t rounds,
+                            struct rounds *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "role1", 0);
+    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
+    res_list base = used_16_tasks("mem:2014;disk:1024", NULL);
+    res_list_allocate(&base, "role1");
+    for (uint32_t i = 0; i < nagents; i++) {
+        struct res_label l1[13], l2[12];
+        uint32_t n1 = 0, n2 = 0;
+        char v[32];
+        snprintf(v, sizeof(v), "value_%u", i);
+        add_labels(l1, &n1, "key", "value", 11);
+        l1[n1].key = xstrdup("unique_key_1");
+        l1[n1++].value = xstrdup(v);
+        add_labels(l2, &n2, "key", "value", 11);
+        l1[n1].key = xstrdup("unique_key_2");
+        l1[n1++].value = xstrdup(v);
+        res_list used = RES_LIST_INIT, reserved = RES_LIST_INIT;
+        labelled_cpus(&reserved, l1, n1);
+        labelled_cpus(&reserved, l2, n2);
+        res_list_copy(&used, &base);
+        res_list_add_all(&used, &reserved);
+        /* Mesos leaves the reservations out of the agent's total (its
+         * allocator does not check); offerd's allocator wants what is in
+         * use inside the total, so 16 of the 24 cpus are the reserved
+         * ones. */
+        res_list agent = RES_LIST_INIT;
+        res_list_copy(&agent, &total);
+        res_list_allocate(&reserved, NULL);
+        struct resource c16;
+        res_init_scalar(&c16, "cpus", 16000);
+        res_list_sub(&agent, &c16);
+        res_clear(&c16);
+        res_list_add_all(&agent, &reserved);
+        add_agent(&w, i, &agent, &used, i % nfw);
+        res_list_clear(&agent);
+        res_list_clear(&reserved);
+        res_list_clear(&used);
+        free_labels(l1, n1);
+        free_labels(l2, n2);
+    }
+    alloc_run(w.a, w.clock);
+    memset(out, 0, sizeof(*out));
+    for (uint32_t r = 0; r < rounds; r++) {
+        decline_all(&w, INT64_MAX);
+        double t = timed_cycle(&w); /* before reading noffers */
+        rounds_add(out, t, w.noffers);
+    }
+    rounds_end(out);
+    res_list_clear(&total);
+    res_list_clear(&base);
+    world_free(&w);
+}
+
+/* ---- SuppressOffers and ExtremeSuppressOffers ----------------------------
+ * 5 rounds; every round recovers the offers without a filter and runs a
+ * cycle. SuppressOffers suppresses another fifth of the frameworks before
+ * each round; ExtremeSuppressOffers suppresses 99% of them up front. */
+
+struct suppress_result {
+    double round_ms[5];
+    uint32_t offers[5];
+    double mean_ms;
+};
+
+static void suppress_offers(uint32_t nagents, uint32_t nfw, bool extreme,
+                            struct suppress_result *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", 0);
+    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
+    res_list used = used_16_tasks("cpus:16;mem:1024;disk:1024", NULL);
+    res_list_allocate(&used, "*");
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, &used, i % nfw);
+    alloc_run(w.a, w.clock);
+    uint32_t suppressed = 0;
+    if (extreme)
+        for (; suppressed < (uint32_t)(nfw * 0.99); suppressed++)
+            alloc_framework_suppress(w.a, w.fws[suppressed], NULL, 0);
+    memset(out, 0, sizeof(*out));
+    for (uint32_t r = 0; r < 5; r++) {
+        decline_all(&w, -1);
+        if (!extreme)
+            for (uint32_t j = 0; j < nfw / 5; j++, suppressed++)
+                alloc_framework_suppress(w.a, w.fws[suppressed], NULL, 0);
+        out->round_ms[r] = timed_cycle(&w);
+        out->offers[r] = w.noffers;
+        out->mean_ms += out->round_ms[r] / 5;
+    }
+    res_list_clear(&total);
+    res_list_clear(&used);
+    world_free(&w);
+}
+
+/* ---- AddAndUpdateSlave ---------------------------------------------------
+ * REVOCABLE_RESOURCES frameworks in "*"; agents of
+ * cpus:2;mem:1024;disk:4096;ports with cpus:1;mem:128;disk:1024 and some
+ * ports in use. Timed: adding every agent and the allocation that follows;
+ * then giving each agent cpus:10 revocable and the allocation that
+ * follows. */
+
+struct add_update_result {
+    double add_ms, update_ms;
+    uint32_t add_offers, update_offers;
+};
+
+static void add_and_update(uint32_t nagents, uint32_t nfw,
+                           struct add_update_result *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", ALLOC_FW_REVOCABLE);
+    res_list total = parse("cpus:2;mem:1024;disk:4096;ports:[31000-32000]");
+    res_list used = parse("cpus:1;mem:128;disk:1024;"
+                          "ports:[31126-31510,31512-31623,31810-31852,"
+                          "31854-31964]");
+    res_list_allocate(&used, "*");
+    int64_t t0 = now_ns();
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, &used, i % nfw);
+    w.clock += SEC;
+    alloc_run(w.a, w.clock);
+    out->add_ms = ms(now_ns() - t0);
+    out->add_offers = w.noffers;
+    forget_offers(&w); /* Mesos keeps them outstanding too */
+
+    struct resource r;
+    res_init_scalar(&r, "cpus", 10000);
+    r.revocable = true;
+    res_list over = RES_LIST_INIT;
+    res_list_add(&over, &r);
+    res_clear(&r);
+    t0 = now_ns();
+    for (uint32_t i = 0; i < nagents; i++)
+        alloc_agent_update_oversubscribed(w.a, w.ags[i], &over);
+    w.clock += SEC;
+    alloc_run(w.a, w.clock);
+    out->update_ms = ms(now_ns() - t0);
+    out->update_offers = w.noffers;
+    res_list_clear(&over);
+    res_list_clear(&total);
+    res_list_clear(&used);
+    /* The offers were not recovered: world_free frees them as they are. */
+    world_free(&w);
+}
+
+/* ---- PersistentVolumes ---------------------------------------------------
+ * Frameworks in "test" (SHARED_RESOURCES unless regular); agents of
+ * cpus(test):24;mem(test):4096;disk(test):3072;ports(test) plus a 1 GiB
+ * persistent volume, shared on every agent (shared), every other agent
+ * (mixed) or none (regular); part of each in use; 6 rounds recovering
+ * without filters. Mesos allocates the part in use to "*"; the replay
+ * allocates it to "test", the role the frameworks are in. */
+
+enum sharedness { REGULAR, SHARED, MIXED };
+
+static void persistent_volumes(uint32_t nagents, uint32_t nfw,
+                               enum sharedness sh, struct rounds *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "test", sh == REGULAR ? 0 : ALLOC_FW_SHARED);
+    res_list base = parse("cpus(test):24;mem(test):4096;disk(test):3072;"
+                          "ports(test):[31000-32000]");
+    res_list used = used_16_tasks("cpus(test):16;mem(test):1024;"
+                                  "disk(test):1024",
+                                  "test");
+    res_list_allocate(&used, "test");
+    for (uint32_t i = 0; i < nagents; i++) {
+        struct resource v;
+        res_init_scalar(&v, "disk", 1024000);
+        res_push_reservation(&v, RES_RESV_STATIC, "test", NULL, NULL, 0);
+        v.disk = xcalloc(1, sizeof(*v.disk));
+        v.disk->persistence_id = xasprintf("id%u", i);
+        v.disk->has_volume = true;
+        v.disk->volume_mode = RES_VOLUME_RW;
+        v.disk->container_path = xasprintf("path%u", i);
+        if (sh == SHARED || (sh == MIXED && i % 2 == 0)) {
+            v.shared = true;
+            v.shared_count = 1;
+        }
+        res_list total = RES_LIST_INIT;
+        res_list_copy(&total, &base);
+        res_list_add(&total, &v);
+        res_clear(&v);
+        add_agent(&w, i, &total, &used, i % nfw);
+        res_list_clear(&total);
+    }
+    alloc_run(w.a, w.clock);
+    memset(out, 0, sizeof(*out));
+    for (uint32_t r = 0; r < 6; r++) {
+        decline_all(&w, -1);
+        double t = timed_cycle(&w); /* before reading noffers */
+        rounds_add(out, t, w.noffers);
+    }
+    rounds_end(out);
+    res_list_clear(&base);
+    res_list_clear(&used);
+    world_free(&w);
+}
+
+/* ---- AllocatorBacklog ----------------------------------------------------
+ * Frameworks in "*", agents of cpus:24;mem:4096;disk:4096;ports all
+ * offered; then one REVIVE per framework. Mesos batches the allocations
+ * those trigger (MESOS-6904); the master runs one cycle for all of them
+ * (master_allocate_soon). Timed: the revives and that cycle. */
+
+struct backlog_result {
+    double ms;
+    uint32_t cycles, offers;
+};
+
+static void allocator_backlog(uint32_t nagents, uint32_t nfw,
+                              struct backlog_result *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", 0);
+    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, NULL, 0);
+    alloc_run(w.a, w.clock);
+    forget_offers(&w); /* outstanding: nothing left to allocate */
+    w.clock += SEC;
+    int64_t t0 = now_ns();
+    for (uint32_t i = 0; i < nfw; i++)
+        alloc_framework_revive(w.a, w.fws[i], NULL, 0);
+    out->cycles = 0;
+    if (alloc_has_candidates(w.a)) {
+        alloc_run(w.a, w.clock);
+        out->cycles++;
+    }
+    out->ms = ms(now_ns() - t0);
+    out->offers = w.noffers;
+    res_list_clear(&total);
+    world_free(&w);
+}
+
+/* ---- LargeAndSmallQuota and NonQuotaVsQuota ------------------------------
+ * One framework per role (Mesos's default frameworksPerRole is 1 here and
+ * 2 in NonQuotaVsQuota), agents of cpus:2;mem:2048;disk:2048, quota set as
+ * guarantee and limit; one cycle makes every allocation, a second none. */
+
+struct quota_result {
+    double ms, second_ms;
+    uint32_t allocations;
+};
+
+static void quota_roles(uint32_t nroles, uint32_t fw_per_role, uint32_t nagents,
+                        const struct alloc_quantities *(*quota)(uint32_t),
+                        struct quota_result *out)
+{
+    struct world w;
+    world_init(&w, nroles * fw_per_role, nagents);
     char role[32];
-    for (uint32_t i = 0; i < nsmall + nlarge; i++) {
+    for (uint32_t i = 0; i < nroles; i++) {
         snprintf(role, sizeof(role), "role%u", i);
-        const struct alloc_quantities *q = i < nsmall ? &sq : &lq;
-        alloc_role_set_quota(a, role, q, q);
         const char *rp = role;
-        alloc_framework_add(a, (void *)(uintptr_t)i, &rp, 1, 0, true);
+        for (uint32_t k = 0; k < fw_per_role; k++) {
+            uint32_t f = i * fw_per_role + k;
+            w.fws[f] =
+                alloc_framework_add(w.a, (void *)(uintptr_t)f, &rp, 1, 0, true);
+        }
     }
     res_list total = parse("cpus:2;mem:2048;disk:2048");
-    for (uint32_t i = 0; i < nagents; i++) {
-        struct alloc_agent *ag;
-        alloc_agent_add(a, (void *)(uintptr_t)i, &total, ALLOC_AGENT_ALL_CAPS,
-                        NULL, NULL, 0, &ag);
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, NULL, 0);
+    /* Agents and frameworks are added with the allocator paused in Mesos:
+     * nothing is offered before the quota is set. */
+    for (uint32_t i = 0; i < nroles; i++) {
+        const struct alloc_quantities *q = quota ? quota(i) : NULL;
+        if (q == NULL)
+            continue;
+        snprintf(role, sizeof(role), "role%u", i);
+        alloc_role_set_quota(w.a, role, q, q);
     }
-    double t = timed_cycle(a, &rec, SEC);
-    *allocations = rec.n;
+    out->ms = timed_cycle(&w);
+    out->allocations = w.noffers;
+    out->second_ms = timed_cycle(&w);
     res_list_clear(&total);
-    alloc_free(a);
-    return t;
+    world_free(&w);
 }
 
-/* ---- 3. Reservation updates ---------------------------------------------- */
+static const struct alloc_quantity quota_small[] = {
+    {"cpus", 1000}, {"mem", 1024000}, {"disk", 1024000}};
+static const struct alloc_quantity quota_large[] = {
+    {"cpus", 4000}, {"mem", 4096000}, {"disk", 4096000}};
+static const struct alloc_quantity q_two_agents[] = {
+    {"cpus", 4000}, {"mem", 4096000}, {"disk", 4096000}};
+static uint32_t g_nsmall;
 
-static double reservation_updates(uint32_t nres, uint32_t nfw, uint32_t updates,
-                                  uint32_t *ops)
+static const struct alloc_quantities *large_small(uint32_t i)
 {
-    struct recorder rec = {.keep = false};
-    struct alloc *a = new_alloc(&rec);
-    const char *role = "role";
-    struct alloc_framework **fws = xcalloc(nfw, sizeof(*fws));
-    for (uint32_t i = 0; i < nfw; i++)
-        fws[i] =
-            alloc_framework_add(a, (void *)(uintptr_t)i, &role, 1, 0, true);
+    static const struct alloc_quantities s = {quota_small, 3},
+                                         l = {quota_large, 3};
+    return i < g_nsmall ? &s : &l;
+}
 
-    /* nres distinct reservations (distinct labels), 1 cpu each, plus
-     * unreserved cpus to reserve from. */
+static const struct alloc_quantities *two_agents(uint32_t i)
+{
+    (void)i;
+    static const struct alloc_quantities q = {q_two_agents, 3};
+    return &q;
+}
+
+/* ---- Reservation updates, Mesos's shape ----------------------------------
+ * MESOS-10015's UpdateAllocation shape: nroles roles "role-<36 letters>",
+ * one framework each; for each role cpus:100, mem:100, disk:100 and
+ * ports:[2-2], dynamically reserved to it with one label "Label" of 36
+ * random letters, all in use by its framework on one agent. Framework 0
+ * unreserves its whole allocation and reserves it again, 20 times (40
+ * updateAllocation calls). Timed: the 40 calls, plus the next cycle, which
+ * pays for the totals they changed. */
+
+struct resv_result {
+    double ms, ops_ms;
+    uint32_t ops, resources;
+};
+
+static void reservation_updates_mesos(uint32_t nroles, uint32_t reps,
+                                      struct resv_result *out)
+{
+    struct world w;
+    world_init(&w, nroles, 1);
+    res_list total = RES_LIST_INIT;
+    res_list *per_fw = xcalloc(nroles, sizeof(*per_fw));
+    static const char *const names[] = {"cpus", "mem", "disk", "ports"};
+    char role[64], label[40];
+    for (uint32_t i = 0; i < nroles; i++) {
+        char rs[37];
+        rand_string(rs, 36);
+        snprintf(role, sizeof(role), "role-%s", rs);
+        const char *rp = role;
+        w.fws[i] =
+            alloc_framework_add(w.a, (void *)(uintptr_t)i, &rp, 1, 0, true);
+        for (uint32_t k = 0; k < 4; k++) {
+            struct resource r;
+            if (k < 3) {
+                res_init_scalar(&r, names[k], 100000);
+            } else {
+                struct res_range pr = {2, 2};
+                res_init_ranges(&r, names[k], &pr, 1);
+            }
+            rand_string(label, 36);
+            struct res_label l = {"Label", label};
+            res_push_reservation(&r, RES_RESV_DYNAMIC, role, NULL, &l, 1);
+            res_list_add(&total, &r);
+            r.alloc_role = xstrdup(role);
+            res_list_add(&per_fw[i], &r);
+            res_clear(&r);
+        }
+    }
+    struct alloc_used *used = xcalloc(nroles, sizeof(*used));
+    for (uint32_t i = 0; i < nroles; i++) {
+        used[i].fw = w.fws[i];
+        used[i].resources = &per_fw[i];
+    }
+    alloc_agent_add(w.a, (void *)(uintptr_t)0, &total, ALLOC_AGENT_ALL_CAPS,
+                    NULL, used, nroles, &w.ags[0]);
+    alloc_run(w.a, w.clock);
+
+    /* Framework 0's allocation, reserved and unreserved. */
+    const res_list *reserved = &per_fw[0];
+    res_list unreserved = RES_LIST_INIT;
+    for (uint32_t k = 0; k < reserved->n; k++) {
+        struct resource r;
+        res_copy(&r, &reserved->v[k]);
+        res_pop_reservation(&r);
+        res_list_add(&unreserved, &r);
+        res_clear(&r);
+    }
+    out->ops = 0;
+    int64_t t0 = now_ns();
+    for (uint32_t k = 0; k < reps; k++) {
+        out->ops += alloc_agent_update_allocation(w.a, w.ags[0], w.fws[0],
+                                                  reserved, &unreserved) == 0;
+        out->ops += alloc_agent_update_allocation(w.a, w.ags[0], w.fws[0],
+                                                  &unreserved, reserved) == 0;
+    }
+    out->ops_ms = ms(now_ns() - t0);
+    w.clock += SEC;
+    alloc_candidates_all(w.a);
+    alloc_run(w.a, w.clock);
+    out->ms = ms(now_ns() - t0);
+    out->resources = total.n;
+    res_list_clear(&unreserved);
+    res_list_clear(&total);
+    for (uint32_t i = 0; i < nroles; i++)
+        res_list_clear(&per_fw[i]);
+    free(per_fw);
+    free(used);
+    world_free(&w);
+}
+
+/* ---- Reservation updates, offerd's earlier one-role shape ----------------
+ * One agent with nres distinct 1-cpu reservations (distinct labels) of one
+ * role, in use by nfw frameworks, and unreserved cpus; 20 reserve +
+ * unreserve updates of one allocated cpu, and the next cycle. */
+
+static void reservation_updates(uint32_t nres, uint32_t nfw, uint32_t updates,
+                                struct resv_result *out)
+{
+    struct world w;
+    world_init(&w, nfw, 1);
+    add_frameworks(&w, "role", 0);
+    const char *role = "role";
     res_list total = RES_LIST_INIT;
     res_list *per_fw = xcalloc(nfw, sizeof(*per_fw));
     char val[32];
@@ -288,16 +801,13 @@ static double reservation_updates(uint32_t nres, uint32_t nfw, uint32_t updates,
     struct alloc_used *used = xcalloc(nfw, sizeof(*used));
     for (uint32_t i = 0; i < nfw; i++) {
         res_list_allocate(&per_fw[i], role);
-        used[i].fw = fws[i];
+        used[i].fw = w.fws[i];
         used[i].resources = &per_fw[i];
     }
-    struct alloc_agent *ag;
-    alloc_agent_add(a, NULL, &total, ALLOC_AGENT_ALL_CAPS, NULL, used, nfw,
-                    &ag);
-    alloc_run(a, SEC); /* offers the unreserved rest to someone */
+    alloc_agent_add(w.a, (void *)(uintptr_t)0, &total, ALLOC_AGENT_ALL_CAPS,
+                    NULL, used, nfw, &w.ags[0]);
+    alloc_run(w.a, w.clock); /* offers the unreserved rest to someone */
 
-    /* Each update: the framework holding the unreserved cpus reserves one
-     * of them, then unreserves it (Mesos's updateAllocation twice). */
     res_list from = parse("cpus:1");
     res_list_allocate(&from, role);
     res_list to = RES_LIST_INIT;
@@ -307,23 +817,23 @@ static double reservation_updates(uint32_t nres, uint32_t nfw, uint32_t updates,
     res_list_add(&to, &r);
     res_clear(&r);
     res_list_allocate(&to, role);
-    /* Find who holds the unreserved cpus: the framework offered them. */
-    struct alloc_framework *holder = NULL;
-    for (uint32_t i = 0; i < nfw && holder == NULL; i++)
-        if (alloc_agent_update_allocation(a, ag, fws[i], &from, &from) == 0)
-            holder = fws[i];
-    *ops = 0;
+    /* The framework offered the unreserved cpus holds them. */
+    struct alloc_framework *holder =
+        w.noffers > 0 ? w.fws[w.offers[0].fw] : NULL;
+    out->ops = 0;
     int64_t t0 = now_ns();
     for (uint32_t k = 0; k < updates && holder != NULL; k++) {
-        if (alloc_agent_update_allocation(a, ag, holder, &from, &to) == 0)
-            (*ops)++;
-        if (alloc_agent_update_allocation(a, ag, holder, &to, &from) == 0)
-            (*ops)++;
+        out->ops += alloc_agent_update_allocation(w.a, w.ags[0], holder, &from,
+                                                  &to) == 0;
+        out->ops += alloc_agent_update_allocation(w.a, w.ags[0], holder, &to,
+                                                  &from) == 0;
     }
-    /* The next cycle pays for the changed totals: include it. */
-    alloc_candidates_all(a);
-    alloc_run(a, 2 * SEC);
-    double t = ms(now_ns() - t0);
+    out->ops_ms = ms(now_ns() - t0);
+    w.clock += SEC;
+    alloc_candidates_all(w.a);
+    alloc_run(w.a, w.clock);
+    out->ms = ms(now_ns() - t0);
+    out->resources = total.n;
     res_list_clear(&from);
     res_list_clear(&to);
     res_list_clear(&extra);
@@ -332,12 +842,64 @@ static double reservation_updates(uint32_t nres, uint32_t nfw, uint32_t updates,
         res_list_clear(&per_fw[i]);
     free(per_fw);
     free(used);
-    free(fws);
-    alloc_free(a);
-    return t;
+    world_free(&w);
 }
 
-/* ---- 4. Scaling ------------------------------------------------------------
+/* ---- Churn ---------------------------------------------------------------
+ * DeclineOffers' cluster (agents with 16 tasks in use), but frameworks
+ * decline with Mesos's default 5 s filter, and before every cycle 100
+ * agents leave (their slots are taken at random) and 100 new ones join.
+ * Timed per cycle: the removals, the additions and the cycle. */
+
+static void churn(uint32_t nagents, uint32_t nfw, uint32_t per_cycle,
+                  uint32_t cycles, struct rounds *out)
+{
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", 0);
+    res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
+    res_list used = used_16_tasks("cpus:16;mem:2014;disk:1024", NULL);
+    res_list_allocate(&used, "*");
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, &used, i % nfw);
+    alloc_run(w.a, w.clock);
+    uint32_t *slots = xcalloc(per_cycle, sizeof(*slots));
+    memset(out, 0, sizeof(*out));
+    for (uint32_t c = 0; c < cycles; c++) {
+        decline_all(&w, 5 * SEC);
+        for (uint32_t k = 0; k < per_cycle; k++) {
+            uint32_t s;
+            bool dup;
+            do { /* distinct slots */
+                s = rnd() % nagents;
+                dup = false;
+                for (uint32_t j = 0; j < k; j++)
+                    dup |= slots[j] == s;
+            } while (dup);
+            slots[k] = s;
+        }
+        w.clock += SEC;
+        int64_t t0 = now_ns();
+        for (uint32_t k = 0; k < per_cycle; k++) {
+            alloc_agent_remove(w.a, w.ags[slots[k]]);
+            w.ags[slots[k]] = NULL;
+        }
+        for (uint32_t k = 0; k < per_cycle; k++)
+            add_agent(&w, slots[k], &total, &used, rnd() % nfw);
+        alloc_candidates_all(w.a);
+        alloc_run(w.a, w.clock);
+        rounds_add(out, ms(now_ns() - t0), w.noffers);
+    }
+    rounds_end(out);
+    free(slots);
+    res_list_clear(&total);
+    res_list_clear(&used);
+    world_free(&w);
+}
+
+/* ---- Scaling -------------------------------------------------------------
+ * One full cycle offering every agent to 1,000 frameworks, and the heap
+ * the allocator holds after it (offers recorded by the callback left out).
  */
 
 struct scale_result {
@@ -349,39 +911,71 @@ struct scale_result {
 static void scaling(uint32_t nagents, uint32_t nfw, struct scale_result *out)
 {
     struct mallinfo2 before = mallinfo2();
-    struct recorder rec = {.keep = false};
-    struct alloc *a = new_alloc(&rec);
-    const char *star = "*";
-    for (uint32_t i = 0; i < nfw; i++)
-        alloc_framework_add(a, (void *)(uintptr_t)i, &star, 1, 0, true);
+    struct world w;
+    world_init(&w, nfw, nagents);
+    add_frameworks(&w, "*", 0);
     res_list total = parse("cpus:24;mem:4096;disk:4096;ports:[31000-32000]");
-    res_list used = parse("cpus:16;mem:2014;disk:1024");
-    res_list_allocate(&used, "*");
-    for (uint32_t i = 0; i < nagents; i++) {
-        struct alloc_agent *ag;
-        struct alloc_used u = {NULL, &used};
-        (void)u;
-        alloc_agent_add(a, (void *)(uintptr_t)i, &total, ALLOC_AGENT_ALL_CAPS,
-                        NULL, NULL, 0, &ag);
-    }
-    out->cycle_ms = timed_cycle(a, &rec, SEC);
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, NULL, 0);
+    out->cycle_ms = timed_cycle(&w);
+    forget_offers(&w);
+    free(w.offers);
+    w.offers = NULL;
+    w.capoffers = 0;
     struct mallinfo2 after = mallinfo2();
     out->agents = nagents;
     out->frameworks = nfw;
     out->bytes = after.uordblks - before.uordblks;
     res_list_clear(&total);
-    res_list_clear(&used);
-    alloc_free(a);
+    world_free(&w);
 }
 
 /* ---- Main ------------------------------------------------------------------
  */
 
+static const char *g_only;
+
+static bool want(const char *name)
+{
+    return g_only == NULL || strcmp(g_only, name) == 0;
+}
+
+static void print_rounds(const char *key, const struct rounds *r, bool *first)
+{
+    printf("%s\"%s\": {\"round0_ms\": %.3f, \"busy_mean_ms\": %.3f, "
+           "\"slowest_ms\": %.3f, \"offers_round0\": %u, \"busy_rounds\": %u, "
+           "\"rounds\": %u, \"offers\": %llu}",
+           *first ? "" : ", ", key, r->round0_ms, r->busy_mean_ms,
+           r->slowest_ms, r->offers_round0, r->busy_rounds, r->rounds,
+           (unsigned long long)r->offers);
+    *first = false;
+}
+
+static void text_rounds(const char *title, const struct rounds *r)
+{
+    printf("%s, %u rounds (%u made offers):\n"
+           "  round 0: %.2f ms (%u offers)   busy-round mean: %.2f ms   "
+           "slowest: %.2f ms\n",
+           title, r->rounds, r->busy_rounds, r->round0_ms, r->offers_round0,
+           r->busy_mean_ms, r->slowest_ms);
+}
+
+/* Run fn `runs` times and keep the per-field medians. */
+#define RUN_ROUNDS(out, runs, call)                                            \
+    do {                                                                       \
+        struct rounds v_[runs];                                                \
+        for (int k_ = 0; k_ < (runs); k_++) {                                  \
+            struct rounds *out_ = &v_[k_];                                     \
+            call;                                                              \
+            g_verbose = false;                                                 \
+        }                                                                      \
+        rounds_median(v_, (uint32_t)(runs), (out));                            \
+    } while (0)
+
 int main(int argc, char **argv)
 {
     bool quick = false, json = false;
     int runs = 5;
-    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = true;
@@ -390,15 +984,25 @@ int main(int argc, char **argv)
         else if (strncmp(argv[i], "--runs=", 7) == 0)
             runs = atoi(argv[i] + 7);
         else if (strncmp(argv[i], "--only=", 7) == 0)
-            only = argv[i] + 7;
+            g_only = argv[i] + 7;
+        else if (strcmp(argv[i], "--clock=cpu") == 0)
+            g_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (strcmp(argv[i], "--clock=wall") == 0)
+            g_clock = CLOCK_MONOTONIC;
         else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: offerd-alloc-bench [--quick] [--json] [--runs=N]\n"
-                   "  --quick   smaller shapes (a smoke test)\n"
-                   "  --json    print one JSON object and nothing else\n"
-                   "  --runs=N  runs per figure, median reported (default "
-                   "5)\n"
-                   "  --only=decline|quota|reservation|scaling  run one "
-                   "benchmark (for profiling)\n");
+            printf("usage: offerd-alloc-bench [--quick] [--json] [--runs=N] "
+                   "[--only=NAME] [--clock=wall|cpu]\n"
+                   "  --quick       smaller shapes (a smoke test)\n"
+                   "  --json        print one JSON object and nothing else\n"
+                   "  --runs=N      runs per figure, medians reported "
+                   "(default 5)\n"
+                   "  --only=NAME   one benchmark: decline, decline_100k, "
+                   "resource_labels, suppress, extreme_suppress, "
+                   "add_update, persistent_volumes, backlog, quota, "
+                   "non_quota_vs_quota, reservation_mesos, reservation, "
+                   "churn, scaling\n"
+                   "  --clock=cpu   time with the thread's CPU clock instead "
+                   "of the wall clock\n");
             return 0;
         } else {
             fprintf(stderr, "offerd-alloc-bench: unknown argument %s\n",
@@ -408,79 +1012,191 @@ int main(int argc, char **argv)
     }
     if (runs < 1)
         runs = 1;
-    bool verbose = !json;
+    if (runs > 100)
+        runs = 100;
+    g_verbose = !json;
 
+    /* Shapes: Mesos's parameters (docs/performance.md lists the sources);
+     * --quick divides them for the smoke test. */
     uint32_t d_agents = quick ? 1000 : 10000, d_fw = quick ? 50 : 1000;
-    /* Shape overrides, for exploring (not part of the reported figures). */
     if (getenv("BENCH_DECLINE_AGENTS"))
         d_agents = (uint32_t)atoi(getenv("BENCH_DECLINE_AGENTS"));
     if (getenv("BENCH_DECLINE_FRAMEWORKS"))
         d_fw = (uint32_t)atoi(getenv("BENCH_DECLINE_FRAMEWORKS"));
+    uint32_t d_rounds = 2 * d_fw;
+    if (getenv("BENCH_DECLINE_ROUNDS"))
+        d_rounds = (uint32_t)atoi(getenv("BENCH_DECLINE_ROUNDS"));
+    uint32_t big_agents = quick ? 5000 : 100000, big_rounds = quick ? 5 : 20;
+    uint32_t m_agents = quick ? 1000 : 10000, m_fw = quick ? 50 : 1000;
+    uint32_t l_rounds = quick ? 20 : 2 * m_fw;
     uint32_t q_small = quick ? 250 : 2500, q_large = quick ? 50 : 500;
-    uint32_t q_agents = quick ? 300 : 3000;
+    uint32_t nq_roles = quick ? 100 : 1000;
+    uint32_t rm_roles = quick ? 160 : 1600;
     uint32_t r_res = quick ? 640 : 6400, r_fw = quick ? 160 : 1600;
+    uint32_t c_cycles = quick ? 5 : 50;
     uint32_t scale_agents[] = {1000, 10000, 50000, 100000};
     uint32_t nscale = quick ? 2 : 4;
-    if (only != NULL && strcmp(only, "scaling") != 0)
-        nscale = 0;
+    int R = runs;
 
-#define WANT(name) (only == NULL || strcmp(only, name) == 0)
-    /* 1 */
-    double r0[runs], med[runs], mx[runs];
-    struct decline_result dr = {0};
-    for (int k = 0; k < runs && WANT("decline"); k++) {
-        if (verbose)
-            fprintf(stderr, "DeclineOffers %u agents x %u frameworks, run %d\n",
-                    d_agents, d_fw, k + 1);
-        decline_offers(d_agents, d_fw, verbose && k == 0, &dr);
-        r0[k] = dr.round0_ms;
-        med[k] = dr.median_ms;
-        mx[k] = dr.max_ms;
-    }
-    double d_r0 = median(r0, (uint32_t)runs),
-           d_med = median(med, (uint32_t)runs),
-           d_max = median(mx, (uint32_t)runs);
-
-    /* 2 */
-    double qt[runs];
-    uint32_t qalloc = 0;
-    for (int k = 0; k < runs; k++)
-        qt[k] = WANT("quota")
-                    ? large_small_quota(q_small, q_large, q_agents, &qalloc)
-                    : 0;
-    double q_ms = median(qt, (uint32_t)runs);
-
-    /* 3 */
-    double rt[runs];
-    uint32_t rops = 0;
-    for (int k = 0; k < runs; k++)
-        rt[k] = WANT("reservation")
-                    ? reservation_updates(r_res, r_fw, 20, &rops)
-                    : 0;
-    double r_ms = median(rt, (uint32_t)runs);
-
-    /* 4 */
+    struct rounds dec = {0}, dec_big = {0}, labels = {0}, chr = {0};
+    struct rounds pv[3] = {{0}};
+    struct suppress_result sup[runs], esup[runs];
+    struct add_update_result au[runs];
+    struct backlog_result bl[runs];
+    struct quota_result qr[runs], nq[2][runs];
+    struct resv_result rm[runs], ro[runs];
     struct scale_result sr[4];
-    for (uint32_t s = 0; s < nscale; s++) {
-        double ct[runs];
-        size_t bytes = 0;
-        for (int k = 0; k < runs; k++) {
+    memset(sup, 0, sizeof(sup));
+    memset(esup, 0, sizeof(esup));
+    memset(au, 0, sizeof(au));
+    memset(bl, 0, sizeof(bl));
+    memset(qr, 0, sizeof(qr));
+    memset(nq, 0, sizeof(nq));
+    memset(rm, 0, sizeof(rm));
+    memset(ro, 0, sizeof(ro));
+    memset(sr, 0, sizeof(sr));
+
+    if (want("decline")) {
+        say("DeclineOffers %u agents x %u frameworks\n", d_agents, d_fw);
+        RUN_ROUNDS(&dec, R, decline_offers(d_agents, d_fw, d_rounds, out_));
+    }
+    if (want("decline_100k")) {
+        say("DeclineOffers %u agents x %u frameworks\n", big_agents, d_fw);
+        RUN_ROUNDS(&dec_big, R,
+                   decline_offers(big_agents, d_fw, big_rounds, out_));
+    }
+    g_verbose = false;
+    if (want("resource_labels"))
+        RUN_ROUNDS(&labels, R, resource_labels(m_agents, m_fw, l_rounds, out_));
+    for (int k = 0; k < R; k++) {
+        if (want("suppress"))
+            suppress_offers(m_agents, m_fw, false, &sup[k]);
+        if (want("extreme_suppress"))
+            suppress_offers(m_agents, m_fw, true, &esup[k]);
+        if (want("add_update"))
+            add_and_update(m_agents, m_fw, &au[k]);
+        if (want("backlog"))
+            allocator_backlog(m_agents, m_fw, &bl[k]);
+        if (want("quota")) {
+            g_nsmall = q_small;
+            quota_roles(q_small + q_large, 1, q_small / 5 + q_large * 5,
+                        large_small, &qr[k]);
+        }
+        if (want("non_quota_vs_quota")) {
+            quota_roles(nq_roles, 2, nq_roles * 2, NULL, &nq[0][k]);
+            quota_roles(nq_roles, 2, nq_roles * 2, two_agents, &nq[1][k]);
+        }
+        if (want("reservation_mesos"))
+            reservation_updates_mesos(rm_roles, 20, &rm[k]);
+        if (want("reservation"))
+            reservation_updates(r_res, r_fw, 20, &ro[k]);
+    }
+    for (int s = 0; s < 3 && want("persistent_volumes"); s++)
+        RUN_ROUNDS(
+            &pv[s], R,
+            persistent_volumes(m_agents, m_fw, (enum sharedness)s, out_));
+    if (want("churn"))
+        RUN_ROUNDS(&chr, R, churn(m_agents, m_fw, 100, c_cycles, out_));
+    for (uint32_t s = 0; s < nscale && want("scaling"); s++) {
+        double ct[R];
+        for (int k = 0; k < R; k++) {
             scaling(scale_agents[s], 1000, &sr[s]);
             ct[k] = sr[s].cycle_ms;
-            bytes = sr[s].bytes;
         }
-        sr[s].cycle_ms = median(ct, (uint32_t)runs);
-        sr[s].bytes = bytes;
+        sr[s].cycle_ms = median(ct, (uint32_t)R);
     }
+    if (!want("scaling"))
+        nscale = 0;
+
+    /* Medians of the single-figure benchmarks. */
+    double t[6][runs];
+    struct suppress_result sup_m = sup[0], esup_m = esup[0];
+    for (int r = 0; r < 5; r++) {
+        for (int k = 0; k < R; k++) {
+            t[0][k] = sup[k].round_ms[r];
+            t[1][k] = esup[k].round_ms[r];
+        }
+        sup_m.round_ms[r] = median(t[0], (uint32_t)R);
+        esup_m.round_ms[r] = median(t[1], (uint32_t)R);
+    }
+    for (int k = 0; k < R; k++) {
+        t[0][k] = sup[k].mean_ms;
+        t[1][k] = esup[k].mean_ms;
+    }
+    sup_m.mean_ms = median(t[0], (uint32_t)R);
+    esup_m.mean_ms = median(t[1], (uint32_t)R);
+#define MED(field, arr)                                                        \
+    do {                                                                       \
+        double m_[runs];                                                       \
+        for (int k_ = 0; k_ < R; k_++)                                         \
+            m_[k_] = (arr)[k_].field;                                          \
+        (arr)[0].field = median(m_, (uint32_t)R);                              \
+    } while (0)
+    MED(add_ms, au);
+    MED(update_ms, au);
+    MED(ms, bl);
+    MED(ms, qr);
+    MED(second_ms, qr);
+    MED(ms, nq[0]);
+    MED(second_ms, nq[0]);
+    MED(ms, nq[1]);
+    MED(second_ms, nq[1]);
+    MED(ms, rm);
+    MED(ops_ms, rm);
+    MED(ms, ro);
+    MED(ops_ms, ro);
 
     if (json) {
-        printf(
-            "{\"decline_offers\": {\"round0_ms\": %.3f, \"median_ms\": %.3f, "
-            "\"max_ms\": %.3f, \"offers_round0\": %u}, "
-            "\"large_small_quota\": {\"ms\": %.3f, \"allocations\": %u}, "
-            "\"reservation_updates\": {\"ms\": %.3f, \"operations\": %u}, "
-            "\"scaling\": [",
-            d_r0, d_med, d_max, dr.offers_round0, q_ms, qalloc, r_ms, rops);
+        bool first = true;
+        printf("{\"callback_included\": true, \"clock\": \"%s\", \"runs\": %d, "
+               "\"quick\": %s, ",
+               g_clock == CLOCK_MONOTONIC ? "wall" : "cpu", R,
+               quick ? "true" : "false");
+        printf("\"shapes\": {\"decline_agents\": %u, \"decline_frameworks\": "
+               "%u, \"decline_100k_agents\": %u, \"mesos_agents\": %u, "
+               "\"mesos_frameworks\": %u}, ",
+               d_agents, d_fw, big_agents, m_agents, m_fw);
+        print_rounds("decline_offers", &dec, &first);
+        print_rounds("decline_offers_100k", &dec_big, &first);
+        print_rounds("resource_labels", &labels, &first);
+        print_rounds("churn", &chr, &first);
+        print_rounds("persistent_volumes_regular", &pv[0], &first);
+        print_rounds("persistent_volumes_shared", &pv[1], &first);
+        print_rounds("persistent_volumes_mixed", &pv[2], &first);
+        const struct suppress_result *ss[2] = {&sup_m, &esup_m};
+        const char *sn[2] = {"suppress_offers", "extreme_suppress_offers"};
+        for (int s = 0; s < 2; s++) {
+            printf(", \"%s\": {\"mean_ms\": %.3f, \"rounds\": [", sn[s],
+                   ss[s]->mean_ms);
+            for (int r = 0; r < 5; r++)
+                printf("%s{\"ms\": %.3f, \"offers\": %u}", r ? ", " : "",
+                       ss[s]->round_ms[r], ss[s]->offers[r]);
+            printf("]}");
+        }
+        printf(", \"add_and_update_agent\": {\"add_ms\": %.3f, "
+               "\"add_offers\": %u, \"update_ms\": %.3f, "
+               "\"update_offers\": %u}",
+               au[0].add_ms, au[0].add_offers, au[0].update_ms,
+               au[0].update_offers);
+        printf(", \"allocator_backlog\": {\"ms\": %.3f, \"cycles\": %u, "
+               "\"offers\": %u}",
+               bl[0].ms, bl[0].cycles, bl[0].offers);
+        printf(", \"large_small_quota\": {\"ms\": %.3f, \"allocations\": %u, "
+               "\"second_cycle_ms\": %.3f}",
+               qr[0].ms, qr[0].allocations, qr[0].second_ms);
+        printf(", \"non_quota_vs_quota\": {\"non_quota_ms\": %.3f, "
+               "\"non_quota_allocations\": %u, \"quota_ms\": %.3f, "
+               "\"quota_allocations\": %u}",
+               nq[0][0].ms, nq[0][0].allocations, nq[1][0].ms,
+               nq[1][0].allocations);
+        printf(", \"reservation_updates_mesos\": {\"ms\": %.3f, "
+               "\"operations_ms\": %.3f, \"operations\": %u, \"roles\": %u, "
+               "\"agent_resources\": %u}",
+               rm[0].ms, rm[0].ops_ms, rm[0].ops, rm_roles, rm[0].resources);
+        printf(", \"reservation_updates\": {\"ms\": %.3f, \"operations_ms\": "
+               "%.3f, \"operations\": %u}",
+               ro[0].ms, ro[0].ops_ms, ro[0].ops);
+        printf(", \"scaling\": [");
         for (uint32_t s = 0; s < nscale; s++)
             printf("%s{\"agents\": %u, \"frameworks\": %u, \"cycle_ms\": %.3f, "
                    "\"allocator_bytes\": %zu}",
@@ -489,19 +1205,63 @@ int main(int argc, char **argv)
         printf("]}\n");
         return 0;
     }
-    printf("offerd allocator benchmark (median of %d runs%s)\n", runs,
+    printf("offerd allocator benchmark: offer callback included, %s clock, "
+           "median of %d runs%s\n",
+           g_clock == CLOCK_MONOTONIC ? "wall" : "CPU", R,
            quick ? ", quick shapes" : "");
-    printf("DeclineOffers %u agents x %u frameworks, %u rounds:\n", d_agents,
-           d_fw, dr.rounds);
-    printf("  round 0: %.2f ms (%u offers)   median: %.2f ms   slowest: %.2f "
-           "ms\n",
-           d_r0, dr.offers_round0, d_med, d_max);
-    printf("LargeAndSmallQuota %u + %u roles, %u agents: %.2f ms, %u "
-           "allocations\n",
-           q_small, q_large, q_agents, q_ms, qalloc);
-    printf("Reservation updates (%u reserved resources, %u frameworks): "
-           "%.2f ms for %u operations\n",
-           r_res, r_fw, r_ms, rops);
+    char title[128];
+    snprintf(title, sizeof(title), "DeclineOffers %u agents x %u frameworks",
+             d_agents, d_fw);
+    text_rounds(title, &dec);
+    snprintf(title, sizeof(title), "DeclineOffers %u agents x %u frameworks",
+             big_agents, d_fw);
+    text_rounds(title, &dec_big);
+    snprintf(title, sizeof(title), "ResourceLabels %u agents x %u frameworks",
+             m_agents, m_fw);
+    text_rounds(title, &labels);
+    snprintf(title, sizeof(title),
+             "Churn %u agents x %u frameworks, 100 agents out and in per "
+             "cycle (ms per cycle)",
+             m_agents, m_fw);
+    text_rounds(title, &chr);
+    const char *pvn[3] = {"regular", "shared", "mixed"};
+    for (int s = 0; s < 3; s++) {
+        snprintf(title, sizeof(title), "PersistentVolumes (%s) %u x %u", pvn[s],
+                 m_agents, m_fw);
+        text_rounds(title, &pv[s]);
+    }
+    printf("SuppressOffers %u x %u: rounds %.2f %.2f %.2f %.2f %.2f ms "
+           "(%u .. %u offers)\n",
+           m_agents, m_fw, sup_m.round_ms[0], sup_m.round_ms[1],
+           sup_m.round_ms[2], sup_m.round_ms[3], sup_m.round_ms[4],
+           sup_m.offers[0], sup_m.offers[4]);
+    printf("ExtremeSuppressOffers %u x %u: rounds %.2f %.2f %.2f %.2f %.2f "
+           "ms (%u offers each)\n",
+           m_agents, m_fw, esup_m.round_ms[0], esup_m.round_ms[1],
+           esup_m.round_ms[2], esup_m.round_ms[3], esup_m.round_ms[4],
+           esup_m.offers[0]);
+    printf("AddAndUpdateSlave %u x %u: added in %.2f ms (%u allocations), "
+           "updated in %.2f ms (%u allocations)\n",
+           m_agents, m_fw, au[0].add_ms, au[0].add_offers, au[0].update_ms,
+           au[0].update_offers);
+    printf("AllocatorBacklog %u x %u: %u revives in %.2f ms with %u "
+           "allocation runs\n",
+           m_agents, m_fw, m_fw, bl[0].ms, bl[0].cycles);
+    printf("LargeAndSmallQuota %u + %u roles, %u agents: %.2f ms for %u "
+           "allocations, then %.2f ms for none\n",
+           q_small, q_large, q_small / 5 + q_large * 5, qr[0].ms,
+           qr[0].allocations, qr[0].second_ms);
+    printf("NonQuotaVsQuota %u roles: without quota %.2f ms (%u "
+           "allocations), with %.2f ms (%u allocations)\n",
+           nq_roles, nq[0][0].ms, nq[0][0].allocations, nq[1][0].ms,
+           nq[1][0].allocations);
+    printf("Reservation updates, Mesos's shape (%u roles, %u agent "
+           "resources): %.2f ms for %u operations and the next cycle "
+           "(operations alone %.2f ms)\n",
+           rm_roles, rm[0].resources, rm[0].ms, rm[0].ops, rm[0].ops_ms);
+    printf("Reservation updates, one role (%u reserved resources, %u "
+           "frameworks): %.2f ms for %u operations and the next cycle\n",
+           r_res, r_fw, ro[0].ms, ro[0].ops);
     printf("Scaling (1000 frameworks):\n");
     for (uint32_t s = 0; s < nscale; s++)
         printf("  %6u agents: cycle %.2f ms, allocator heap %.1f MiB\n",

@@ -10,6 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Per thread, so that counting needs no atomics and threads do not race. */
+static _Thread_local unsigned long long allocations;
+
+unsigned long long mem_allocations(void)
+{
+    return allocations;
+}
+
 static void oom(size_t n)
 {
     fprintf(stderr, "offerd: out of memory allocating %zu bytes\n", n);
@@ -18,6 +26,7 @@ static void oom(size_t n)
 
 void *xmalloc(size_t n)
 {
+    allocations++;
     void *p = malloc(n ? n : 1);
     if (p == NULL)
         oom(n);
@@ -28,6 +37,7 @@ void *xcalloc(size_t count, size_t size)
 {
     if (count == 0 || size == 0)
         count = size = 1;
+    allocations++;
     void *p = calloc(count, size);
     if (p == NULL)
         oom(count * size);
@@ -36,6 +46,7 @@ void *xcalloc(size_t count, size_t size)
 
 void *xrealloc(void *p, size_t n)
 {
+    allocations++;
     void *q = realloc(p, n ? n : 1);
     if (q == NULL)
         oom(n);

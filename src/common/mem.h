@@ -27,4 +27,9 @@ void *xmemdup(const void *p, size_t n);
 /* printf into a new string; the caller frees it. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Calls to malloc, calloc and realloc the calling thread has made through
+ * these wrappers since it started: tests take the difference around code
+ * that should allocate nothing (the allocator's offer path). */
+unsigned long long mem_allocations(void);
+
 #endif

@@ -98,6 +98,193 @@ void res_list_copy(res_list *dst, const res_list *src)
     dst->n = src->n;
 }
 
+void res_list_copy_allocated(res_list *dst, const res_list *src,
+                             const char *role)
+{
+    bool plain = true;
+    for (uint32_t i = 0; i < src->n && plain; i++)
+        plain = src->v[i].alloc_role == NULL;
+    if (!plain || role == NULL) {
+        res_list_copy(dst, src);
+        res_list_allocate(dst, role);
+        return;
+    }
+    /* A res_list keeps addable entries merged, and entries that all lack
+     * an allocation role differ in something else: giving them all the
+     * same role merges none. */
+    res_list_clear(dst);
+    if (src->n == 0)
+        return;
+    list_reserve(dst, src->n);
+    for (uint32_t i = 0; i < src->n; i++) {
+        res_copy(&dst->v[i], &src->v[i]);
+        dst->v[i].alloc_role = xstrdup(role);
+    }
+    dst->n = src->n;
+}
+
+/* ---- Packed copies: one block holds the array and every string ------- */
+
+/* Sizes are rounded up to 8 so that every piece stays aligned for the
+ * structs that follow it in the block. */
+static size_t pk_round(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+static size_t pk_str_size(const char *s)
+{
+    return s != NULL ? pk_round(strlen(s) + 1) : 0;
+}
+
+struct pk_bump {
+    char *p; /* next free byte of the block */
+};
+
+static void *pk_take(struct pk_bump *b, size_t n)
+{
+    void *r = b->p;
+    b->p += pk_round(n);
+    return r;
+}
+
+static char *pk_str(struct pk_bump *b, const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = pk_take(b, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+/* Bytes entry r needs in a block, its allocation role left out. */
+static size_t pk_entry_size(const struct resource *r)
+{
+    size_t n = pk_str_size(r->name) + pk_str_size(r->provider_id) +
+               pk_round((size_t)r->nranges * sizeof(*r->ranges)) +
+               pk_round((size_t)r->nitems * sizeof(*r->items)) +
+               pk_round((size_t)r->nresv * sizeof(*r->resv));
+    for (uint32_t i = 0; i < r->nitems; i++)
+        n += pk_str_size(r->items[i]);
+    for (uint32_t i = 0; i < r->nresv; i++) {
+        const struct res_reservation *v = &r->resv[i];
+        n += pk_str_size(v->role) + pk_str_size(v->principal) +
+             pk_round((size_t)v->nlabels * sizeof(*v->labels));
+        for (uint32_t j = 0; j < v->nlabels; j++)
+            n +=
+                pk_str_size(v->labels[j].key) + pk_str_size(v->labels[j].value);
+    }
+    if (r->disk != NULL) {
+        const struct res_disk *d = r->disk;
+        n += pk_round(sizeof(*d)) + pk_str_size(d->persistence_id) +
+             pk_str_size(d->persistence_principal) +
+             pk_str_size(d->container_path) + pk_str_size(d->host_path) +
+             pk_str_size(d->source_root) + pk_str_size(d->source_id) +
+             pk_str_size(d->source_profile);
+    }
+    return n;
+}
+
+/* Copy *s into *d with every pointer into the block; alloc_role is set by
+ * the caller. */
+static void pk_entry(struct pk_bump *b, struct resource *d,
+                     const struct resource *s)
+{
+    *d = *s;
+    d->name = pk_str(b, s->name);
+    d->provider_id = pk_str(b, s->provider_id);
+    d->ranges = NULL;
+    if (s->nranges > 0) {
+        d->ranges = pk_take(b, (size_t)s->nranges * sizeof(*s->ranges));
+        memcpy(d->ranges, s->ranges, (size_t)s->nranges * sizeof(*s->ranges));
+    }
+    d->items = NULL;
+    if (s->nitems > 0) {
+        d->items = pk_take(b, (size_t)s->nitems * sizeof(*s->items));
+        for (uint32_t i = 0; i < s->nitems; i++)
+            d->items[i] = pk_str(b, s->items[i]);
+    }
+    d->resv = NULL;
+    if (s->nresv > 0) {
+        d->resv = pk_take(b, (size_t)s->nresv * sizeof(*s->resv));
+        for (uint32_t i = 0; i < s->nresv; i++) {
+            const struct res_reservation *sv = &s->resv[i];
+            struct res_reservation *dv = &d->resv[i];
+            *dv = *sv;
+            dv->role = pk_str(b, sv->role);
+            dv->principal = pk_str(b, sv->principal);
+            dv->labels = NULL;
+            if (sv->nlabels > 0) {
+                dv->labels =
+                    pk_take(b, (size_t)sv->nlabels * sizeof(*sv->labels));
+                for (uint32_t j = 0; j < sv->nlabels; j++) {
+                    dv->labels[j].key = pk_str(b, sv->labels[j].key);
+                    dv->labels[j].value = pk_str(b, sv->labels[j].value);
+                }
+            }
+        }
+    }
+    d->disk = NULL;
+    if (s->disk != NULL) {
+        const struct res_disk *sd = s->disk;
+        struct res_disk *dd = pk_take(b, sizeof(*dd));
+        *dd = *sd;
+        dd->persistence_id = pk_str(b, sd->persistence_id);
+        dd->persistence_principal = pk_str(b, sd->persistence_principal);
+        dd->container_path = pk_str(b, sd->container_path);
+        dd->host_path = pk_str(b, sd->host_path);
+        dd->source_root = pk_str(b, sd->source_root);
+        dd->source_id = pk_str(b, sd->source_id);
+        dd->source_profile = pk_str(b, sd->source_profile);
+        d->disk = dd;
+    }
+}
+
+/* Pack l's entries into one block, each with allocation role `role` (one
+ * copy in the block, shared). */
+static void pk_pack(res_list *dst, const res_list *l, const char *role)
+{
+    res_list_init(dst);
+    if (l->n == 0)
+        return;
+    size_t size = pk_round((size_t)l->n * sizeof(*l->v)) + pk_str_size(role);
+    for (uint32_t i = 0; i < l->n; i++)
+        size += pk_entry_size(&l->v[i]);
+    struct pk_bump b = {xmalloc(size)};
+    dst->v = pk_take(&b, (size_t)l->n * sizeof(*l->v));
+    char *r = pk_str(&b, role);
+    for (uint32_t i = 0; i < l->n; i++) {
+        pk_entry(&b, &dst->v[i], &l->v[i]);
+        dst->v[i].alloc_role = r;
+    }
+    dst->n = dst->cap = l->n;
+}
+
+void res_list_copy_packed(res_list *dst, const res_list *src, const char *role)
+{
+    bool plain = true;
+    for (uint32_t i = 0; i < src->n && plain; i++)
+        plain = src->v[i].alloc_role == NULL;
+    if (plain) {
+        /* Entries without allocation roles that all get the same one merge
+         * with none (see res_list_copy_allocated). */
+        pk_pack(dst, src, role);
+        return;
+    }
+    /* Entries may merge under the new role: merge first, then pack. */
+    res_list merged = RES_LIST_INIT;
+    res_list_copy_allocated(&merged, src, role);
+    pk_pack(dst, &merged, role);
+    res_list_clear(&merged);
+}
+
+void res_list_free_packed(res_list *l)
+{
+    free(l->v);
+    res_list_init(l);
+}
+
 static void labels_free(struct res_label *v, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -568,9 +755,16 @@ bool res_same_identity(const struct resource *a, const struct resource *b)
 {
     if (a == b)
         return true;
-    if (!str_eq(a->name, b->name) || a->type != b->type ||
-        a->revocable != b->revocable || a->shared != b->shared ||
-        a->nresv != b->nresv || !str_eq(a->alloc_role, b->alloc_role) ||
+    /* The integer fields and the names' first letters first: a lookup in a
+     * long list (an agent's total with thousands of reservations) then
+     * rejects most entries without a string comparison. */
+    if (a->type != b->type || a->revocable != b->revocable ||
+        a->shared != b->shared || a->nresv != b->nresv ||
+        (a->disk == NULL) != (b->disk == NULL) ||
+        (a->alloc_role == NULL) != (b->alloc_role == NULL) ||
+        (a->name != NULL && b->name != NULL && a->name[0] != b->name[0]))
+        return false;
+    if (!str_eq(a->name, b->name) || !str_eq(a->alloc_role, b->alloc_role) ||
         !str_eq(a->provider_id, b->provider_id))
         return false;
     for (uint32_t i = 0; i < a->nresv; i++)
@@ -757,6 +951,11 @@ static void list_add(res_list *l, struct resource *r, bool take)
 void res_list_add(res_list *l, const struct resource *r)
 {
     list_add(l, (struct resource *)r, false);
+}
+
+void res_list_add_move(res_list *l, struct resource *r)
+{
+    list_add(l, r, true);
 }
 
 void res_list_add_all(res_list *l, const res_list *other)

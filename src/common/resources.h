@@ -147,10 +147,28 @@ typedef struct res_list {
 
 /* Make *l an empty list (no allocation). */
 void res_list_init(res_list *l);
+/*
+ * Fill *dst (its old contents are not freed: pass an empty list) with a copy
+ * of src as res_list_copy_allocated makes it, but with the entry array and
+ * every string and array of every entry in one allocation (one allocation
+ * per offer the master keeps, instead of one per string). Such a *packed*
+ * list is read-only: read it, pass it as a const res_list *, copy from it,
+ * and release it with res_list_free_packed only; never give it to
+ * res_list_clear or to anything that changes a list.
+ */
+void res_list_copy_packed(res_list *dst, const res_list *src, const char *role);
+/* Free a list made by res_list_copy_packed and leave it empty. */
+void res_list_free_packed(res_list *l);
 /* Free everything *l holds and leave it empty and reusable. */
 void res_list_clear(res_list *l);
 /* Replace *dst with a deep copy of *src (dst != src). */
 void res_list_copy(res_list *dst, const res_list *src);
+/* Replace *dst with a deep copy of *src whose every entry has allocation
+ * role `role` (copied; NULL: none): res_list_copy then res_list_allocate,
+ * in one pass when src's entries carry no allocation role (the allocator's
+ * offers), as the master's offers are made. dst != src. */
+void res_list_copy_allocated(res_list *dst, const res_list *src,
+                             const char *role);
 /* Free what *r owns (strings, arrays, disk) and zero it. */
 void res_clear(struct resource *r);
 /* Deep-copy *src into *dst; *dst is overwritten without being freed. */
@@ -230,6 +248,9 @@ bool res_role_is_subrole(const char *role, const char *ancestor);
 
 /* l += r (r is copied). */
 void res_list_add(res_list *l, const struct resource *r);
+/* l += *r, taking over what r owns (merged into an addable entry, or
+ * appended as it is: no copy); *r is left zeroed. */
+void res_list_add_move(res_list *l, struct resource *r);
 /* l += each resource of other. */
 void res_list_add_all(res_list *l, const res_list *other);
 /* l -= r, as described at the top of this file. */

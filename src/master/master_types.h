@@ -240,7 +240,8 @@ struct offer {
     struct framework *fw;
     struct agent *agent;
     char *role;
-    res_list resources; /* with allocation role */
+    res_list resources; /* with allocation role; packed (one block, see
+                           res_list_copy_packed): read-only */
     bool has_unav;
     struct alloc_unavailability unav;
     struct event *timer; /* --offer_timeout, NULL when none */

@@ -36,8 +36,9 @@ static struct offer *offer_new(struct master *m, const char *id,
     o->fw = fw;
     o->agent = ag;
     o->role = xstrdup(role);
-    res_list_copy(&o->resources, resources);
-    res_list_allocate(&o->resources, role);
+    /* One allocation for the list and its strings: the offer's
+     * resources are only read until the offer goes. */
+    res_list_copy_packed(&o->resources, resources, role);
     if (unav != NULL) {
         o->has_unav = true;
         o->unav = *unav;
@@ -68,7 +69,7 @@ static void offer_unlink(struct master *m, struct offer *o)
 
 static void offer_free_mem(struct offer *o)
 {
-    res_list_clear(&o->resources);
+    res_list_free_packed(&o->resources);
     free(o->role);
     free(o->id);
     free(o);
