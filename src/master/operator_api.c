@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/admin_endpoints.h"
+#include "master/agents.h"
 #include "master/calls.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -223,6 +224,18 @@ static void teardown(struct master_call_ctx *c)
                               op_call(c)->teardown->framework_id->value);
 }
 
+/* ---- Agents gone, logging, files (issue 16) ------------------------------ */
+
+static void mark_agent_gone(struct master_call_ctx *c)
+{
+    const Mesos__V1__AgentID *id = op_call(c)->mark_agent_gone->agent_id;
+    if (id == NULL || id->value == NULL) {
+        http_reply_error(c->req, 400, "mark_agent_gone.agent_id: required");
+        return;
+    }
+    master_agent_mark_gone(c->m, c->req, id->value);
+}
+
 /* ---- Weights and quota (quota.c) ---------------------------------------- */
 
 static void get_weights(struct master_call_ctx *c)
@@ -321,6 +334,8 @@ static const struct master_call operator_rows[] = {
     ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
     /* Framework history (issue 16). */
     ROW(TEARDOWN, "teardown", teardown),
+    /* Agents gone, logging, files (issue 16). */
+    ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone),
     /* Weights and quota (quota.c). */
     ROW(GET_WEIGHTS, NULL, get_weights),
     ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
