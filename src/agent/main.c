@@ -17,6 +17,7 @@
 #include "common/fs.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mainloop.h"
 #include "common/mem.h"
 #include "common/resources.h"
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
     struct http_server *srv = NULL;
     struct agent *agent = NULL;
     struct agent_files *files = NULL;
+    struct log_toggle *toggle = NULL;
     struct agent_endpoints *endpoints = NULL;
     struct agent_opapi *opapi = NULL;
     struct event *ev_usr1 = NULL;
@@ -165,10 +167,13 @@ int main(int argc, char **argv)
     files = agent_files_register(srv, root);
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
-    struct agent_opapi_config oc = {root, "/proc", view_of, agent};
+    toggle = log_toggle_new(base, af.log_level);
+    struct agent_opapi_config oc = {root, "/proc", view_of, agent, toggle};
     opapi = agent_opapi_new(&oc);
     if (files == NULL || endpoints == NULL ||
-        agent_opapi_register(opapi, srv) != 0) {
+        agent_opapi_register(opapi, srv) != 0 ||
+        http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
+                          log_toggle_handle, toggle) != 0) {
         log_error("cannot register the endpoints");
         goto out;
     }
@@ -191,6 +196,7 @@ out:
     agent_files_free(files);
     agent_endpoints_free(endpoints);
     agent_opapi_free(opapi);
+    log_toggle_free(toggle);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
     mainloop_free(ml);

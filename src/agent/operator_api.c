@@ -19,6 +19,7 @@
 #include "common/http.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "common/task_state.h"
@@ -37,6 +38,7 @@ struct agent_opapi {
     char *proc_root;
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
+    struct log_toggle *toggle; /* borrowed; NULL: no SET_LOGGING_LEVEL */
 };
 
 typedef Mesos__V1__Agent__Response Response;
@@ -311,17 +313,37 @@ static Response *get_metrics(const struct agent_state_view *v)
     return r;
 }
 
-/* Mesos answers glog's verbosity (--v, 0 by default). offerd has levels,
- * not verbosity: DEBUG, the level that writes the most, is verbosity 1 (as
- * the master's GET_LOGGING_LEVEL). */
-static Response *get_logging_level(void)
+/* Mesos answers glog's verbosity (--v, 0 by default): offerd answers the
+ * verbosity its toggle set (common/log_toggle.h); without a toggle, DEBUG
+ * counts as verbosity 1. */
+static Response *get_logging_level(const struct agent_opapi *o)
 {
     Response *r =
         response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_LOGGING_LEVEL);
     r->get_logging_level =
         msg_new(&mesos__v1__agent__response__get_logging_level__descriptor);
-    r->get_logging_level->level = log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0;
+    r->get_logging_level->level =
+        o->toggle != NULL ? log_toggle_verbosity(o->toggle)
+                          : (log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0);
     return r;
+}
+
+/* SET_LOGGING_LEVEL {level, duration}: replies 200 once set, or 400. */
+static void set_logging_level(const struct agent_opapi *o,
+                              struct http_request *req,
+                              const Mesos__V1__Agent__Call__SetLoggingLevel *s)
+{
+    if (s->duration == NULL) {
+        http_reply_error(req, 400, "set_logging_level.duration: required");
+        return;
+    }
+    if (s->duration->nanoseconds < 0) {
+        http_reply_error(req, 400,
+                         "set_logging_level.duration: must not be negative");
+        return;
+    }
+    log_toggle_set(o->toggle, s->level, s->duration->nanoseconds);
+    http_reply(req, 200, NULL, NULL, 0);
 }
 
 static void list_entry(const char *vpath, const struct stat *st, void *arg)
@@ -619,8 +641,18 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_metrics(&v);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_LOGGING_LEVEL:
-        r = get_logging_level();
+        r = get_logging_level(o);
         break;
+    case MESOS__V1__AGENT__CALL__TYPE__SET_LOGGING_LEVEL:
+        if (o->toggle == NULL)
+            goto unsupported;
+        if (call->set_logging_level == NULL) {
+            http_reply_error(req, 400,
+                             "Expecting 'set_logging_level' to be present");
+            goto out;
+        }
+        set_logging_level(o, req, call->set_logging_level);
+        goto out;
     case MESOS__V1__AGENT__CALL__TYPE__LIST_FILES:
         if (call->list_files == NULL) {
             http_reply_error(req, 400, "Expecting 'list_files' to be present");
@@ -657,6 +689,7 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_agent(&v);
         break;
     default:
+    unsupported:
         http_reply_error(req, 501, "%s is not supported by offerd yet",
                          call_name(call->type));
         goto out;
@@ -684,6 +717,7 @@ struct agent_opapi *agent_opapi_new(const struct agent_opapi_config *cfg)
     o->proc_root = xstrdup(cfg->proc_root);
     o->view = cfg->view;
     o->arg = cfg->arg;
+    o->toggle = cfg->toggle;
     return o;
 }
 

@@ -22,6 +22,7 @@
 struct http_server;
 struct http_request;
 struct agent_opapi;
+struct log_toggle;
 
 /* Where the API reads from. Strings are copied; arg is borrowed. */
 struct agent_opapi_config {
@@ -31,6 +32,10 @@ struct agent_opapi_config {
      * valid until the handler returns. */
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
+    /* The agent's log verbosity toggle (common/log_toggle.h), borrowed,
+     * for SET_LOGGING_LEVEL and GET_LOGGING_LEVEL; NULL: SET_LOGGING_LEVEL
+     * is not served (501). */
+    struct log_toggle *toggle;
 };
 
 /* A new API over cfg. Free with agent_opapi_free. */

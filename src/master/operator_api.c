@@ -14,6 +14,7 @@
 
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/admin_endpoints.h"
@@ -236,6 +237,38 @@ static void mark_agent_gone(struct master_call_ctx *c)
     master_agent_mark_gone(c->m, c->req, id->value);
 }
 
+/* GET_LOGGING_LEVEL: the verbosity in force (0, or what SET_LOGGING_LEVEL
+ * or /logging/toggle set until it reverts), as Mesos answers glog's. */
+static void get_logging_level(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetLoggingLevel gl =
+        MESOS__V1__MASTER__RESPONSE__GET_LOGGING_LEVEL__INIT;
+    gl.level = log_toggle_verbosity(master_log_toggle(c->m));
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_LOGGING_LEVEL);
+    resp.get_logging_level = &gl;
+    reply_response(c->req, c->reply_enc, &resp);
+}
+
+/* SET_LOGGING_LEVEL {level, duration}: 200 once set; the level reverts
+ * after duration. */
+static void set_logging_level(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__SetLoggingLevel *s =
+        op_call(c)->set_logging_level;
+    if (s->duration == NULL) {
+        http_reply_error(c->req, 400, "set_logging_level.duration: required");
+        return;
+    }
+    if (s->duration->nanoseconds < 0) {
+        http_reply_error(c->req, 400,
+                         "set_logging_level.duration: must not be negative");
+        return;
+    }
+    log_toggle_set(master_log_toggle(c->m), s->level, s->duration->nanoseconds);
+    http_reply(c->req, 200, NULL, NULL, 0);
+}
+
 /* ---- Weights and quota (quota.c) ---------------------------------------- */
 
 static void get_weights(struct master_call_ctx *c)
@@ -316,7 +349,7 @@ static const struct master_call operator_rows[] = {
     ROW(GET_ROLES, NULL, get_state_call),
     ROW(GET_FLAGS, NULL, get_state_call),
     ROW(GET_METRICS, NULL, get_state_call),
-    ROW(GET_LOGGING_LEVEL, NULL, get_state_call),
+    ROW(GET_LOGGING_LEVEL, NULL, get_logging_level),
     ROW(GET_MASTER, NULL, get_state_call),
     ROW(SUBSCRIBE, NULL, subscribe),
     ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule),
@@ -336,6 +369,7 @@ static const struct master_call operator_rows[] = {
     ROW(TEARDOWN, "teardown", teardown),
     /* Agents gone, logging, files (issue 16). */
     ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone),
+    ROW(SET_LOGGING_LEVEL, "set_logging_level", set_logging_level),
     /* Weights and quota (quota.c). */
     ROW(GET_WEIGHTS, NULL, get_weights),
     ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
