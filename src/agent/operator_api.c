@@ -10,10 +10,10 @@
 #include "agent/operator_api.h"
 
 #include "agent/attributes.h"
-#include "agent/files.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/hmap.h"
 #include "common/http.h"
@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 struct agent_opapi {
-    char *sandbox_root;
+    const struct files *files; /* borrowed */
     char *proc_root;
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
@@ -348,22 +348,7 @@ static void set_logging_level(const struct agent_opapi *o,
 
 static void list_entry(const char *vpath, const struct stat *st, void *arg)
 {
-    Mesos__V1__FileInfo *f = msg_new(&mesos__v1__file_info__descriptor);
-    f->path = xstrdup(vpath);
-    f->has_nlink = true;
-    f->nlink = (int32_t)st->st_nlink;
-    f->has_size = true;
-    f->size = (uint64_t)st->st_size;
-    f->mtime = msg_new(&mesos__v1__time_info__descriptor);
-    f->mtime->nanoseconds =
-        (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
-    f->has_mode = true;
-    f->mode = (uint32_t)st->st_mode;
-    char user[256], group[256];
-    agent_files_owner(st, user, sizeof(user), group, sizeof(group));
-    f->uid = xstrdup(user);
-    f->gid = xstrdup(group);
-    ptrs_push(arg, f);
+    ptrs_push(arg, files_info_pb(vpath, st));
 }
 
 /* LIST_FILES: NULL after answering the request (403, 404). */
@@ -372,8 +357,8 @@ static Response *list_files(const struct agent_opapi *o,
 {
     struct ptrs files = {0};
     char why[PATH_MAX + 64];
-    int status = agent_files_list(o->sandbox_root, path, list_entry, &files,
-                                  why, sizeof(why));
+    int status =
+        files_list(o->files, path, list_entry, &files, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;
@@ -395,15 +380,14 @@ static Response *read_file(const struct agent_opapi *o,
         rf->offset > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rf->offset;
     int64_t length = -1;
     if (rf->has_length)
-        length = rf->length > (uint64_t)AGENT_FILES_MAX_READ
-                     ? (int64_t)AGENT_FILES_MAX_READ
-                     : (int64_t)rf->length;
+        length = rf->length > (uint64_t)FILES_MAX_READ ? (int64_t)FILES_MAX_READ
+                                                       : (int64_t)rf->length;
     uint8_t *data;
     size_t len;
     int64_t size;
     char why[PATH_MAX + 64];
-    int status = agent_files_read(o->sandbox_root, rf->path, offset, length,
-                                  &data, &len, &size, why, sizeof(why));
+    int status = files_read(o->files, rf->path, offset, length, &data, &len,
+                            &size, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;
@@ -713,7 +697,7 @@ out:
 struct agent_opapi *agent_opapi_new(const struct agent_opapi_config *cfg)
 {
     struct agent_opapi *o = xcalloc(1, sizeof(*o));
-    o->sandbox_root = xstrdup(cfg->sandbox_root);
+    o->files = cfg->files;
     o->proc_root = xstrdup(cfg->proc_root);
     o->view = cfg->view;
     o->arg = cfg->arg;
@@ -735,7 +719,6 @@ void agent_opapi_free(struct agent_opapi *o)
 {
     if (o == NULL)
         return;
-    free(o->sandbox_root);
     free(o->proc_root);
     free(o);
 }

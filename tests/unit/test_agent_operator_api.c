@@ -8,6 +8,7 @@
 #include "agent/operator_api.h"
 #include "agent/tasks.h"
 #include "check_main.h"
+#include "common/files.h"
 #include "common/hmap.h"
 #include "common/http_fake.h"
 #include "common/json_pb.h"
@@ -39,6 +40,7 @@ static struct hmap *frameworks;
 static res_list total = RES_LIST_INIT;
 static struct agent_opapi *api;
 static struct log_toggle *toggle;
+static struct files *sandboxes;
 
 static void write_file(const char *rel, const char *text)
 {
@@ -170,7 +172,10 @@ static void setup(void)
                      0);
 
     toggle = log_toggle_new(base, LOG_LEVEL_INFO);
-    struct agent_opapi_config cfg = {root, proc, view, NULL, toggle};
+    sandboxes = files_new();
+    files_set_base(sandboxes, root);
+    ck_assert_int_eq(files_attach(sandboxes, root, root, err, sizeof(err)), 0);
+    struct agent_opapi_config cfg = {sandboxes, proc, view, NULL, toggle};
     api = agent_opapi_new(&cfg);
 }
 
@@ -183,6 +188,7 @@ static void teardown(void)
 {
     agent_opapi_free(api);
     log_toggle_free(toggle);
+    files_free(sandboxes);
     res_list_clear(&total);
     hmap_free(frameworks, free_info);
     agent_tasks_free(tasks);
@@ -545,7 +551,7 @@ START_TEST(test_file_refusals)
          400, "directory"},
         {"{\"type\": \"READ_FILE\", \"read_file\": {\"path\": \"/etc/passwd\", "
          "\"offset\": 0}}",
-         404, "not in a sandbox"},
+         404, "not found"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         call_refused(cases[i].json, cases[i].status, cases[i].reason);
