@@ -346,19 +346,14 @@ static void set_logging_level(const struct agent_opapi *o,
     http_reply(req, 200, NULL, NULL, 0);
 }
 
-static void list_entry(const char *vpath, const struct stat *st, void *arg)
-{
-    ptrs_push(arg, files_info_pb(vpath, st));
-}
-
 /* LIST_FILES: NULL after answering the request (403, 404). */
 static Response *list_files(const struct agent_opapi *o,
                             struct http_request *req, const char *path)
 {
-    struct ptrs files = {0};
+    Mesos__V1__FileInfo **infos = NULL;
+    size_t n = 0;
     char why[PATH_MAX + 64];
-    int status =
-        files_list(o->files, path, list_entry, &files, why, sizeof(why));
+    int status = files_list_pb(o->files, path, &infos, &n, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;
@@ -366,7 +361,8 @@ static Response *list_files(const struct agent_opapi *o,
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__LIST_FILES);
     r->list_files =
         msg_new(&mesos__v1__agent__response__list_files__descriptor);
-    r->list_files->file_infos = ptrs_take(&files, &r->list_files->n_file_infos);
+    r->list_files->file_infos = infos;
+    r->list_files->n_file_infos = n;
     return r;
 }
 
@@ -375,19 +371,13 @@ static Response *read_file(const struct agent_opapi *o,
                            struct http_request *req,
                            const Mesos__V1__Agent__Call__ReadFile *rf)
 {
-    /* Past INT64_MAX is past any end: read nothing. */
-    int64_t offset =
-        rf->offset > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rf->offset;
-    int64_t length = -1;
-    if (rf->has_length)
-        length = rf->length > (uint64_t)FILES_MAX_READ ? (int64_t)FILES_MAX_READ
-                                                       : (int64_t)rf->length;
     uint8_t *data;
     size_t len;
     int64_t size;
     char why[PATH_MAX + 64];
-    int status = files_read(o->files, rf->path, offset, length, &data, &len,
-                            &size, why, sizeof(why));
+    int status =
+        files_read_call(o->files, rf->path, rf->offset, rf->has_length,
+                        rf->length, &data, &len, &size, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;

@@ -524,6 +524,43 @@ int files_list(const struct files *f, const char *path, files_entry_fn fn,
     return 200;
 }
 
+struct pb_list {
+    Mesos__V1__FileInfo **v;
+    size_t n;
+};
+
+static void pb_entry(const char *vpath, const struct stat *st, void *arg)
+{
+    struct pb_list *l = arg;
+    l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+    l->v[l->n++] = files_info_pb(vpath, st);
+}
+
+int files_list_pb(const struct files *f, const char *path,
+                  Mesos__V1__FileInfo ***infos, size_t *n, char *err,
+                  size_t errlen)
+{
+    struct pb_list l = {NULL, 0};
+    int status = files_list(f, path, pb_entry, &l, err, errlen);
+    if (status == 200) {
+        *infos = l.v;
+        *n = l.n;
+    }
+    return status;
+}
+
+int files_read_call(const struct files *f, const char *path, uint64_t offset,
+                    bool has_length, uint64_t length, uint8_t **data,
+                    size_t *len, int64_t *size, char *err, size_t errlen)
+{
+    int64_t off = offset > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)offset;
+    int64_t want = -1;
+    if (has_length)
+        want = length > (uint64_t)FILES_MAX_READ ? (int64_t)FILES_MAX_READ
+                                                 : (int64_t)length;
+    return files_read(f, path, off, want, data, len, size, err, errlen);
+}
+
 static void browse_entry(const char *vpath, const struct stat *st, void *arg)
 {
     json_array_append_new(arg, files_entry_json(vpath, st));

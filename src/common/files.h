@@ -39,6 +39,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -115,6 +116,20 @@ int files_list(const struct files *f, const char *path, files_entry_fn fn,
 int files_read(const struct files *f, const char *path, int64_t offset,
                int64_t length, uint8_t **data, size_t *len, int64_t *size,
                char *err, size_t errlen);
+
+/* LIST_FILES: files_list's entries as FileInfo messages (files_info_pb),
+ * a malloc'd array in *infos (OUT; NULL when empty) of *n; the caller frees
+ * each and the array (or hands them to a Response that does). Returns 200,
+ * or 403 or 404 with a reason in err (nothing allocated). */
+int files_list_pb(const struct files *f, const char *path,
+                  Mesos__V1__FileInfo ***infos, size_t *n, char *err,
+                  size_t errlen);
+
+/* READ_FILE: files_read with the call's unsigned offset (past INT64_MAX:
+ * past any end) and optional length (capped at FILES_MAX_READ). */
+int files_read_call(const struct files *f, const char *path, uint64_t offset,
+                    bool has_length, uint64_t length, uint8_t **data,
+                    size_t *len, int64_t *size, char *err, size_t errlen);
 
 /* {"<virtual path>": "<real path>", ...} (new reference). */
 json_t *files_debug_json(const struct files *f);

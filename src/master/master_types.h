@@ -29,6 +29,7 @@
 #include "offerd/agent.pb-c.h"
 
 struct admin_state;
+struct files;
 struct event;
 struct event_base;
 struct master;
@@ -365,6 +366,7 @@ struct master {
     struct master_metrics metrics;
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
+    struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
 };
 
 #endif

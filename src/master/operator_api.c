@@ -20,6 +20,7 @@
 #include "master/admin_endpoints.h"
 #include "master/agents.h"
 #include "master/calls.h"
+#include "master/files.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/operator_events.h"
@@ -269,6 +270,26 @@ static void set_logging_level(struct master_call_ctx *c)
     http_reply(c->req, 200, NULL, NULL, 0);
 }
 
+static void list_files(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response *resp =
+        master_files_list(c->m, c->req, op_call(c)->list_files);
+    if (resp == NULL)
+        return;
+    reply_response(c->req, c->reply_enc, resp);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
+static void read_file(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response *resp =
+        master_files_read(c->m, c->req, op_call(c)->read_file);
+    if (resp == NULL)
+        return;
+    reply_response(c->req, c->reply_enc, resp);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
 /* ---- Weights and quota (quota.c) ---------------------------------------- */
 
 static void get_weights(struct master_call_ctx *c)
@@ -370,6 +391,8 @@ static const struct master_call operator_rows[] = {
     /* Agents gone, logging, files (issue 16). */
     ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone),
     ROW(SET_LOGGING_LEVEL, "set_logging_level", set_logging_level),
+    ROW(LIST_FILES, "list_files", list_files),
+    ROW(READ_FILE, "read_file", read_file),
     /* Weights and quota (quota.c). */
     ROW(GET_WEIGHTS, NULL, get_weights),
     ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
