@@ -33,7 +33,7 @@
     "\"web\"}}]"
 
 static struct mfx X;
-static struct mfx_peer FW, AG;
+static struct mfx_peer FW, AG, OP;
 
 static void setup(void)
 {
@@ -45,6 +45,7 @@ static void teardown(void)
     mfx_peer_free(&FW);
     mfx_peer_free(&AG);
     mfx_stop(&X);
+    mfx_peer_free(&OP);
 }
 
 /* ---- Helpers ----------------------------------------------------------- */
@@ -133,8 +134,8 @@ static json_t *endpoint(const char *path)
 
 /* Partition-aware framework: its task ends TASK_GONE_BY_OPERATOR with
  * REASON_AGENT_REMOVED_BY_OPERATOR, the framework hears FAILURE, the agent
- * SHUTDOWN; the registry holds it gone, not admitted; /slaves no longer lists
- * it; the registry endpoint does. */
+ * SHUTDOWN, operator subscribers AGENT_REMOVED; the registry holds it gone, not
+ * admitted; /slaves no longer lists it; the registry endpoint does. */
 START_TEST(test_registered_agent_pa)
 {
     mfx_framework_subscribe(&X, &FW, FW_INFO_PA);
@@ -143,6 +144,8 @@ START_TEST(test_registered_agent_pa)
     json_decref(mfx_first_offer(&X, &FW, offer_id));
     launch(offer_id);
     ck_assert_int_eq(registry_mem_count(X.store, "agent"), 1);
+    OP.stream = mfx_operator(&X, "{\"type\":\"SUBSCRIBE\"}");
+    ck_assert(http_fake_is_stream(OP.stream));
 
     struct http_fake *f = mark_gone(AG.id);
     ck_assert_int_eq(http_fake_status(f), 200);
@@ -166,6 +169,14 @@ START_TEST(test_registered_agent_pa)
                      "Agent has been marked gone");
     json_decref(ev);
     ck_assert(http_fake_stream_ended(AG.stream));
+    ev = mfx_next_event(&X, &OP, "AGENT_REMOVED");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(ev, "agent_removed"), "agent_id"),
+            "value")),
+        AG.id);
+    json_decref(ev);
 
     ck_assert_ptr_null(master_agent_find(X.m, AG.id));
     ck_assert(is_gone(AG.id));
