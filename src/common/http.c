@@ -616,6 +616,14 @@ static void on_request(struct evhttp_request *evreq, void *arg)
     s->deferred = req;
 }
 
+size_t http_server_pending_requests(const struct http_server *s)
+{
+    size_t n = 0;
+    for (const struct http_request *r = s->deferred; r != NULL; r = r->next)
+        n++;
+    return n;
+}
+
 enum http_method http_request_method(const struct http_request *req)
 {
     return req->method;

@@ -152,6 +152,11 @@ int http_server_route_prefix(struct http_server *s, const char *prefix,
  * http_reply*). Call it from outside the server's own callbacks. */
 void http_server_free(struct http_server *s);
 
+/* Requests the server took in whose handler returned without replying and
+ * that are still waiting for their reply (the client still connected).
+ * Walks them: as many steps as there are. Fake requests never count. */
+size_t http_server_pending_requests(const struct http_server *s);
+
 /* ---- Request accessors (valid until the request is replied to) ---- */
 
 enum http_method http_request_method(const struct http_request *req);

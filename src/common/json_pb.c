@@ -1707,8 +1707,8 @@ static size_t count_before(const ProtobufCMessageDescriptor *desc,
     struct pbctx scratch;
     size_t pos = 0, count = 0;
     while (pos < end) {
-        uint32_t id;
-        unsigned wire;
+        uint32_t id = 0; /* set by read_tag; GCC -O3 cannot see it */
+        unsigned wire = 0;
         if (read_tag(&scratch, buf, end, &pos, &id, &wire) != 0)
             break;
         const ProtobufCFieldDescriptor *g =
@@ -1754,8 +1754,8 @@ static int scan_message(struct pbctx *c, const ProtobufCMessageDescriptor *desc,
     size_t pos = 0;
     while (pos < len) {
         size_t start = pos;
-        uint32_t id;
-        unsigned wire;
+        uint32_t id = 0; /* set by read_tag; GCC -O3 cannot see it */
+        unsigned wire = 0;
         if (read_tag(c, buf, len, &pos, &id, &wire) != 0)
             goto out;
         const ProtobufCFieldDescriptor *f =

@@ -216,6 +216,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
     ag->alloc = NULL;
     hmap_del(m->agents, ag->id);
     m->metrics.slave_removals++;
+    m->metrics.slave_removals_by_how[how]++;
     if (unreachable) {
         hmap_put(m->unreachable_agents, ag->id, (void *)1);
         master_persist_agent_unreachable(m, ag->id, removal_recorded,

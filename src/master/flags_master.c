@@ -88,6 +88,10 @@ void master_flags_init(struct master_flags *mf)
          "/master/log by /files/read and the operator API's READ_FILE. "
          "Unset: no log file.",
          &mf->log_dir},
+        {"cluster", FLAG_STRING, NULL,
+         "Human readable name for the cluster, shown in /state as "
+         "'cluster' (as Mesos; absent when unset).",
+         &mf->cluster},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",

@@ -29,6 +29,7 @@
 #include "master/persist.h"
 #include "master/operations.h"
 #include "master/quota.h"
+#include "master/registry.h"
 #include "master/reservations.h"
 #include "master/scheduler_api.h"
 #include "master/send.h"
@@ -88,6 +89,21 @@ void master_allocate_soon(struct master *m)
     m->alloc_soon_pending = true;
     struct timeval zero = {0, 0};
     evtimer_add(m->alloc_soon, &zero);
+}
+
+void master_event_queue_counts(const struct master *m, double *messages,
+                               double *dispatches, double *http_requests)
+{
+    *messages = event_base_get_num_events(m->base, EVENT_BASE_COUNT_ACTIVE);
+    double n = m->alloc_soon_pending ? 1 : 0;
+    if (m->registry != NULL) {
+        struct registry_stats st;
+        registry_get_stats(m->registry, &st);
+        n += (double)st.awaiting;
+    }
+    *dispatches = n;
+    *http_requests =
+        m->http != NULL ? (double)http_server_pending_requests(m->http) : 0;
 }
 
 /* ---- Heartbeats and pings ------------------------------------------------ */

@@ -62,4 +62,13 @@ void master_free(struct master *m);
 /* Ask for an allocation cycle soon (after the current callback chain). */
 void master_allocate_soon(struct master *m);
 
+/* The loop's backlog, as Mesos's master/event_queue_* metrics count its
+ * actor's queue (OUT, all three): *messages, events whose callbacks are due
+ * and not yet run (ready sockets, expired timers); *dispatches, work the
+ * master handed itself (an allocation cycle asked for, registry writes
+ * whose completion has not run); *http_requests, requests taken in and not
+ * answered yet. */
+void master_event_queue_counts(const struct master *m, double *messages,
+                               double *dispatches, double *http_requests);
+
 #endif

@@ -222,6 +222,15 @@ struct task_record {
     res_list resources;         /* with allocation role */
     struct task_state_at hist[MASTER_TASK_HISTORY];
     uint32_t nhist;
+    /* What Mesos's Task keeps of the TaskInfo (owned copies, NULL when the
+     * TaskInfo had none), and the latest status forwarded (owned, NULL:
+     * none), for its uuid and source. */
+    char *user; /* the command's user */
+    Mesos__V1__Labels *labels;
+    Mesos__V1__DiscoveryInfo *discovery;
+    Mesos__V1__ContainerInfo *container;
+    Mesos__V1__HealthCheck *health_check;
+    Mesos__V1__TaskStatus *status;
 };
 
 /* ---- Offers
@@ -249,6 +258,7 @@ struct master_metrics {
     uint64_t messages_launch_tasks;
     uint64_t messages_decline_offers;
     uint64_t messages_revive_offers;
+    uint64_t messages_resource_request; /* REQUEST calls */
     uint64_t messages_suppress_offers;
     uint64_t messages_kill_task;
     uint64_t messages_status_update;
@@ -268,7 +278,9 @@ struct master_metrics {
     uint64_t slave_registrations;
     uint64_t slave_reregistrations;
     uint64_t slave_removals;
-    uint64_t slave_unreachable_completed;
+    /* slave_removals by how (indexed by enum agent_removal, agents.h):
+     * unreachable, shut down, by an operator. */
+    uint64_t slave_removals_by_how[3];
     uint64_t recovery_slave_removals; /* not back after a master restart */
     uint64_t tasks_adopted;           /* learnt from re-registering agents */
     uint64_t agent_reconciliations;   /* tasks the master asked agents about */
@@ -282,6 +294,9 @@ struct master_metrics {
     uint64_t allocation_runs;
     double allocation_run_ms; /* last cycle */
     uint64_t opev_dropped;    /* operator subscribers cut off as too slow */
+    /* Events meant for a framework or an agent that had no connected
+     * stream to take them (Mesos's master/dropped_messages). */
+    uint64_t dropped_messages;
 };
 
 /* ---- The master -------------------------------------------------------------

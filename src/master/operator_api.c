@@ -86,15 +86,14 @@ static void get_health(struct master_call_ctx *c)
 
 static void get_version(struct master_call_ctx *c)
 {
-    Mesos__V1__VersionInfo vi = MESOS__V1__VERSION_INFO__INIT;
-    vi.version = OFFERD_VERSION;
     Mesos__V1__Master__Response__GetVersion v =
         MESOS__V1__MASTER__RESPONSE__GET_VERSION__INIT;
-    v.version_info = &vi;
+    v.version_info = master_opst_version();
     Mesos__V1__Master__Response resp =
         response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_VERSION);
     resp.get_version = &v;
     reply_response(c->req, c->reply_enc, &resp);
+    protobuf_c_message_free_unpacked(&v.version_info->base, NULL);
 }
 
 /* GET_STATE, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, ...: the Response
@@ -218,6 +217,35 @@ static void destroy_volumes(struct master_call_ctx *c)
         op_call(c)->destroy_volumes;
     resv_call(c->m, c->req, MASTER_RESV_DESTROY, v->agent_id->value, v->volumes,
               v->n_volumes);
+}
+
+/* GROW_VOLUME and SHRINK_VOLUME: 202 once durable (reservations.c
+ * answers). The agent id is optional in the .proto (for resource
+ * providers, which offerd does not have); here it is required. */
+static void grow_volume(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__GrowVolume *g = op_call(c)->grow_volume;
+    if (g->agent_id == NULL) {
+        http_reply_error(c->req, 400,
+                         "grow_volume.agent_id: required for GROW_VOLUME");
+        return;
+    }
+    master_resv_operator_resize(c->m, c->req, MASTER_RESV_GROW,
+                                g->agent_id->value, g->volume, g->addition,
+                                NULL);
+}
+
+static void shrink_volume(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__ShrinkVolume *s = op_call(c)->shrink_volume;
+    if (s->agent_id == NULL) {
+        http_reply_error(c->req, 400,
+                         "shrink_volume.agent_id: required for SHRINK_VOLUME");
+        return;
+    }
+    master_resv_operator_resize(c->m, c->req, MASTER_RESV_SHRINK,
+                                s->agent_id->value, s->volume, NULL,
+                                s->subtract);
 }
 
 static void teardown(struct master_call_ctx *c)
@@ -386,6 +414,8 @@ static const struct master_call operator_rows[] = {
     ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources),
     ROW(CREATE_VOLUMES, "create_volumes", create_volumes),
     ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
+    ROW(GROW_VOLUME, "grow_volume", grow_volume),
+    ROW(SHRINK_VOLUME, "shrink_volume", shrink_volume),
     /* Framework history (issue 16). */
     ROW(TEARDOWN, "teardown", teardown),
     /* Agents gone, logging, files (issue 16). */

@@ -25,6 +25,8 @@
 #include "master/operations.h"
 #include "master/send.h"
 #include "master/state_endpoints.h"
+#include "master/system_endpoints.h"
+#include "master/tasks.h"
 #include "offerd/registry.pb-c.h"
 
 /* ---- Small messages ------------------------------------------------------ */
@@ -75,6 +77,46 @@ static Mesos__V1__TaskStatus *status_new(const struct task *t, uint32_t i)
     return st;
 }
 
+/* Copy into p the fields Mesos's Task keeps of a TaskInfo: user (the
+ * command's), labels, discovery, container, health_check, kill_policy.
+ * Any may be NULL. */
+static void task_extras(Mesos__V1__Task *p, const char *user,
+                        const Mesos__V1__Labels *labels,
+                        const Mesos__V1__DiscoveryInfo *discovery,
+                        const Mesos__V1__ContainerInfo *container,
+                        const Mesos__V1__HealthCheck *health_check,
+                        const Mesos__V1__KillPolicy *kill_policy)
+{
+    if (user != NULL)
+        p->user = xstrdup(user);
+    if (labels != NULL)
+        p->labels = jpb_copy(&mesos__v1__labels__descriptor, &labels->base);
+    if (discovery != NULL)
+        p->discovery =
+            jpb_copy(&mesos__v1__discovery_info__descriptor, &discovery->base);
+    if (container != NULL)
+        p->container =
+            jpb_copy(&mesos__v1__container_info__descriptor, &container->base);
+    if (health_check != NULL)
+        p->health_check =
+            jpb_copy(&mesos__v1__health_check__descriptor, &health_check->base);
+    if (kill_policy != NULL)
+        p->kill_policy =
+            jpb_copy(&mesos__v1__kill_policy__descriptor, &kill_policy->base);
+}
+
+/* p's status_update_uuid: st's uuid, when st is the update of state. */
+static void set_update_uuid(Mesos__V1__Task *p, const Mesos__V1__TaskStatus *st,
+                            Mesos__V1__TaskState state)
+{
+    if (st == NULL || !st->has_uuid || st->uuid.len == 0 || st->state != state)
+        return;
+    p->has_status_update_uuid = true;
+    p->status_update_uuid.len = st->uuid.len;
+    p->status_update_uuid.data = xmalloc(st->uuid.len);
+    memcpy(p->status_update_uuid.data, st->uuid.data, st->uuid.len);
+}
+
 Mesos__V1__Task *master_opst_task(const struct task *t)
 {
     const Mesos__V1__TaskInfo *ti = t->info;
@@ -92,23 +134,13 @@ Mesos__V1__Task *master_opst_task(const struct task *t)
     if (t->has_status_update_state) {
         p->has_status_update_state = true;
         p->status_update_state = t->status_update_state;
+        /* The uuid of that update, when the status the master holds is it
+         * (a later one may still be on its way to the framework). */
+        set_update_uuid(p, t->status, t->status_update_state);
     }
-    if (ti->labels != NULL)
-        p->labels = jpb_copy(&mesos__v1__labels__descriptor, &ti->labels->base);
-    if (ti->discovery != NULL)
-        p->discovery = jpb_copy(&mesos__v1__discovery_info__descriptor,
-                                &ti->discovery->base);
-    if (ti->container != NULL)
-        p->container = jpb_copy(&mesos__v1__container_info__descriptor,
-                                &ti->container->base);
-    if (ti->health_check != NULL)
-        p->health_check = jpb_copy(&mesos__v1__health_check__descriptor,
-                                   &ti->health_check->base);
-    if (ti->kill_policy != NULL)
-        p->kill_policy = jpb_copy(&mesos__v1__kill_policy__descriptor,
-                                  &ti->kill_policy->base);
-    if (ti->command != NULL && ti->command->user != NULL)
-        p->user = xstrdup(ti->command->user);
+    task_extras(p, ti->command != NULL ? ti->command->user : NULL, ti->labels,
+                ti->discovery, ti->container, ti->health_check,
+                ti->kill_policy);
     return p;
 }
 
@@ -134,6 +166,65 @@ static void *msgs_take(struct msgs *a, size_t *n)
     return a->v != NULL ? (void *)a->v : xcalloc(1, sizeof(void *));
 }
 
+/* A completed task as a mesos.v1.Task: what the master remembers of it,
+ * its statuses the states it went through (the latest with the whole
+ * status the master kept). */
+static Mesos__V1__Task *record_task(const struct framework *fw,
+                                    const struct task_record *r)
+{
+    Mesos__V1__Task *p = xmalloc(sizeof(*p));
+    mesos__v1__task__init(p);
+    p->name = xstrdup(r->name);
+    p->task_id = xmalloc(sizeof(*p->task_id));
+    mesos__v1__task_id__init(p->task_id);
+    p->task_id->value = xstrdup(r->id);
+    p->framework_id = framework_id_new(fw->id);
+    p->agent_id = agent_id_new(r->agent_id);
+    p->state = r->state;
+    p->has_status_update_state = true;
+    p->status_update_state = r->state;
+    p->resources = res_list_to_pb(&r->resources, true, &p->n_resources);
+    p->statuses = xcalloc(r->nhist ? r->nhist : 1, sizeof(*p->statuses));
+    for (uint32_t i = 0; i < r->nhist; i++) {
+        if (i + 1 == r->nhist && r->status != NULL &&
+            r->status->state == r->hist[i].state) {
+            p->statuses[p->n_statuses++] =
+                jpb_copy(&mesos__v1__task_status__descriptor, &r->status->base);
+            break;
+        }
+        Mesos__V1__TaskStatus *st = xmalloc(sizeof(*st));
+        mesos__v1__task_status__init(st);
+        st->task_id =
+            jpb_copy(&mesos__v1__task_id__descriptor, &p->task_id->base);
+        st->state = r->hist[i].state;
+        st->has_timestamp = true;
+        st->timestamp = r->hist[i].timestamp;
+        if (r->agent_id[0] != '\0')
+            st->agent_id = agent_id_new(r->agent_id);
+        p->statuses[p->n_statuses++] = st;
+    }
+    set_update_uuid(p, r->status, r->state);
+    task_extras(p, r->user, r->labels, r->discovery, r->container,
+                r->health_check, NULL);
+    return p;
+}
+
+/* fw's tasks: live ones in live, terminal ones (not yet acknowledged, then
+ * remembered as completed, oldest first) in completed. */
+static void framework_tasks(const struct framework *fw, struct msgs *live,
+                            struct msgs *completed)
+{
+    size_t tp = 0;
+    void *tv;
+    while (hmap_next(fw->tasks, &tp, NULL, &tv)) {
+        const struct task *t = tv;
+        msgs_push(task_state_is_terminal(t->state) ? completed : live,
+                  master_opst_task(t));
+    }
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+        msgs_push(completed, record_task(fw, master_task_completed_at(fw, i)));
+}
+
 static Mesos__V1__Master__Response__GetTasks *get_tasks(struct master *m)
 {
     Mesos__V1__Master__Response__GetTasks *gt = xmalloc(sizeof(*gt));
@@ -141,14 +232,14 @@ static Mesos__V1__Master__Response__GetTasks *get_tasks(struct master *m)
     struct msgs live = {0}, completed = {0};
     size_t pos = 0;
     void *val;
-    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
-        size_t tp = 0;
-        void *tv;
-        while (hmap_next(((struct framework *)val)->tasks, &tp, NULL, &tv)) {
-            const struct task *t = tv;
-            msgs_push(task_state_is_terminal(t->state) ? &completed : &live,
-                      master_opst_task(t));
-        }
+    /* As /tasks: the tasks of running and of completed frameworks. */
+    while (hmap_next(m->frameworks, &pos, NULL, &val))
+        framework_tasks(val, &live, &completed);
+    for (uint32_t i = 0; i < m->ncompleted; i++) {
+        const struct framework *fw =
+            hmap_get(m->completed, m->completed_order[i]);
+        if (fw != NULL)
+            framework_tasks(fw, &live, &completed);
     }
     gt->tasks = msgs_take(&live, &gt->n_tasks);
     gt->completed_tasks = msgs_take(&completed, &gt->n_completed_tasks);
@@ -448,6 +539,7 @@ static Mesos__V1__Master__Response__GetMaster *get_master(struct master *m)
     Mesos__V1__Master__Response__GetMaster *gm = xmalloc(sizeof(*gm));
     mesos__v1__master__response__get_master__init(gm);
     gm->master_info = jpb_copy(&mesos__v1__master_info__descriptor, &info.base);
+    gm->master_info->pid = xasprintf("master@%s:%u", m->ip, (unsigned)m->port);
     gm->has_start_time = true;
     gm->start_time = m->start_time;
     /* As /state: this master leads since it started. */
@@ -464,6 +556,34 @@ get_operations(const struct master *m)
     mesos__v1__master__response__get_operations__init(go);
     go->operations = master_op_list(m, &go->n_operations);
     return go;
+}
+
+Mesos__V1__VersionInfo *master_opst_version(void)
+{
+    json_t *j = master_version_json();
+    Mesos__V1__VersionInfo *vi = xmalloc(sizeof(*vi));
+    mesos__v1__version_info__init(vi);
+    vi->version = xstrdup(json_string_value(json_object_get(j, "version")));
+    const struct {
+        const char *key;
+        char **field;
+    } text[] = {
+        {"build_date", &vi->build_date}, {"build_user", &vi->build_user},
+        {"git_sha", &vi->git_sha},       {"git_branch", &vi->git_branch},
+        {"git_tag", &vi->git_tag},
+    };
+    for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+        const char *v = json_string_value(json_object_get(j, text[i].key));
+        if (v != NULL)
+            *text[i].field = xstrdup(v);
+    }
+    json_t *t = json_object_get(j, "build_time");
+    if (json_is_number(t)) {
+        vi->has_build_time = true;
+        vi->build_time = json_number_value(t);
+    }
+    json_decref(j);
+    return vi;
 }
 
 /* ---- Responses --------------------------------------------------------------

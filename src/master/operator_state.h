@@ -31,6 +31,10 @@ master_opst_agent(const struct agent *ag);
 
 Mesos__V1__Master__Response__GetState *master_opst_get_state(struct master *m);
 
+/* This build's VersionInfo (GET_VERSION): /version's facts. Caller frees
+ * with protobuf_c_message_free_unpacked. */
+Mesos__V1__VersionInfo *master_opst_version(void);
+
 /* The Response to a read call of the operator API (GET_STATE, GET_AGENTS,
  * GET_FRAMEWORKS, GET_TASKS, GET_EXECUTORS, GET_OPERATIONS, GET_ROLES,
  * GET_FLAGS, GET_METRICS, GET_LOGGING_LEVEL, GET_MASTER), or NULL for any

@@ -20,6 +20,7 @@
 #include "master/registry.h"
 
 #include "common/clock.h"
+#include "common/hmap.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/registry_private.h"
@@ -33,6 +34,7 @@
 #include <event2/event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,13 @@ struct registry {
     bool stopping;       /* registry_close() has begun */
     int64_t deadline_ns; /* monotonic; after it, queued batches fail */
     struct registry_stats stats;
+    double store_ms[REGISTRY_STORE_SAMPLES]; /* ring of transaction times */
+    size_t nstore, store_next;               /* samples kept, next slot */
+
+    /* What each stored entity weighs, "<kind>/<key>" -> bytes + 1 (never
+     * NULL): filled while loading, then the worker's alone, which keeps
+     * stats.size_bytes in step with each batch it commits. */
+    struct hmap *sizes;
 
     /* Loop thread only. */
     unsigned fail_next; /* test hook: batches left to fail */
@@ -309,7 +318,24 @@ int registry_batch_delete(struct registry_batch *batch, enum registry_kind kind,
 struct load_ctx {
     Offerd__Registry__Registry *state;
     size_t cap[REGISTRY_KIND_COUNT];
+    struct registry *reg;
 };
+
+/* Record that the entity kind/key now weighs len bytes (put) or is gone
+ * (!put), in reg->sizes and stats.size_bytes. Loop thread while loading,
+ * then the worker (with mu held, for the stats). */
+static void size_account(struct registry *reg, const char *kind,
+                         const char *key, bool put, size_t len)
+{
+    char name[REGISTRY_MAX_KEY_BYTES + 64];
+    snprintf(name, sizeof(name), "%s/%s", kind, key);
+    void *old = put ? hmap_put(reg->sizes, name, (void *)(uintptr_t)(len + 1))
+                    : hmap_del(reg->sizes, name);
+    if (old != NULL)
+        reg->stats.size_bytes -= (uintptr_t)old - 1;
+    if (put)
+        reg->stats.size_bytes += len;
+}
 
 /* Append p to the repeated field (*items, *n) with capacity *cap. */
 static void append_item(void ***items, size_t *n, size_t *cap, void *p)
@@ -390,6 +416,7 @@ static int load_entity(void *arg, const char *kind_name, const char *key,
         st->schedule = (Mesos__V1__Maintenance__Schedule *)msg;
         break;
     }
+    size_account(ctx->reg, kinds[kind].name, key, true, len);
     return 0;
 }
 
@@ -532,11 +559,25 @@ static void *worker_main(void *arg)
         reg->committing = true;
         pthread_mutex_unlock(&reg->mu);
 
+        int64_t t0 = clock_monotonic_ns();
         uint64_t commits = commit_group(reg, group, n);
+        double ms = (double)(clock_monotonic_ns() - t0) / 1e6;
 
         pthread_mutex_lock(&reg->mu);
         reg->stats.commits += commits;
+        if (commits > 0) {
+            reg->stats.store_ms = ms;
+            reg->store_ms[reg->store_next] = ms;
+            reg->store_next = (reg->store_next + 1) % REGISTRY_STORE_SAMPLES;
+            if (reg->nstore < REGISTRY_STORE_SAMPLES)
+                reg->nstore++;
+        }
         for (size_t i = 0; i < n; i++) {
+            for (size_t k = 0; group[i]->ok && k < group[i]->nops; k++) {
+                const struct registry_op *op = &group[i]->ops[k];
+                size_account(reg, op->kind, op->key,
+                             op->type == REGISTRY_OP_PUT, op->len);
+            }
             batch_free_ops(group[i]); /* not needed any more */
             finish_locked(reg, group[i]);
         }
@@ -571,6 +612,11 @@ static size_t deliver(struct registry *reg)
             b->done(b->ok, b->ok ? NULL : b->err, b->arg);
         registry_batch_free(b);
         count++;
+    }
+    if (count > 0) {
+        pthread_mutex_lock(&reg->mu);
+        reg->stats.awaiting -= count;
+        pthread_mutex_unlock(&reg->mu);
     }
     return count;
 }
@@ -623,7 +669,9 @@ struct registry *registry_open(struct event_base *base, const char *where,
     pthread_cond_init(&reg->cv, NULL);
     pthread_cond_init(&reg->idle_cv, NULL);
 
-    struct load_ctx ctx = {.state = xmalloc(sizeof(*ctx.state))};
+    reg->sizes = hmap_new();
+    int64_t fetch_start = clock_monotonic_ns();
+    struct load_ctx ctx = {.state = xmalloc(sizeof(*ctx.state)), .reg = reg};
     offerd__registry__registry__init(ctx.state);
     ctx.state->has_format_version = 1;
     ctx.state->format_version = 1;
@@ -633,6 +681,7 @@ struct registry *registry_open(struct event_base *base, const char *where,
         goto fail;
     if (reg->backend->load(reg->store, load_entity, &ctx, err, errlen) != 0)
         goto fail;
+    reg->stats.fetch_ms = (double)(clock_monotonic_ns() - fetch_start) / 1e6;
 
     reg->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (reg->wake_fd < 0) {
@@ -671,6 +720,7 @@ fail:
         close(reg->wake_fd);
     if (reg->store)
         reg->backend->close(reg->store);
+    hmap_free(reg->sizes, NULL);
     pthread_cond_destroy(&reg->cv);
     pthread_cond_destroy(&reg->idle_cv);
     pthread_mutex_destroy(&reg->mu);
@@ -694,6 +744,7 @@ void registry_apply(struct registry *reg, struct registry_batch *batch,
     }
 
     pthread_mutex_lock(&reg->mu);
+    reg->stats.awaiting++;
     if (reg->closed) {
         /* Applied from a done callback run by registry_close(): there is no
          * worker any more; close delivers it after the ones before it. */
@@ -746,6 +797,7 @@ void registry_close(struct registry *reg)
     close(reg->wake_fd);
     reg->backend->close(reg->store);
     free(reg->scratch);
+    hmap_free(reg->sizes, NULL);
     pthread_cond_destroy(&reg->cv);
     pthread_cond_destroy(&reg->idle_cv);
     pthread_mutex_destroy(&reg->mu);
@@ -757,6 +809,19 @@ void registry_get_stats(struct registry *reg, struct registry_stats *out)
     pthread_mutex_lock(&reg->mu);
     *out = reg->stats;
     pthread_mutex_unlock(&reg->mu);
+}
+
+size_t registry_store_times(struct registry *reg, double *out, size_t cap)
+{
+    pthread_mutex_lock(&reg->mu);
+    size_t n = reg->nstore < cap ? reg->nstore : cap;
+    /* The oldest of the n latest sits n slots before the next one. */
+    size_t at =
+        (reg->store_next + REGISTRY_STORE_SAMPLES - n) % REGISTRY_STORE_SAMPLES;
+    for (size_t i = 0; i < n; i++)
+        out[i] = reg->store_ms[(at + i) % REGISTRY_STORE_SAMPLES];
+    pthread_mutex_unlock(&reg->mu);
+    return n;
 }
 
 /* ---- Test hooks (registry_private.h) ---- */

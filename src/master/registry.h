@@ -80,7 +80,15 @@ struct registry_stats {
     uint64_t commits;        /* successful transactions */
     uint64_t queued;         /* batches waiting for the worker now */
     uint64_t queued_bytes;   /* their keys and values, in bytes */
+    uint64_t awaiting;       /* batches applied whose done has not run */
+    uint64_t size_bytes;     /* encoded entities stored now (keys not
+                                counted), as of the last commit */
+    double fetch_ms;         /* how long registry_open took to read it all */
+    double store_ms;         /* the last transaction's time; 0: none yet */
 };
+
+/* Transactions whose times registry_store_times keeps (the latest). */
+#define REGISTRY_STORE_SAMPLES 1024
 
 /* Fill *opts with the defaults. */
 void registry_options_init(struct registry_options *opts);
@@ -168,6 +176,11 @@ void registry_apply(struct registry *reg, struct registry_batch *batch,
 
 /* Copy the counters into *out (OUT). */
 void registry_get_stats(struct registry *reg, struct registry_stats *out);
+
+/* Copy the times (ms, oldest first) of the latest successful transactions,
+ * at most cap of them (REGISTRY_STORE_SAMPLES is all there are), into out
+ * (OUT). Returns how many were copied. */
+size_t registry_store_times(struct registry *reg, double *out, size_t cap);
 
 /* The name a kind is stored under ("agent", "framework", ...); NULL for a
  * value out of range. */

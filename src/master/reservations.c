@@ -1,9 +1,10 @@
 /*
  * Dynamic reservations and persistent volumes (docs/reservation.md and
  * docs/persistent-volume.md in apache/mesos): the RESERVE, UNRESERVE,
- * CREATE and DESTROY offer operations of frameworks, the same from operators
- * (/reserve, /unreserve, /create-volumes, /destroy-volumes and /api/v1),
- * and the agents' checkpointed resources.
+ * CREATE, DESTROY, GROW_VOLUME and SHRINK_VOLUME offer operations of
+ * frameworks, the same from operators (/reserve, /unreserve,
+ * /create-volumes, /destroy-volumes and /api/v1), and the agents'
+ * checkpointed resources.
  *
  * Each operation is a conversion of an agent's resources: `from` (what it
  * consumes) becomes `to` (what it makes), e.g. unreserved cpus become cpus
@@ -132,6 +133,10 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
                         const res_list *res, res_list *from, res_list *to,
                         char *err, size_t errlen)
 {
+    if (op == MASTER_RESV_GROW || op == MASTER_RESV_SHRINK) {
+        snprintf(err, errlen, "volumes are resized by master_resv_resize");
+        return -1;
+    }
     if (res->n == 0) {
         snprintf(err, errlen, "the operation names no resources");
         return -1;
@@ -269,6 +274,151 @@ int master_resv_convert(struct agent *ag, const struct framework *fw,
     return 0;
 }
 
+/* ---- Resizing volumes (GROW_VOLUME, SHRINK_VOLUME) ------------------------
+ */
+
+/* Why volume v cannot be resized, or NULL (Mesos's validation of
+ * GrowVolume and ShrinkVolume). */
+static const char *not_resizable(const struct resource *v, bool grow)
+{
+    if (!res_is_persistent_volume(v) || !v->disk->has_volume)
+        return "it is not a persistent volume (disk with persistence id and "
+               "volume)";
+    if (v->disk->volume_mode == RES_VOLUME_RO)
+        return "read-only persistent volumes are not supported";
+    if (v->shared)
+        return grow ? "growing a shared persistent volume is not supported"
+                    : "shrinking a shared persistent volume is not supported";
+    if (v->provider_id != NULL)
+        return "volumes of resource providers cannot be resized";
+    if (v->disk->source != RES_DISK_SOURCE_NONE &&
+        v->disk->source != RES_DISK_SOURCE_PATH)
+        return "volumes on MOUNT, BLOCK or RAW disks cannot be resized";
+    if (v->type != RES_SCALAR || v->scalar <= 0)
+        return "the volume's size must be more than zero";
+    return NULL;
+}
+
+/* Decode pb into *r without its allocation role (conversions are of the
+ * resources themselves). Returns 0, or -1 with the reason in why. */
+static int unallocated_of_pb(const Mesos__V1__Resource *pb, struct resource *r,
+                             char *why, size_t whylen)
+{
+    if (res_from_pb(pb, r, why, whylen) != 0)
+        return -1;
+    free(r->alloc_role);
+    r->alloc_role = NULL;
+    return 0;
+}
+
+int master_resv_resize(enum master_resv_op op,
+                       const Mesos__V1__Resource *volume,
+                       const Mesos__V1__Resource *addition,
+                       const Mesos__V1__Value__Scalar *subtract, res_list *from,
+                       res_list *to, char *err, size_t errlen)
+{
+    bool grow = op == MASTER_RESV_GROW;
+    if (op != MASTER_RESV_GROW && op != MASTER_RESV_SHRINK) {
+        snprintf(err, errlen, "not a GROW_VOLUME or SHRINK_VOLUME");
+        return -1;
+    }
+    if (volume == NULL || (grow ? addition == NULL : subtract == NULL)) {
+        snprintf(err, errlen, "%s",
+                 volume == NULL ? "the volume is required"
+                 : grow         ? "the addition is required"
+                                : "the amount to subtract is required");
+        return -1;
+    }
+    char why[512];
+    struct resource v, a, plain;
+    if (unallocated_of_pb(volume, &v, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "invalid volume: %s", why);
+        return -1;
+    }
+    memset(&a, 0, sizeof(a));
+    /* The disk the volume was made of: what an addition must be like, and
+     * what a shrink frees. */
+    res_copy(&plain, &v);
+    res_drop_volume(&plain);
+    res_list f = RES_LIST_INIT, t = RES_LIST_INIT;
+    char *what = res_render(&v);
+    const char *bad = not_resizable(&v, grow);
+    int64_t sub = 0;
+    if (bad != NULL) {
+        /* reported below */
+    } else if (grow) {
+        if (unallocated_of_pb(addition, &a, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "invalid addition: %s", why);
+            goto fail;
+        }
+        if (a.type != RES_SCALAR || a.scalar <= 0)
+            bad = "the addition must be a scalar more than zero";
+        else if (res_is_persistent_volume(&a) || !res_same_identity(&a, &plain))
+            bad = "the addition must be disk with the volume's reservations "
+                  "and disk source, and no persistence or volume";
+        else if (v.scalar + a.scalar > RES_SCALAR_MAX_UNITS * RES_SCALE)
+            bad = "the grown volume would be too large";
+    } else {
+        if (res_scalar_from_double(subtract->value, &sub) != 0 || sub <= 0)
+            bad = "the amount to subtract must be more than zero";
+        else if (sub >= v.scalar)
+            bad = "the amount to subtract must be smaller than the volume's "
+                  "size";
+    }
+    if (bad != NULL) {
+        snprintf(err, errlen, "%s: %s", what, bad);
+        goto fail;
+    }
+    res_list_add(&f, &v);
+    if (grow) {
+        /* volume + addition -> the volume with the sum's size */
+        res_list_add(&f, &a);
+        v.scalar += a.scalar;
+        res_list_add(&t, &v);
+    } else {
+        /* volume -> the smaller volume + the freed disk, still reserved */
+        v.scalar -= sub;
+        plain.scalar = sub;
+        res_list_add(&t, &v);
+        res_list_add(&t, &plain);
+    }
+    res_list_clear(from);
+    res_list_clear(to);
+    *from = f;
+    *to = t;
+    free(what);
+    res_clear(&v);
+    res_clear(&a);
+    res_clear(&plain);
+    return 0;
+fail:
+    free(what);
+    res_clear(&v);
+    res_clear(&a);
+    res_clear(&plain);
+    res_list_clear(&f);
+    res_list_clear(&t);
+    return -1;
+}
+
+/* master_resv_resize for the GROW_VOLUME or SHRINK_VOLUME of an offer
+ * operation (whose message may be missing). */
+static int resize_of_op(const Mesos__V1__Offer__Operation *op,
+                        enum master_resv_op kind, res_list *from, res_list *to,
+                        char *err, size_t errlen)
+{
+    if (kind == MASTER_RESV_GROW) {
+        const Mesos__V1__Offer__Operation__GrowVolume *g = op->grow_volume;
+        return master_resv_resize(kind, g != NULL ? g->volume : NULL,
+                                  g != NULL ? g->addition : NULL, NULL, from,
+                                  to, err, errlen);
+    }
+    const Mesos__V1__Offer__Operation__ShrinkVolume *s = op->shrink_volume;
+    return master_resv_resize(kind, s != NULL ? s->volume : NULL, NULL,
+                              s != NULL ? s->subtract : NULL, from, to, err,
+                              errlen);
+}
+
 /* ---- Checkpointed resources
  * --------------------------------------------------
  */
@@ -394,6 +544,8 @@ static void checkpoint(struct master *m, struct agent *ag,
         MESOS__V1__OFFER__OPERATION__TYPE__UNRESERVE,
         MESOS__V1__OFFER__OPERATION__TYPE__CREATE,
         MESOS__V1__OFFER__OPERATION__TYPE__DESTROY,
+        MESOS__V1__OFFER__OPERATION__TYPE__GROW_VOLUME,
+        MESOS__V1__OFFER__OPERATION__TYPE__SHRINK_VOLUME,
     };
     res_list_sub_all(&ag->total, from);
     res_list_add_all(&ag->total, to);
@@ -418,8 +570,9 @@ static void checkpoint(struct master *m, struct agent *ag,
 
 static const char *op_name(enum master_resv_op op)
 {
-    static const char *const names[] = {"RESERVE", "UNRESERVE", "CREATE",
-                                        "DESTROY"};
+    static const char *const names[] = {"RESERVE",     "UNRESERVE",
+                                        "CREATE",      "DESTROY",
+                                        "GROW_VOLUME", "SHRINK_VOLUME"};
     return names[op];
 }
 
@@ -460,6 +613,12 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
             n = op->destroy->n_volumes;
         }
         break;
+    case MESOS__V1__OFFER__OPERATION__TYPE__GROW_VOLUME:
+        kind = MASTER_RESV_GROW;
+        break;
+    case MESOS__V1__OFFER__OPERATION__TYPE__SHRINK_VOLUME:
+        kind = MASTER_RESV_SHRINK;
+        break;
     default: {
         const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
             &mesos__v1__offer__operation__type__descriptor, op->type);
@@ -470,11 +629,13 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
         return;
     }
     }
+    bool resize = kind == MASTER_RESV_GROW || kind == MASTER_RESV_SHRINK;
     res_list res = RES_LIST_INIT, from = RES_LIST_INIT, to = RES_LIST_INIT;
     char err[1024], msg[1200];
-    if (res_list_from_pb(pb, n, &res, err, sizeof(err)) != 0 ||
-        master_resv_convert(ag, fw, role, kind, &res, &from, &to, err,
-                            sizeof(err)) != 0) {
+    if (resize ? resize_of_op(op, kind, &from, &to, err, sizeof(err)) != 0
+               : res_list_from_pb(pb, n, &res, err, sizeof(err)) != 0 ||
+                     master_resv_convert(ag, fw, role, kind, &res, &from, &to,
+                                         err, sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "%s refused: %s", op_name(kind), err);
         goto fail;
     }
@@ -499,7 +660,17 @@ void master_resv_accept_op(struct master *m, struct framework *fw,
         goto fail;
     }
     res_list_sub_all(remaining, &from);
-    res_list_add_all(remaining, &to);
+    /* As Mesos: a resized volume is not for the ACCEPT's later operations;
+     * it goes back to the allocator at once, without the ACCEPT's filter
+     * (Mesos means to make resizes non-speculative, so it keeps them out
+     * of what an ACCEPT may count on). */
+    if (!resize)
+        res_list_add_all(remaining, &to);
+    else if (alloc_recover(m->alloc, ag->alloc, fw->alloc, &to, -1,
+                           clock_monotonic_ns()) != 0)
+        log_error("framework %s: the allocator did not hold the result of "
+                  "%s",
+                  fw->id, op_name(kind));
     res_list_allocate(&from, NULL);
     res_list_allocate(&to, NULL);
     log_info("framework %s: %s on agent %s", fw->id, op_name(kind), ag->id);
@@ -521,6 +692,32 @@ fail:
  * -----------------------------------------------------------
  */
 
+/* Apply an operator's valid conversion from -> to on ag, answering req
+ * (409 when the agent does not have `from` free, even after rescinding its
+ * offers; 202 once durable). */
+static void operator_apply(struct master *m, struct http_request *req,
+                           struct agent *ag, enum master_resv_op kind,
+                           const res_list *from, const res_list *to)
+{
+    /* The resources must be free: offers holding them are rescinded first,
+     * as Mesos does. */
+    if (alloc_agent_update_available(m->alloc, ag->alloc, from, to) != 0) {
+        master_offers_on_agent(m, ag, true);
+        if (alloc_agent_update_available(m->alloc, ag->alloc, from, to) != 0) {
+            char *what = res_list_render(from);
+            http_reply_error(req, 409,
+                             "Invalid %s operation: the agent does not have "
+                             "%s available (in use by tasks?)",
+                             op_name(kind), what);
+            free(what);
+            return;
+        }
+    }
+    log_info("operator: %s on agent %s", op_name(kind), ag->id);
+    checkpoint(m, ag, kind, from, to, req, NULL);
+    master_allocate_soon(m);
+}
+
 void master_resv_operator(struct master *m, struct http_request *req,
                           enum master_resv_op kind, const char *agent_id,
                           const res_list *res)
@@ -540,26 +737,37 @@ void master_resv_operator(struct master *m, struct http_request *req,
                          op_name(kind), err);
         return;
     }
-    /* The resources must be free: offers holding them are rescinded first,
-     * as Mesos does. */
-    if (alloc_agent_update_available(m->alloc, ag->alloc, &from, &to) != 0) {
-        master_offers_on_agent(m, ag, true);
-        if (alloc_agent_update_available(m->alloc, ag->alloc, &from, &to) !=
-            0) {
-            char *what = res_list_render(&from);
-            http_reply_error(req, 409,
-                             "Invalid %s operation: the agent does not have "
-                             "%s available (in use by tasks?)",
-                             op_name(kind), what);
-            free(what);
-            res_list_clear(&from);
-            res_list_clear(&to);
-            return;
-        }
+    operator_apply(m, req, ag, kind, &from, &to);
+    res_list_clear(&from);
+    res_list_clear(&to);
+}
+
+void master_resv_operator_resize(struct master *m, struct http_request *req,
+                                 enum master_resv_op kind, const char *agent_id,
+                                 const Mesos__V1__Resource *volume,
+                                 const Mesos__V1__Resource *addition,
+                                 const Mesos__V1__Value__Scalar *subtract)
+{
+    if (agent_id == NULL) {
+        http_reply_error(req, 400, "Invalid %s operation: no agent id",
+                         op_name(kind));
+        return;
     }
-    log_info("operator: %s on agent %s", op_name(kind), ag->id);
-    checkpoint(m, ag, kind, &from, &to, req, NULL);
-    master_allocate_soon(m);
+    struct agent *ag = master_agent_find(m, agent_id);
+    if (ag == NULL || ag->alloc == NULL) {
+        http_reply_error(req, 400, "No agent found with specified ID '%s'",
+                         agent_id);
+        return;
+    }
+    res_list from = RES_LIST_INIT, to = RES_LIST_INIT;
+    char err[1024];
+    if (master_resv_resize(kind, volume, addition, subtract, &from, &to, err,
+                           sizeof(err)) != 0) {
+        http_reply_error(req, 400, "Invalid %s operation: %s", op_name(kind),
+                         err);
+        return;
+    }
+    operator_apply(m, req, ag, kind, &from, &to);
     res_list_clear(&from);
     res_list_clear(&to);
 }

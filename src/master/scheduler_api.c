@@ -776,7 +776,7 @@ static const struct master_call sched_rows[] = {
         handle_reconcile_operations, NO_COUNT, 0),
     ROW(MESSAGE, "message", handle_message,
         COUNT(messages_framework_to_executor), 0),
-    ROW(REQUEST, NULL, handle_request, NO_COUNT, 0),
+    ROW(REQUEST, NULL, handle_request, COUNT(messages_resource_request), 0),
     ROW(UPDATE_FRAMEWORK, "update_framework", handle_update_framework, NO_COUNT,
         0),
 };

@@ -8,6 +8,22 @@
 
 #include "common/json_pb.h"
 
+/* The capabilities of every offerd master, as MasterInfo lists them:
+ * agents whose resources change when they re-register (AGENT_UPDATE),
+ * DRAIN_AGENT and DEACTIVATE_AGENT (AGENT_DRAINING), quota guarantees and
+ * limits set apart (QUOTA_V2). Never written: protobuf-c's types only lack
+ * the const. */
+static Mesos__V1__MasterInfo__Capability master_caps[] = {
+    {PROTOBUF_C_MESSAGE_INIT(&mesos__v1__master_info__capability__descriptor),
+     true, MESOS__V1__MASTER_INFO__CAPABILITY__TYPE__AGENT_UPDATE},
+    {PROTOBUF_C_MESSAGE_INIT(&mesos__v1__master_info__capability__descriptor),
+     true, MESOS__V1__MASTER_INFO__CAPABILITY__TYPE__AGENT_DRAINING},
+    {PROTOBUF_C_MESSAGE_INIT(&mesos__v1__master_info__capability__descriptor),
+     true, MESOS__V1__MASTER_INFO__CAPABILITY__TYPE__QUOTA_V2},
+};
+static Mesos__V1__MasterInfo__Capability *master_capp[] = {
+    &master_caps[0], &master_caps[1], &master_caps[2]};
+
 void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
                       Mesos__V1__Address *addr)
 {
@@ -25,13 +41,17 @@ void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
     addr->ip = m->ip;
     addr->port = m->port;
     info->address = addr;
+    info->n_capabilities = sizeof(master_capp) / sizeof(master_capp[0]);
+    info->capabilities = master_capp;
 }
 
 int master_send_to_framework(struct framework *fw,
                              const Mesos__V1__Scheduler__Event *ev)
 {
-    if (fw->stream == NULL)
+    if (fw->stream == NULL) {
+        fw->m->metrics.dropped_messages++;
         return -1;
+    }
     size_t len;
     uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)fw->enc, &len);
     int rc = http_stream_send_record(fw->stream, buf, len);
@@ -41,8 +61,10 @@ int master_send_to_framework(struct framework *fw,
 
 int master_send_to_agent(struct agent *ag, const Offerd__Agent__Event *ev)
 {
-    if (ag->stream == NULL)
+    if (ag->stream == NULL) {
+        ag->m->metrics.dropped_messages++;
         return -1;
+    }
     size_t len;
     uint8_t *buf = jpb_encode(&ev->base, (enum jpb_format)ag->enc, &len);
     int rc = http_stream_send_record(ag->stream, buf, len);

@@ -26,7 +26,9 @@
 #include "master/maintenance.h"
 #include "master/operations.h"
 #include "master/quota.h"
+#include "master/registry.h"
 #include "master/send.h"
+#include "master/system_endpoints.h"
 #include "master/tasks.h"
 
 /* ---- Resources ----------------------------------------------------------- */
@@ -216,11 +218,40 @@ static json_t *task_model_base(const char *id, const char *name,
     return o;
 }
 
+/* The fields Mesos's model(Task) shows when the TaskInfo had them: user
+ * (the command's), labels, discovery, container, health_check. Any may be
+ * NULL. */
+static void task_model_extras(json_t *o, const char *user,
+                              const Mesos__V1__Labels *labels,
+                              const Mesos__V1__DiscoveryInfo *discovery,
+                              const Mesos__V1__ContainerInfo *container,
+                              const Mesos__V1__HealthCheck *health_check)
+{
+    if (user != NULL)
+        json_object_set_new(o, "user", json_string(user));
+    if (labels != NULL) {
+        json_t *l = jpb_to_json(&labels->base);
+        json_t *ls = json_object_get(l, "labels");
+        json_object_set(o, "labels", ls != NULL ? ls : json_array());
+        json_decref(l);
+    }
+    if (discovery != NULL)
+        json_object_set_new(o, "discovery", jpb_to_json(&discovery->base));
+    if (container != NULL)
+        json_object_set_new(o, "container", jpb_to_json(&container->base));
+    if (health_check != NULL)
+        json_object_set_new(o, "health_check",
+                            jpb_to_json(&health_check->base));
+}
+
 static json_t *record_model(const struct framework *fw,
                             const struct task_record *r)
 {
-    return task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
-                           &r->resources, r->role, r->hist, r->nhist);
+    json_t *o = task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
+                                &r->resources, r->role, r->hist, r->nhist);
+    task_model_extras(o, r->user, r->labels, r->discovery, r->container,
+                      r->health_check);
+    return o;
 }
 
 static json_t *task_model(const struct task *t)
@@ -229,16 +260,9 @@ static json_t *task_model(const struct task *t)
     json_t *o = task_model_base(ti->task_id->value, ti->name, t->fw->id,
                                 t->agent != NULL ? t->agent->id : "", t->state,
                                 &t->resources, t->role, t->hist, t->nhist);
-    if (ti->labels != NULL) {
-        json_t *l = jpb_to_json(&ti->labels->base);
-        json_t *ls = json_object_get(l, "labels");
-        json_object_set(o, "labels", ls != NULL ? ls : json_array());
-        json_decref(l);
-    }
-    if (ti->discovery != NULL)
-        json_object_set_new(o, "discovery", jpb_to_json(&ti->discovery->base));
-    if (ti->container != NULL)
-        json_object_set_new(o, "container", jpb_to_json(&ti->container->base));
+    task_model_extras(o, ti->command != NULL ? ti->command->user : NULL,
+                      ti->labels, ti->discovery, ti->container,
+                      ti->health_check);
     return o;
 }
 
@@ -451,7 +475,11 @@ static json_t *agents_array(struct master *m)
 
 static void add_master_fields(struct master *m, json_t *o)
 {
-    json_object_set_new(o, "version", json_string(OFFERD_VERSION));
+    /* version, build_date, build_time, build_user and the git_* facts the
+     * build knew: the very values of /version. */
+    json_t *ver = master_version_json();
+    json_object_update(o, ver);
+    json_decref(ver);
     json_object_set_new(o, "id", json_string(m->id));
     char pid[300];
     snprintf(pid, sizeof(pid), "master@%s:%u", m->ip, (unsigned)m->port);
@@ -463,7 +491,14 @@ static void add_master_fields(struct master *m, json_t *o)
     Mesos__V1__MasterInfo mi;
     Mesos__V1__Address addr;
     master_fill_info(m, &mi, &addr);
-    json_object_set_new(o, "leader_info", jpb_to_json(&mi.base));
+    json_t *info = jpb_to_json(&mi.base);
+    json_object_set_new(info, "pid", json_string(pid));
+    /* As Mesos: the master's capabilities as MasterInfo lists them. */
+    json_t *caps = json_object_get(info, "capabilities");
+    json_object_set(o, "capabilities", caps != NULL ? caps : json_array());
+    json_object_set_new(o, "leader_info", info);
+    if (m->flags->cluster != NULL)
+        json_object_set_new(o, "cluster", json_string(m->flags->cluster));
 }
 
 /* Reply 200 with body (taken), or its ?jsonp= form. */
@@ -489,7 +524,9 @@ static void handle_state(struct http_request *req, void *arg)
     }
     json_object_set_new(o, "activated_slaves", json_integer(active));
     json_object_set_new(o, "deactivated_slaves", json_integer(inactive));
-    json_object_set_new(o, "unreachable_slaves", json_integer(0));
+    json_object_set_new(
+        o, "unreachable_slaves",
+        json_integer((json_int_t)hmap_count(m->unreachable_agents)));
     json_object_set_new(o, "flags",
                         flags_to_json(master_flags_object(m->flags)));
     json_t *flags_wrap = json_object_get(o, "flags");
@@ -889,6 +926,58 @@ static void gauge(const struct metric_sink *o, const char *name, double v)
     o->fn(o->arg, name, v);
 }
 
+static int double_cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The registrar metrics: the registry's backlog, size and timings.
+ * state_store_ms is the latest transaction's time; its /count, /min, /max and
+ * percentiles (nearest rank) cover the latest REGISTRY_STORE_SAMPLES, as
+ * Mesos's timer does its window. */
+static void registrar_metrics(struct master *m, const struct metric_sink *o)
+{
+    if (m->registry == NULL) {
+        /* --registry=in_memory: nothing is queued, stored or timed. */
+        gauge(o, "registrar/queued_operations", 0);
+        gauge(o, "registrar/registry_size_bytes", 0);
+        gauge(o, "registrar/state_fetch_ms", 0);
+        gauge(o, "registrar/state_store_ms", 0);
+        return;
+    }
+    struct registry_stats st;
+    registry_get_stats(m->registry, &st);
+    gauge(o, "registrar/queued_operations", (double)st.queued);
+    gauge(o, "registrar/registry_size_bytes", (double)st.size_bytes);
+    gauge(o, "registrar/state_fetch_ms", st.fetch_ms);
+    gauge(o, "registrar/state_store_ms", st.store_ms);
+    double *v = xcalloc(REGISTRY_STORE_SAMPLES, sizeof(*v));
+    size_t n = registry_store_times(m->registry, v, REGISTRY_STORE_SAMPLES);
+    if (n > 0) {
+        qsort(v, n, sizeof(*v), double_cmp);
+        gauge(o, "registrar/state_store_ms/count", (double)n);
+        gauge(o, "registrar/state_store_ms/min", v[0]);
+        gauge(o, "registrar/state_store_ms/max", v[n - 1]);
+        const struct {
+            const char *name;
+            double q;
+        } pct[] = {
+            {"registrar/state_store_ms/p50", 0.50},
+            {"registrar/state_store_ms/p90", 0.90},
+            {"registrar/state_store_ms/p95", 0.95},
+            {"registrar/state_store_ms/p99", 0.99},
+            {"registrar/state_store_ms/p999", 0.999},
+            {"registrar/state_store_ms/p9999", 0.9999},
+        };
+        for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+            size_t rank = (size_t)ceil(pct[i].q * (double)n);
+            gauge(o, pct[i].name, v[rank > 0 ? rank - 1 : 0]);
+        }
+    }
+    free(v);
+}
+
 void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
 {
     const struct master_metrics *mt = &m->metrics;
@@ -963,20 +1052,65 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
               (double)mt->tasks_by_state[counters[i].state]);
     gauge(o, "master/outstanding_offers", (double)hmap_count(m->offers));
 
+    /* As Mesos: master/<name>_total and _used count regular resources,
+     * master/<name>_revocable_* the revocable ones (agents' estimates and
+     * allocation slack); the allocator's totals count both, and its
+     * offered_or_allocated what offers and tasks hold. */
+    res_list regular_total = RES_LIST_INIT, regular_used = RES_LIST_INIT;
+    res_list rev_total = RES_LIST_INIT, rev_used = RES_LIST_INIT;
+    res_list_filter(&total, is_regular_pred, NULL, &regular_total);
+    res_list_filter(&used, is_regular_pred, NULL, &regular_used);
+    res_list_filter(&total, is_revocable_pred, NULL, &rev_total);
+    res_list_filter(&used, is_revocable_pred, NULL, &rev_used);
+    res_list offered = RES_LIST_INIT;
+    pos = 0;
+    while (hmap_next(m->offers, &pos, NULL, &val))
+        res_list_add_all(&offered, &((const struct offer *)val)->resources);
     const char *names[] = {"cpus", "mem", "disk", "gpus"};
     for (size_t i = 0; i < 4; i++) {
-        char key[64];
-        double t = res_scalar_to_double(res_list_scalar(&total, names[i]));
-        double u = res_scalar_to_double(res_list_scalar(&used, names[i]));
-        snprintf(key, sizeof(key), "master/%s_total", names[i]);
-        gauge(o, key, t);
-        snprintf(key, sizeof(key), "master/%s_used", names[i]);
-        gauge(o, key, u);
-        snprintf(key, sizeof(key), "master/%s_percent", names[i]);
-        gauge(o, key, t > 0 ? u / t : 0);
+        char key[80];
+        const struct {
+            const char *infix;
+            const res_list *t, *u;
+        } kinds[] = {{"", &regular_total, &regular_used},
+                     {"_revocable", &rev_total, &rev_used}};
+        for (size_t k = 0; k < 2; k++) {
+            double t =
+                res_scalar_to_double(res_list_scalar(kinds[k].t, names[i]));
+            double u =
+                res_scalar_to_double(res_list_scalar(kinds[k].u, names[i]));
+            snprintf(key, sizeof(key), "master/%s%s_total", names[i],
+                     kinds[k].infix);
+            gauge(o, key, t);
+            snprintf(key, sizeof(key), "master/%s%s_used", names[i],
+                     kinds[k].infix);
+            gauge(o, key, u);
+            snprintf(key, sizeof(key), "master/%s%s_percent", names[i],
+                     kinds[k].infix);
+            gauge(o, key, t > 0 ? u / t : 0);
+        }
+        if (i == 3)
+            break; /* Mesos's allocator lists cpus, mem and disk */
+        snprintf(key, sizeof(key), "allocator/mesos/resources/%s/total",
+                 names[i]);
+        gauge(o, key, res_scalar_to_double(res_list_scalar(&total, names[i])));
+        snprintf(key, sizeof(key),
+                 "allocator/mesos/resources/%s/offered_or_allocated", names[i]);
+        gauge(o, key,
+              res_scalar_to_double(res_list_scalar(&used, names[i]) +
+                                   res_list_scalar(&offered, names[i])));
     }
+    res_list_clear(&regular_total);
+    res_list_clear(&regular_used);
+    res_list_clear(&rev_total);
+    res_list_clear(&rev_used);
+    res_list_clear(&offered);
     res_list_clear(&total);
     res_list_clear(&used);
+    /* offerd's allocator is a library the loop calls: nothing ever waits
+     * in a queue of its own. */
+    gauge(o, "allocator/mesos/event_queue_dispatches", 0);
+    gauge(o, "allocator/event_queue_dispatches", 0);
 
     const struct {
         const char *name;
@@ -990,6 +1124,7 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
         {"master/messages_launch_tasks", mt->messages_launch_tasks},
         {"master/messages_decline_offers", mt->messages_decline_offers},
         {"master/messages_revive_offers", mt->messages_revive_offers},
+        {"master/messages_resource_request", mt->messages_resource_request},
         {"master/messages_suppress_offers", mt->messages_suppress_offers},
         {"master/messages_kill_task", mt->messages_kill_task},
         {"master/messages_status_update", mt->messages_status_update},
@@ -1044,6 +1179,32 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);
+
+    double qm, qd, qh;
+    master_event_queue_counts(m, &qm, &qd, &qh);
+    gauge(o, "master/event_queue_messages", qm);
+    gauge(o, "master/event_queue_dispatches", qd);
+    gauge(o, "master/event_queue_http_requests", qh);
+    gauge(o, "master/dropped_messages", (double)mt->dropped_messages);
+    /* Mesos's reasons: a new agent at the same address (offerd admits it
+     * under its own id, removing none), health checks (missed pings), the
+     * agent's own goodbye. Removals by an operator count in none. */
+    gauge(o, "master/slave_removals/reason_registered", 0);
+    gauge(o, "master/slave_removals/reason_unhealthy",
+          (double)mt->slave_removals_by_how[AGENT_REMOVED_UNREACHABLE]);
+    gauge(o, "master/slave_removals/reason_unregistered",
+          (double)mt->slave_removals_by_how[AGENT_REMOVED_SHUTDOWN]);
+    /* offerd marks an agent unreachable as soon as it decides to (no rate
+     * limit), so every scheduled transition completes and none is
+     * canceled. */
+    double unreachable =
+        (double)(mt->slave_removals_by_how[AGENT_REMOVED_UNREACHABLE] +
+                 mt->recovery_slave_removals);
+    gauge(o, "master/slave_unreachable_scheduled", unreachable);
+    gauge(o, "master/slave_unreachable_completed", unreachable);
+    gauge(o, "master/slave_unreachable_canceled", 0);
+    registrar_metrics(m, o);
+    master_system_metrics(fn, arg);
 }
 
 static void metric_json(void *arg, const char *name, double v)

@@ -6,9 +6,13 @@
 #include "common/flags.h"
 #include "common/http.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef OFFERD_VERSION
 #define OFFERD_VERSION "0.0.0"
@@ -69,10 +73,42 @@ json_t *master_version_json(void)
     json_object_set_new(j, "version", json_string(OFFERD_VERSION));
     json_object_set_new(j, "build_date", json_string(build_date));
     json_object_set_new(j, "build_time", json_real((double)when));
+#ifdef OFFERD_BUILD_USER
+    json_object_set_new(j, "build_user", json_string(OFFERD_BUILD_USER));
+#else
+    json_object_set_new(j, "build_user", json_string(""));
+#endif
 #ifdef OFFERD_GIT_SHA
     json_object_set_new(j, "git_sha", json_string(OFFERD_GIT_SHA));
 #endif
+#ifdef OFFERD_GIT_BRANCH
+    json_object_set_new(j, "git_branch", json_string(OFFERD_GIT_BRANCH));
+#endif
+#ifdef OFFERD_GIT_TAG
+    json_object_set_new(j, "git_tag", json_string(OFFERD_GIT_TAG));
+#endif
     return j;
+}
+
+void master_system_metrics(void (*fn)(void *arg, const char *name, double v),
+                           void *arg)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0)
+        fn(arg, "system/cpus_total", (double)cpus);
+    double load[3];
+    if (getloadavg(load, 3) == 3) {
+        fn(arg, "system/load_1min", load[0]);
+        fn(arg, "system/load_5min", load[1]);
+        fn(arg, "system/load_15min", load[2]);
+    }
+    struct sysinfo si;
+    if (sysinfo(&si) == 0) {
+        fn(arg, "system/mem_total_bytes",
+           (double)((uint64_t)si.totalram * si.mem_unit));
+        fn(arg, "system/mem_free_bytes",
+           (double)((uint64_t)si.freeram * si.mem_unit));
+    }
 }
 
 int master_system_endpoints_register(struct http_server *srv,

@@ -2,7 +2,9 @@
  * The master's system endpoints, as Mesos serves them:
  *   GET /health  (and /master/health)  200 with an empty body
  *   GET /version                        {"version", "build_date",
- *                                        "build_time", "git_sha" when known}
+ *                                        "build_time", "build_user",
+ *                                        "git_sha", "git_branch", "git_tag"
+ *                                        when the build knew them}
  *   GET /flags   (and /master/flags)    {"flags": {"name": "value", ...}}
  */
 #ifndef OFFERD_MASTER_SYSTEM_ENDPOINTS_H
@@ -20,5 +22,12 @@ int master_system_endpoints_register(struct http_server *srv,
 
 /* The /version document (new reference). */
 json_t *master_version_json(void);
+
+/* Hand fn Mesos's system metrics of this host, read now: cpus_total
+ * (online), load_1min, load_5min, load_15min, mem_total_bytes and
+ * mem_free_bytes (as /system/stats.json); a value the host does not give
+ * is left out. */
+void master_system_metrics(void (*fn)(void *arg, const char *name, double v),
+                           void *arg);
 
 #endif

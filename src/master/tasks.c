@@ -96,6 +96,17 @@ static void record_clear(struct task_record *r)
     free(r->agent_id);
     free(r->role);
     res_list_clear(&r->resources);
+    free(r->user);
+    ProtobufCMessage *msgs[] = {
+        r->labels ? &r->labels->base : NULL,
+        r->discovery ? &r->discovery->base : NULL,
+        r->container ? &r->container->base : NULL,
+        r->health_check ? &r->health_check->base : NULL,
+        r->status ? &r->status->base : NULL,
+    };
+    for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+        if (msgs[i] != NULL)
+            protobuf_c_message_free_unpacked(msgs[i], NULL);
     memset(r, 0, sizeof(*r));
 }
 
@@ -136,6 +147,23 @@ static void record_completed(struct master *m, struct task *t)
     r->state = t->state;
     memcpy(r->hist, t->hist, sizeof(r->hist));
     r->nhist = t->nhist;
+    const Mesos__V1__TaskInfo *ti = t->info;
+    if (ti->command != NULL && ti->command->user != NULL)
+        r->user = xstrdup(ti->command->user);
+    if (ti->labels != NULL)
+        r->labels = jpb_copy(&mesos__v1__labels__descriptor, &ti->labels->base);
+    if (ti->discovery != NULL)
+        r->discovery = jpb_copy(&mesos__v1__discovery_info__descriptor,
+                                &ti->discovery->base);
+    if (ti->container != NULL)
+        r->container = jpb_copy(&mesos__v1__container_info__descriptor,
+                                &ti->container->base);
+    if (ti->health_check != NULL)
+        r->health_check = jpb_copy(&mesos__v1__health_check__descriptor,
+                                   &ti->health_check->base);
+    if (t->status != NULL)
+        r->status =
+            jpb_copy(&mesos__v1__task_status__descriptor, &t->status->base);
     if (!task_state_is_terminal(r->state)) {
         /* Removed with its framework while live: Mesos shows it killed. */
         r->state = MESOS__V1__TASK_STATE__TASK_KILLED;

@@ -25,58 +25,21 @@ static struct e2e_proc master, agent;
  * or NULL on timeout. */
 static Mesos__V1__Master__Event *pb_next(struct conn *c, int timeout_ms)
 {
-    for (;;) {
-        char *nl =
-            c->npending > 0 ? memchr(c->pending, '\n', c->npending) : NULL;
-        if (nl != NULL) {
-            size_t len = strtoul(c->pending, NULL, 10);
-            size_t head = (size_t)(nl - c->pending) + 1;
-            if (c->npending >= head + len) {
-                Mesos__V1__Master__Event *ev = mesos__v1__master__event__unpack(
-                    NULL, len, (const uint8_t *)c->pending + head);
-                ck_assert_msg(ev != NULL, "a record is not an Event");
-                memmove(c->pending, c->pending + head + len,
-                        c->npending - head - len);
-                c->npending -= head + len;
-                return ev;
-            }
-        }
-        char *data;
-        size_t len;
-        if (e2e_stream_next(&c->s, timeout_ms, &data, &len) != 1)
-            return NULL;
-        c->pending = realloc(c->pending, c->npending + len);
-        ck_assert_ptr_nonnull(c->pending);
-        memcpy(c->pending + c->npending, data, len);
-        c->npending += len;
-        free(data);
-    }
+    size_t len;
+    uint8_t *rec = api_next_record(c, timeout_ms, &len);
+    if (rec == NULL)
+        return NULL;
+    Mesos__V1__Master__Event *ev =
+        mesos__v1__master__event__unpack(NULL, len, rec);
+    free(rec);
+    ck_assert_msg(ev != NULL, "a record is not an Event");
+    return ev;
 }
 
-/* SUBSCRIBE to the operator stream in enc ("application/json" or
- * "application/x-protobuf"). */
+/* SUBSCRIBE to the operator stream in type. */
 static void op_subscribe(struct conn *c, const char *type)
 {
-    memset(c, 0, sizeof(*c));
-    char ct[64], accept[64];
-    snprintf(ct, sizeof(ct), "Content-Type: %s", type);
-    snprintf(accept, sizeof(accept), "Accept: %s", type);
-    const char *headers[] = {ct, accept, NULL};
-    uint8_t pb[16];
-    const void *body = "{\"type\":\"SUBSCRIBE\"}";
-    size_t len = strlen(body);
-    if (strcmp(type, "application/x-protobuf") == 0) {
-        Mesos__V1__Master__Call call = MESOS__V1__MASTER__CALL__INIT;
-        call.has_type = true;
-        call.type = MESOS__V1__MASTER__CALL__TYPE__SUBSCRIBE;
-        len = mesos__v1__master__call__pack(&call, pb);
-        body = pb;
-    }
-    ck_assert_int_eq(e2e_stream_open(master.port, "POST", "/api/v1", headers,
-                                     body, len, T, &c->s),
-                     0);
-    ck_assert_int_eq(c->s.head.status, 200);
-    ck_assert_str_eq(e2e_response_header(&c->s.head, "Content-Type"), type);
+    api_operator_subscribe(c, master.port, type);
 }
 
 /* The JSON subscriber's next event of type whose "<field>.<sub>" equals

@@ -7,41 +7,85 @@
 #include <string.h>
 #include <time.h>
 
+#include "mesos/v1/master.pb-c.h"
+
 /* ---- Streams of RecordIO events ---------------------------------------------
  */
 
-/* Next record of the stream as JSON (the master sends one record per
- * chunk, but records are reassembled here regardless). NULL on timeout. */
-json_t *api_next_event(struct conn *c, int timeout_ms)
+/* Records are reassembled from the chunks here, though the master sends
+ * one record per chunk. */
+uint8_t *api_next_record(struct conn *c, int timeout_ms, size_t *len)
 {
     for (;;) {
         /* Is a whole record buffered? */
         if (c->npending > 0) {
             char *nl = memchr(c->pending, '\n', c->npending);
             if (nl != NULL) {
-                size_t len = strtoul(c->pending, NULL, 10);
+                size_t n = strtoul(c->pending, NULL, 10);
                 size_t head = (size_t)(nl - c->pending) + 1;
-                if (c->npending >= head + len) {
-                    json_error_t e;
-                    json_t *j = json_loadb(c->pending + head, len, 0, &e);
-                    memmove(c->pending, c->pending + head + len,
-                            c->npending - head - len);
-                    c->npending -= head + len;
-                    ck_assert_msg(j != NULL, "bad event JSON: %s", e.text);
-                    return j;
+                if (c->npending >= head + n) {
+                    uint8_t *rec = malloc(n + 1);
+                    ck_assert_ptr_nonnull(rec);
+                    memcpy(rec, c->pending + head, n);
+                    rec[n] = '\0';
+                    memmove(c->pending, c->pending + head + n,
+                            c->npending - head - n);
+                    c->npending -= head + n;
+                    *len = n;
+                    return rec;
                 }
             }
         }
         char *data;
-        size_t len;
-        int rc = e2e_stream_next(&c->s, timeout_ms, &data, &len);
+        size_t n;
+        int rc = e2e_stream_next(&c->s, timeout_ms, &data, &n);
         if (rc != 1)
             return NULL;
-        c->pending = realloc(c->pending, c->npending + len);
-        memcpy(c->pending + c->npending, data, len);
-        c->npending += len;
+        c->pending = realloc(c->pending, c->npending + n);
+        ck_assert_ptr_nonnull(c->pending);
+        memcpy(c->pending + c->npending, data, n);
+        c->npending += n;
         free(data);
     }
+}
+
+json_t *api_next_event(struct conn *c, int timeout_ms)
+{
+    size_t len;
+    uint8_t *rec = api_next_record(c, timeout_ms, &len);
+    if (rec == NULL)
+        return NULL;
+    json_error_t e;
+    json_t *j = json_loadb((const char *)rec, len, 0, &e);
+    free(rec);
+    ck_assert_msg(j != NULL, "bad event JSON: %s", e.text);
+    return j;
+}
+
+void api_operator_subscribe(struct conn *c, uint16_t port,
+                            const char *media_type)
+{
+    memset(c, 0, sizeof(*c));
+    char ct[64], accept[64];
+    snprintf(ct, sizeof(ct), "Content-Type: %s", media_type);
+    snprintf(accept, sizeof(accept), "Accept: %s", media_type);
+    const char *headers[] = {ct, accept, NULL};
+    uint8_t pb[16];
+    const void *body = "{\"type\":\"SUBSCRIBE\"}";
+    size_t len = strlen(body);
+    if (strcmp(media_type, "application/x-protobuf") == 0) {
+        Mesos__V1__Master__Call call = MESOS__V1__MASTER__CALL__INIT;
+        call.has_type = true;
+        call.type = MESOS__V1__MASTER__CALL__TYPE__SUBSCRIBE;
+        len = mesos__v1__master__call__pack(&call, pb);
+        body = pb;
+    }
+    ck_assert_int_eq(
+        e2e_stream_open(port, "POST", "/api/v1", headers, body, len, T, &c->s),
+        0);
+    ck_assert_int_eq(c->s.head.status, 200);
+    ck_assert_str_eq(e2e_response_header(&c->s.head, "Content-Type"),
+                     media_type);
 }
 
 /* The next event of the given type, skipping others (heartbeats, pings);

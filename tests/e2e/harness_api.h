@@ -36,6 +36,15 @@ struct conn {
 
 /* The next record of the stream as JSON, or NULL on timeout. */
 json_t *api_next_event(struct conn *c, int timeout_ms);
+/* The next record of the stream, whatever its encoding: its bytes
+ * (malloc'd, NUL-terminated, caller frees) and length in *len (OUT), or
+ * NULL on timeout. */
+uint8_t *api_next_record(struct conn *c, int timeout_ms, size_t *len);
+/* SUBSCRIBE to the master's operator event stream on port in media_type
+ * ("application/json" or "application/x-protobuf", for the call and the
+ * events); asserts 200 in that type. */
+void api_operator_subscribe(struct conn *c, uint16_t port,
+                            const char *media_type);
 /* The next event of the given type, skipping others (heartbeats, pings);
  * NULL when none arrives in time. */
 json_t *api_wait_event(struct conn *c, const char *type, int timeout_ms);

@@ -322,6 +322,33 @@ struct http_fake *mfx_operator(struct mfx *x, const char *call_json_text)
     return mfx_post(x, master_operator_api, NULL, call_json_text);
 }
 
+void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
+                     const char *task_id, const char *state, int u, bool ack)
+{
+    char uuid[32];
+    /* 16 bytes: 15 zeros and u, base64. */
+    snprintf(uuid, sizeof(uuid),
+             "AAAAAAAAAAAAAAAAAAAA%c%c==", "ABCDEFGHIJKLMNOP"[(u >> 2) & 15],
+             "AQgw"[u % 4]);
+    char payload[1024];
+    snprintf(payload, sizeof(payload),
+             "{\"framework_id\":{\"value\":\"%s\"},\"status\":{\"task_id\":{"
+             "\"value\":\"%s\"},\"state\":\"%s\",\"source\":"
+             "\"SOURCE_EXECUTOR\",\"uuid\":\"%s\",\"agent_id\":{\"value\":"
+             "\"%s\"}}}",
+             fw->id, task_id, state, uuid, ag->id);
+    ck_assert_int_eq(mfx_agent_call(x, ag, "UPDATE", "update", payload), 202);
+    json_decref(mfx_next_event(x, fw, "UPDATE"));
+    if (!ack)
+        return;
+    snprintf(payload, sizeof(payload),
+             "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":\"%s\"},"
+             "\"uuid\":\"%s\"}",
+             ag->id, task_id, uuid);
+    ck_assert_int_eq(
+        mfx_framework_call(x, fw, "ACKNOWLEDGE", "acknowledge", payload), 202);
+}
+
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id)
 {
     json_t *ev = mfx_next_event(x, fw, "OFFERS");

@@ -96,6 +96,12 @@ bool mfx_has_event(const struct mfx_peer *p, const char *type);
 /* Free a peer's stream (after its master stopped or the test is done). */
 void mfx_peer_free(struct mfx_peer *p);
 
+/* ag reports task_id of fw in state (e.g. "TASK_FINISHED") with the
+ * update uuid numbered u (0..63: 15 zero bytes and u); asserts 202 and that
+ * fw gets the UPDATE. With ack, fw then acknowledges it (202 asserted). */
+void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
+                     const char *task_id, const char *state, int u, bool ack);
+
 /* Subscribe fw and ag and wait for fw's first offer; returns the OFFERS
  * event, the first offer's id in offer_id (256 bytes). */
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id);

@@ -4,10 +4,11 @@
  * checkpoint file's round trip and corruption, volume directory paths and
  * unsafe roles and ids, container paths, applying lists (directories made,
  * versions, failures leaving the previous list), removal deferred while a
- * task uses a volume (and across a restart), a crash at every step of an
- * apply (OFFERD_TEST_CRASH_AT, in a forked child) and what recovery makes
- * of it, directories that no record names, the links made in a sandbox,
- * and the agent's total resources.
+ * task uses a volume (and across a restart), a resized volume keeping its
+ * directory and data, a crash at every step of an apply
+ * (OFFERD_TEST_CRASH_AT, in a forked child) and what recovery makes of it,
+ * directories that no record names, the links made in a sandbox, and the
+ * agent's total resources.
  */
 #include "agent/volumes.h"
 
@@ -695,6 +696,51 @@ static void put_data(const char *rel)
     ck_assert_int_eq(fs_write_atomic(p, "precious", 8), 0);
 }
 
+/* A volume v1 of eng resized (GROW_VOLUME, SHRINK_VOLUME) is the same
+ * volume: its directory and data stay, through a restart too. */
+#define SIZED_V1(size)                                                         \
+    "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":" size "},"  \
+    "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"eng\","                \
+    "\"principal\":\"ops\"}],"                                                 \
+    "\"disk\":{\"persistence\":{\"id\":\"v1\",\"principal\":\"ops\"},"         \
+    "\"volume\":{\"container_path\":\"data\",\"mode\":\"RW\"}}}"
+#define RESERVED_DISK(size)                                                    \
+    "{\"name\":\"disk\",\"type\":\"SCALAR\",\"scalar\":{\"value\":" size "},"  \
+    "\"reservations\":[{\"type\":\"DYNAMIC\",\"role\":\"eng\","                \
+    "\"principal\":\"ops\"}]}"
+
+START_TEST(test_resized_volume_keeps_its_data)
+{
+    struct fixture f;
+    open_set(&f);
+    char err[512];
+    ck_assert_int_eq(apply(&f, "[" SIZED_V1("64") "," RESERVED_DISK("64") "]",
+                           1, err, sizeof(err)),
+                     AGENT_VOLS_APPLIED);
+    put_data("volumes/roles/eng/v1");
+    static const char *const lists[] = {
+        "[" SIZED_V1("128") "]",                        /* grown */
+        "[" SIZED_V1("32") "," RESERVED_DISK("96") "]", /* shrunk */
+    };
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        ck_assert_int_eq(apply(&f, lists[i], i + 2, err, sizeof(err)),
+                         AGENT_VOLS_APPLIED);
+        ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+        ck_assert_uint_eq(agent_vols_collect(f.v), 0);
+        ck_assert(exists("volumes/roles/eng/v1/data"));
+        /* And after a restart. */
+        close_set(&f);
+        open_set(&f);
+        ck_assert_uint_eq(agent_vols_version(f.v), i + 2);
+        ck_assert_uint_eq(agent_vols_removing(f.v), 0);
+        ck_assert_uint_eq(agent_vols_collect(f.v), 0);
+        ck_assert_ptr_nonnull(agent_vols_find(f.v, "eng", "v1"));
+        ck_assert(exists("volumes/roles/eng/v1/data"));
+    }
+    close_set(&f);
+}
+END_TEST
+
 /* Assert the recovery rule after a restart (recover, then collect): every
  * directory volumes/roles/<role>/<id> is a volume the list holds, or the
  * one a task uses (busy_id); every volume the list holds has its
@@ -1235,6 +1281,7 @@ static Suite *agent_volumes_suite(void)
     tcase_add_test(tc, test_dropped_volume_removed_when_unused);
     tcase_add_test(tc, test_removal_deferred_while_in_use);
     tcase_add_test(tc, test_relisted_volume_is_not_removed);
+    tcase_add_test(tc, test_resized_volume_keeps_its_data);
     tcase_add_loop_test(tc, test_crash_at_every_step, 0,
                         (int)(sizeof(crash_cases) / sizeof(crash_cases[0])));
     tcase_add_test(tc, test_crash_points_by_name);

@@ -94,29 +94,7 @@ static void launch(const char *offer_id, const char *const *ids, size_t n)
  * acknowledges it when ack. */
 static void update(const char *id, const char *state, int u, bool ack)
 {
-    char uuid[32];
-    /* 16 bytes: 15 zeros and u, base64. */
-    snprintf(uuid, sizeof(uuid),
-             "AAAAAAAAAAAAAAAAAAAA%c%c==", "ABCDEFGHIJKLMNOP"[(u >> 2) & 15],
-             "AQgw"[u % 4]);
-    char payload[1024];
-    snprintf(payload, sizeof(payload),
-             "{\"framework_id\":{\"value\":\"%s\"},\"status\":{\"task_id\":{"
-             "\"value\":\"%s\"},\"state\":\"%s\",\"source\":"
-             "\"SOURCE_EXECUTOR\",\"uuid\":\"%s\",\"agent_id\":{\"value\":"
-             "\"%s\"}}}",
-             FW.id, id, state, uuid, AG.id);
-    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UPDATE", "update", payload), 202);
-    json_decref(mfx_next_event(&X, &FW, "UPDATE"));
-    if (!ack)
-        return;
-    snprintf(payload, sizeof(payload),
-             "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":\"%s\"},"
-             "\"uuid\":\"%s\"}",
-             AG.id, id, uuid);
-    ck_assert_int_eq(
-        mfx_framework_call(&X, &FW, "ACKNOWLEDGE", "acknowledge", payload),
-        202);
+    mfx_task_update(&X, &FW, &AG, id, state, u, ack);
 }
 
 /* A framework and an agent, tasks ids[0..n-1] launched and running. */

@@ -33,7 +33,8 @@ static void expect_packed(const ProtobufCMessage *m, const uint8_t *want,
     size_t written = protobuf_c_message_pack(m, buf);
 
     ck_assert_uint_eq(written, len);
-    if (len != want_len || (len > 0 && memcmp(buf, want, len) != 0)) {
+    if (len != want_len ||
+        (want != NULL && len > 0 && memcmp(buf, want, len) != 0)) {
         fprintf(stderr, "packed %s (%zu bytes):", m->descriptor->name, len);
         for (size_t i = 0; i < len; i++)
             fprintf(stderr, " %02x", buf[i]);
