@@ -18,14 +18,16 @@
 static enum log_level current_level = LOG_LEVEL_INFO;
 static int log_fd = -1; /* the log file, -1: none */
 
+/* The level changes on the loop (log_toggle.h) while other threads (the
+ * registry's worker) may log: relaxed atomics, no ordering needed. */
 void log_set_level(enum log_level level)
 {
-    current_level = level;
+    __atomic_store_n(&current_level, level, __ATOMIC_RELAXED);
 }
 
 enum log_level log_get_level(void)
 {
-    return current_level;
+    return __atomic_load_n(&current_level, __ATOMIC_RELAXED);
 }
 
 int log_parse_level(const char *name, enum log_level *out)
