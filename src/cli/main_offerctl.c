@@ -1,0 +1,58 @@
+/*
+ * offerctl: the operator command line of offerd. Everything but the
+ * wiring lives in the library (offerctl.h): parse the arguments, resolve
+ * --master once (before the loop), make the only event_base, run the
+ * command through the network octl_io (offerctl_http.h), and return its
+ * exit status (0 done, 1 refused, 2 usage, 3 unreachable).
+ */
+#include "cli/master_addr.h"
+#include "cli/offerctl.h"
+#include "cli/offerctl_http.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    struct octl_args a;
+    char err[512];
+    if (octl_parse_args(argc, argv, getenv(OCTL_MASTER_ENV), &a, err,
+                        sizeof(err)) != 0) {
+        fprintf(stderr,
+                OCTL_PROGRAM ": %s (see '" OCTL_PROGRAM " %s%s--help')\n", err,
+                a.cmd ? octl_cmd_name(a.cmd) : "", a.cmd ? " " : "");
+        return OCTL_EXIT_USAGE;
+    }
+    struct octl_http h = {.timeout_ms = a.timeout_ms};
+    char ip[64];
+    if (!a.help && a.cmd != NULL &&
+        cli_master_addr_parse(a.master, ip, sizeof(ip), &h.master_port, err,
+                              sizeof(err)) != 0) {
+        fprintf(stderr, OCTL_PROGRAM ": %s\n", err);
+        return OCTL_EXIT_USAGE;
+    }
+    h.master_host = ip;
+    /* A closed pipe (offerctl ... | head) ends the program through write
+     * errors, not a signal mid-output. */
+    signal(SIGPIPE, SIG_IGN);
+    h.base = event_base_new();
+    if (h.base == NULL) {
+        fprintf(stderr, OCTL_PROGRAM ": cannot create an event loop\n");
+        return OCTL_EXIT_UNREACHABLE;
+    }
+    struct octl_io io = {
+        .request = octl_http_request,
+        .sleep_ms = octl_http_sleep_ms,
+        .stopped = octl_http_stopped,
+        .arg = &h,
+        .out = stdout,
+        .err = stderr,
+    };
+    int rc = octl_run(&a, &io);
+    event_base_free(h.base);
+    if (fflush(stdout) != 0 && rc == 0)
+        rc = OCTL_EXIT_REFUSED;
+    return rc;
+}

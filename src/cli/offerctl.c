@@ -1,0 +1,1860 @@
+/*
+ * offerctl: argument parsing, the command table and each command's run
+ * function; see offerctl.h. A command builds its Calls with
+ * offerctl_build.h, sends them through the caller's struct octl_io (so
+ * that tests answer from canned replies), and prints the answer as a table
+ * (offerctl_table.h) or, with --json, as the API wrote it.
+ */
+#include "cli/offerctl.h"
+
+#include "cli/offerctl_build.h"
+#include "cli/offerctl_table.h"
+#include "common/mem.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Largest per-request timeout --timeout takes (ms). */
+#define OCTL_MAX_TIMEOUT_MS (3600LL * 1000)
+/* Bytes `logs` asks for per /files/read (the agent's own cap). */
+#define OCTL_READ_CHUNK 65536
+
+struct ctx {
+    const struct octl_args *a;
+    const struct octl_io *io;
+};
+
+typedef int (*run_fn)(struct ctx *c);
+
+#define OPT(o) (1u << (o))
+
+struct octl_cmd {
+    const char *name;
+    run_fn run;
+    unsigned opts;        /* options it takes (OPT bits) */
+    const char *synopsis; /* usage lines, each "offerctl ..." */
+    const char *summary;  /* one line for the command list */
+    const char *details;  /* more text for --help; may be NULL */
+};
+
+/* ---- Options ---- */
+
+static const struct {
+    const char *name;
+    bool has_value;   /* --name=value; else a flag, --name */
+    const char *help; /* one line for --help */
+} opt_defs[OCTL_OPT_COUNT] = {
+    [OCTL_OPT_ALL] = {"all", false, "completed ones too"},
+    [OCTL_OPT_ROLE] = {"role", true,
+                       "role to reserve to (entries without a role)"},
+    [OCTL_OPT_PRINCIPAL] = {"principal", true,
+                            "principal recorded on the reservation"},
+    [OCTL_OPT_FORCE] = {"force", false,
+                        "skip the master's capacity and usage checks"},
+    [OCTL_OPT_GUARANTEE] = {"guarantee", true,
+                            "guaranteed resources, e.g. cpus:2;mem:512"},
+    [OCTL_OPT_LIMIT] = {"limit", true, "resource limits, e.g. cpus:4"},
+    [OCTL_OPT_ID] = {"id", true, "the volume's persistence id"},
+    [OCTL_OPT_CONTAINER_PATH] = {"container_path", true,
+                                 "where tasks see the volume in their "
+                                 "sandbox"},
+    [OCTL_OPT_MODE] = {"mode", true, "RW (default) or RO"},
+    [OCTL_OPT_MAX_GRACE] = {"max_grace_period", true,
+                            "cap on each task's kill grace period, e.g. "
+                            "10secs"},
+    [OCTL_OPT_MARK_GONE] = {"mark_gone", false,
+                            "once drained, remove the agent for good"},
+    [OCTL_OPT_FILE] = {"file", true, "sandbox file to show (default stdout)"},
+    [OCTL_OPT_FOLLOW] = {"follow", false,
+                         "keep printing what is appended, until Ctrl-C"},
+    [OCTL_OPT_INTERVAL] = {"interval", true,
+                           "time between two reads with --follow "
+                           "(default 1secs)"},
+};
+
+/* ---- Output helpers ---- */
+
+static void errorf(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void errorf(struct ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(OCTL_PROGRAM ": ", c->io->err);
+    vfprintf(c->io->err, fmt, ap);
+    va_end(ap);
+    fputc('\n', c->io->err);
+}
+
+/* A usage error: the reason and where help is; returns OCTL_EXIT_USAGE. */
+static int usage_error(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int usage_error(struct ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(OCTL_PROGRAM ": ", c->io->err);
+    vfprintf(c->io->err, fmt, ap);
+    va_end(ap);
+    fprintf(c->io->err, " (see '" OCTL_PROGRAM " %s --help')\n",
+            c->a->cmd ? c->a->cmd->name : "");
+    return OCTL_EXIT_USAGE;
+}
+
+void octl_reply_clear(struct octl_reply *rp)
+{
+    free(rp->body);
+    memset(rp, 0, sizeof(*rp));
+}
+
+/* The first line of a refusal's body, trimmed, or "HTTP <status>". */
+static void print_refusal(struct ctx *c, const char *who,
+                          const struct octl_reply *rp)
+{
+    const char *b = rp->body ? rp->body : "";
+    while (isspace((unsigned char)*b))
+        b++;
+    size_t n = strcspn(b, "\r\n");
+    while (n > 0 && isspace((unsigned char)b[n - 1]))
+        n--;
+    if (n == 0)
+        errorf(c, "the %s answered %d", who, rp->status);
+    else
+        errorf(c, "%.*s", (int)n, b);
+}
+
+/* Send rq; on an error print it and return the exit status, else 0. */
+static int send_checked(struct ctx *c, const struct octl_request *rq,
+                        struct octl_reply *rp)
+{
+    memset(rp, 0, sizeof(*rp));
+    c->io->request(c->io->arg, rq, rp);
+    const char *who = rq->to_agent ? "agent" : "master";
+    if (rp->status == 0) {
+        /* The client's reason may start with the address: said once. */
+        const char *why = rp->body ? rp->body : "no answer";
+        const char *sep = strstr(why, ": ");
+        if (sep != NULL && strchr(why, ' ') == sep + 1 &&
+            memchr(why, ':', (size_t)(sep - why)) != NULL)
+            why = sep + 2;
+        if (rq->to_agent)
+            errorf(c, "cannot reach the agent at %s:%u: %s", rq->host,
+                   (unsigned)rq->port, why);
+        else
+            errorf(c, "cannot reach the master at %s: %s", c->a->master, why);
+        octl_reply_clear(rp);
+        return OCTL_EXIT_UNREACHABLE;
+    }
+    if (rp->status < 200 || rp->status > 299) {
+        print_refusal(c, who, rp);
+        octl_reply_clear(rp);
+        return OCTL_EXIT_REFUSED;
+    }
+    return 0;
+}
+
+/* POST call (stolen) to the master's /api/v1. With want != NULL the answer
+ * must be JSON: *want (OUT) gets it. Returns 0 or the exit status. */
+static int call_master(struct ctx *c, json_t *call, json_t **want)
+{
+    char *body = json_dumps(call, JSON_COMPACT);
+    json_decref(call);
+    struct octl_request rq = {.post = true, .path = "/api/v1", .body = body};
+    struct octl_reply rp;
+    int rc = send_checked(c, &rq, &rp);
+    free(body);
+    if (rc != 0)
+        return rc;
+    if (want != NULL) {
+        json_error_t je;
+        *want = json_loadb(rp.body, rp.len, 0, &je);
+        if (*want == NULL) {
+            errorf(c, "the master's answer is not JSON: %s", je.text);
+            octl_reply_clear(&rp);
+            return OCTL_EXIT_REFUSED;
+        }
+    }
+    octl_reply_clear(&rp);
+    return 0;
+}
+
+static void print_json(struct ctx *c, const json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s != NULL) {
+        fputs(s, c->io->out);
+        fputc('\n', c->io->out);
+    }
+    free(s);
+}
+
+/* Run a read call; with --json print its answer and return with *ans NULL;
+ * otherwise *ans (OUT) is the answer's `field` object (borrowed from
+ * *root, which the caller frees). */
+static int read_call(struct ctx *c, const char *type, const char *field,
+                     json_t **root, json_t **ans)
+{
+    *root = NULL;
+    *ans = NULL;
+    int rc = call_master(c, octl_call_new(type, NULL, NULL), root);
+    if (rc != 0)
+        return rc;
+    if (c->a->json) {
+        print_json(c, *root);
+        return 0;
+    }
+    /* An answer without the field reads as an empty one. */
+    if (json_object_get(*root, field) == NULL)
+        json_object_set_new(*root, field, json_object());
+    *ans = json_object_get(*root, field);
+    return 0;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static const char *jid(const json_t *o, const char *key)
+{
+    return jstr(json_object_get(o, key), "value");
+}
+
+static bool jtrue(const json_t *o, const char *key)
+{
+    return json_is_true(json_object_get(o, key));
+}
+
+static bool opt_set(struct ctx *c, enum octl_opt o)
+{
+    return c->a->opt[o] != NULL;
+}
+
+static const char *opt_val(struct ctx *c, enum octl_opt o)
+{
+    return c->a->opt[o];
+}
+
+/* Check the number of positionals (after the subcommand, when skip is 1). */
+static int need_pos(struct ctx *c, size_t skip, size_t min, size_t max,
+                    const char *what)
+{
+    size_t n = c->a->npos - skip;
+    if (n < min)
+        return usage_error(c, "missing %s", what);
+    if (n > max) {
+        const char *extra =
+            skip + max < OCTL_MAX_POS ? c->a->pos[skip + max] : NULL;
+        return usage_error(c, "unexpected argument '%s'", extra ? extra : "");
+    }
+    return 0;
+}
+
+/* Print "<what>" as the human answer to a change. */
+static void done_line(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void done_line(struct ctx *c, const char *fmt, ...)
+{
+    if (c->a->json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(c->io->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', c->io->out);
+}
+
+/* Cells of three scalar columns from a resources array. */
+static void set_res_cells(struct octl_table *t, size_t col, const json_t *arr)
+{
+    char b[64];
+    octl_table_set(t, col, octl_fmt_num(octl_res_sum(arr, "cpus"), b, 64));
+    octl_table_set(t, col + 1, octl_fmt_mb(octl_res_sum(arr, "mem"), b, 64));
+    octl_table_set(t, col + 2, octl_fmt_mb(octl_res_sum(arr, "disk"), b, 64));
+}
+
+/* "used/total" of one scalar. */
+static void set_used_total(struct octl_table *t, size_t col, const json_t *used,
+                           const json_t *total, const char *name)
+{
+    char u[64], tt[64];
+    double a = octl_res_sum(used, name), b = octl_res_sum(total, name);
+    if (strcmp(name, "cpus") == 0)
+        octl_table_setf(t, col, "%s/%s", octl_fmt_num(a, u, 64),
+                        octl_fmt_num(b, tt, 64));
+    else
+        octl_table_setf(t, col, "%s/%s", octl_fmt_mb(a, u, 64),
+                        octl_fmt_mb(b, tt, 64));
+}
+
+/* ---- agents ---- */
+
+/* The roles the agent's resources are reserved to, "db,web" or NULL. */
+static char *reserved_roles(const json_t *arr)
+{
+    json_t *seen = json_object();
+    size_t i;
+    const json_t *r;
+    json_array_foreach(arr, i, r)
+    {
+        const json_t *st = json_object_get(r, "reservations");
+        const json_t *top = json_array_get(st, json_array_size(st) - 1);
+        const char *role = json_string_value(json_object_get(top, "role"));
+        if (role == NULL) {
+            role = json_string_value(json_object_get(r, "role"));
+            if (role != NULL && strcmp(role, "*") == 0)
+                role = NULL;
+        }
+        if (role != NULL)
+            json_object_set_new(seen, role, json_true());
+    }
+    char *s = NULL;
+    size_t len = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(seen, k, v)
+    {
+        size_t kl = strlen(k);
+        s = xrealloc(s, len + kl + 2);
+        if (len > 0)
+            s[len++] = ',';
+        memcpy(s + len, k, kl + 1);
+        len += kl;
+    }
+    json_decref(seen);
+    return s;
+}
+
+static const char *agent_state(const json_t *ag)
+{
+    const char *drain = jstr(json_object_get(ag, "drain_info"), "state");
+    if (strcmp(drain, "DRAINING") == 0)
+        return "draining";
+    if (strcmp(drain, "DRAINED") == 0)
+        return "drained";
+    if (jtrue(ag, "deactivated"))
+        return "deactivated";
+    return jtrue(ag, "active") ? "active" : "disconnected";
+}
+
+static int cmd_agents(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_AGENTS", "get_agents", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"ID",  "HOSTNAME", "STATE",   "CPUS",
+                                       "MEM", "DISK",     "RESERVED"};
+    struct octl_table *t = octl_table_new(7, cols);
+    size_t i;
+    json_t *ag;
+    json_array_foreach(json_object_get(ans, "agents"), i, ag)
+    {
+        const json_t *info = json_object_get(ag, "agent_info");
+        const json_t *total = json_object_get(ag, "total_resources");
+        const json_t *used = json_object_get(ag, "allocated_resources");
+        octl_table_set(t, 0, jid(info, "id"));
+        octl_table_set(t, 1, jstr(info, "hostname"));
+        octl_table_set(t, 2, agent_state(ag));
+        set_used_total(t, 3, used, total, "cpus");
+        set_used_total(t, 4, used, total, "mem");
+        set_used_total(t, 5, used, total, "disk");
+        char *roles = reserved_roles(total);
+        octl_table_set(t, 6, roles);
+        free(roles);
+        octl_table_end_row(t);
+    }
+    json_array_foreach(json_object_get(ans, "recovered_agents"), i, ag)
+    {
+        octl_table_set(t, 0, jid(ag, "id"));
+        octl_table_set(t, 1, jstr(ag, "hostname"));
+        octl_table_set(t, 2, "recovered");
+        octl_table_end_row(t);
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* ---- frameworks ---- */
+
+static void framework_row(struct octl_table *t, const json_t *fw,
+                          const char *state)
+{
+    const json_t *info = json_object_get(fw, "framework_info");
+    octl_table_set(t, 0, jid(info, "id"));
+    octl_table_set(t, 1, jstr(info, "name"));
+    const json_t *roles = json_object_get(info, "roles");
+    char buf[512] = "";
+    size_t i, used = 0;
+    const json_t *r;
+    json_array_foreach(roles, i, r)
+    {
+        int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? "," : "",
+                         json_string_value(r));
+        if (w < 0 || (size_t)w >= sizeof(buf) - used)
+            break;
+        used += (size_t)w;
+    }
+    if (json_array_size(roles) == 0)
+        snprintf(buf, sizeof(buf), "%s",
+                 json_string_value(json_object_get(info, "role"))
+                     ? jstr(info, "role")
+                     : "*");
+    octl_table_set(t, 2, buf);
+    if (state == NULL)
+        state = !jtrue(fw, "connected") ? "disconnected"
+                : jtrue(fw, "active")   ? "active"
+                                        : "inactive";
+    octl_table_set(t, 3, state);
+    set_res_cells(t, 4, json_object_get(fw, "allocated_resources"));
+    octl_table_end_row(t);
+}
+
+static int cmd_frameworks(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_FRAMEWORKS", "get_frameworks", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"ID",   "NAME", "ROLES", "STATE",
+                                       "CPUS", "MEM",  "DISK"};
+    struct octl_table *t = octl_table_new(7, cols);
+    size_t i;
+    json_t *fw;
+    json_array_foreach(json_object_get(ans, "frameworks"), i, fw)
+        framework_row(t, fw, NULL);
+    if (opt_set(c, OCTL_OPT_ALL))
+        json_array_foreach(json_object_get(ans, "completed_frameworks"), i, fw)
+            framework_row(t, fw, "completed");
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* ---- tasks ---- */
+
+static void task_row(struct octl_table *t, const json_t *task)
+{
+    octl_table_set(t, 0, jid(task, "task_id"));
+    octl_table_set(t, 1, jstr(task, "name"));
+    octl_table_set(t, 2, jid(task, "framework_id"));
+    octl_table_set(t, 3, jid(task, "agent_id"));
+    octl_table_set(t, 4, jstr(task, "state"));
+    set_res_cells(t, 5, json_object_get(task, "resources"));
+    octl_table_end_row(t);
+}
+
+static int cmd_tasks(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_TASKS", "get_tasks", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"ID",    "NAME", "FRAMEWORK", "AGENT",
+                                       "STATE", "CPUS", "MEM",       "DISK"};
+    struct octl_table *t = octl_table_new(8, cols);
+    static const char *const lists[] = {"pending_tasks", "tasks",
+                                        "unreachable_tasks", "completed_tasks"};
+    size_t nlists = opt_set(c, OCTL_OPT_ALL) ? 4 : 3;
+    for (size_t l = 0; l < nlists; l++) {
+        size_t i;
+        json_t *task;
+        json_array_foreach(json_object_get(ans, lists[l]), i, task)
+            task_row(t, task);
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* ---- roles ---- */
+
+static int cmd_roles(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_ROLES", "get_roles", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"NAME", "WEIGHT", "FRAMEWORKS",
+                                       "CPUS", "MEM",    "DISK"};
+    struct octl_table *t = octl_table_new(6, cols);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(ans, "roles"), i, r)
+    {
+        char b[64];
+        octl_table_set(t, 0, jstr(r, "name"));
+        octl_table_set(
+            t, 1,
+            octl_fmt_num(json_number_value(json_object_get(r, "weight")), b,
+                         64));
+        octl_table_setf(t, 2, "%zu",
+                        json_array_size(json_object_get(r, "frameworks")));
+        set_res_cells(t, 3, json_object_get(r, "resources"));
+        octl_table_end_row(t);
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* ---- quota ---- */
+
+static int quota_show(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_QUOTA", "get_quota", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"ROLE", "GUARANTEE", "LIMIT"};
+    struct octl_table *t = octl_table_new(3, cols);
+    size_t i;
+    json_t *q;
+    json_array_foreach(
+        json_object_get(json_object_get(ans, "status"), "configs"), i, q)
+    {
+        octl_table_set(t, 0, jstr(q, "role"));
+        char *g = octl_quantities_text(json_object_get(q, "guarantees"));
+        char *l = octl_quantities_text(json_object_get(q, "limits"));
+        octl_table_set(t, 1, g[0] ? g : NULL);
+        octl_table_set(t, 2, l[0] ? l : NULL);
+        free(g);
+        free(l);
+        octl_table_end_row(t);
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+static int cmd_quota(struct ctx *c)
+{
+    const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
+    char err[512];
+    if (sub == NULL || (strcmp(sub, "set") != 0 && strcmp(sub, "remove") != 0))
+        return sub ? usage_error(c, "unknown quota command '%s'", sub)
+                   : quota_show(c);
+    int rc = need_pos(c, 1, 1, 1, "ROLE");
+    if (rc != 0)
+        return rc;
+    const char *role = c->a->pos[1];
+    if (strcmp(sub, "remove") == 0) {
+        rc = call_master(c,
+                         octl_call_new("REMOVE_QUOTA", "remove_quota",
+                                       json_pack("{s:s}", "role", role)),
+                         NULL);
+        if (rc == 0)
+            done_line(c, "quota of role %s removed", role);
+        return rc;
+    }
+    if (!opt_set(c, OCTL_OPT_GUARANTEE) && !opt_set(c, OCTL_OPT_LIMIT))
+        return usage_error(c, "give --guarantee=RESOURCES, --limit=RESOURCES "
+                              "or both");
+    json_t *cfg = json_pack("{s:s}", "role", role);
+    static const struct {
+        enum octl_opt opt;
+        const char *field;
+    } parts[] = {{OCTL_OPT_GUARANTEE, "guarantees"},
+                 {OCTL_OPT_LIMIT, "limits"}};
+    for (size_t i = 0; i < 2; i++) {
+        if (!opt_set(c, parts[i].opt))
+            continue;
+        json_t *m = octl_quantities(opt_val(c, parts[i].opt), err, sizeof(err));
+        if (m == NULL) {
+            json_decref(cfg);
+            return usage_error(c, "--%s: %s", opt_defs[parts[i].opt].name, err);
+        }
+        json_object_set_new(cfg, parts[i].field, m);
+    }
+    json_t *upd = json_pack("{s:[o]}", "quota_configs", cfg);
+    if (opt_set(c, OCTL_OPT_FORCE))
+        json_object_set_new(upd, "force", json_true());
+    rc = call_master(c, octl_call_new("UPDATE_QUOTA", "update_quota", upd),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "quota of role %s set", role);
+    return rc;
+}
+
+/* ---- weights ---- */
+
+static int cmd_weights(struct ctx *c)
+{
+    char err[512];
+    const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
+    if (sub != NULL && strcmp(sub, "set") != 0)
+        return usage_error(c, "unknown weights command '%s'", sub);
+    if (sub == NULL) {
+        json_t *root, *ans;
+        int rc = read_call(c, "GET_WEIGHTS", "get_weights", &root, &ans);
+        if (rc != 0 || ans == NULL) {
+            json_decref(root);
+            return rc;
+        }
+        static const char *const cols[] = {"ROLE", "WEIGHT"};
+        struct octl_table *t = octl_table_new(2, cols);
+        size_t i;
+        json_t *w;
+        json_array_foreach(json_object_get(ans, "weight_infos"), i, w)
+        {
+            char b[64];
+            octl_table_set(t, 0, jstr(w, "role"));
+            octl_table_set(
+                t, 1,
+                octl_fmt_num(json_number_value(json_object_get(w, "weight")), b,
+                             64));
+            octl_table_end_row(t);
+        }
+        octl_table_print(t, c->io->out);
+        octl_table_free(t);
+        json_decref(root);
+        return 0;
+    }
+    int rc = need_pos(c, 1, 1, OCTL_MAX_POS, "ROLE=WEIGHT");
+    if (rc != 0)
+        return rc;
+    json_t *infos = json_array();
+    for (size_t i = 1; i < c->a->npos; i++) {
+        json_t *w = octl_weight_info(c->a->pos[i], err, sizeof(err));
+        if (w == NULL) {
+            json_decref(infos);
+            return usage_error(c, "%s", err);
+        }
+        json_array_append_new(infos, w);
+    }
+    rc = call_master(c,
+                     octl_call_new("UPDATE_WEIGHTS", "update_weights",
+                                   json_pack("{s:o}", "weight_infos", infos)),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "weights set");
+    return rc;
+}
+
+/* ---- reserve, unreserve, volumes ---- */
+
+static int reservation_call(struct ctx *c, bool reserve)
+{
+    char err[512];
+    int rc = need_pos(c, 0, 2, 2, "AGENT_ID and RESOURCES");
+    if (rc != 0)
+        return rc;
+    json_t *res = octl_reserved_resources(
+        c->a->pos[1], opt_val(c, OCTL_OPT_ROLE), opt_val(c, OCTL_OPT_PRINCIPAL),
+        err, sizeof(err));
+    if (res == NULL)
+        return usage_error(c, "%s", err);
+    const char *type = reserve ? "RESERVE_RESOURCES" : "UNRESERVE_RESOURCES";
+    const char *field = reserve ? "reserve_resources" : "unreserve_resources";
+    json_t *p = json_pack("{s:o,s:o}", "agent_id", octl_id_json(c->a->pos[0]),
+                          "resources", res);
+    rc = call_master(c, octl_call_new(type, field, p), NULL);
+    if (rc == 0)
+        done_line(c, "%s on agent %s", reserve ? "reserved" : "unreserved",
+                  c->a->pos[0]);
+    return rc;
+}
+
+static int cmd_reserve(struct ctx *c)
+{
+    return reservation_call(c, true);
+}
+
+static int cmd_unreserve(struct ctx *c)
+{
+    return reservation_call(c, false);
+}
+
+/* The persistent volumes among an agent's resources. */
+static bool is_volume(const json_t *r)
+{
+    return json_object_get(
+               json_object_get(json_object_get(r, "disk"), "persistence"),
+               "id") != NULL;
+}
+
+static int volumes_list(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_AGENTS", "get_agents", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"AGENT", "ID",   "ROLE",
+                                       "SIZE",  "PATH", "MODE"};
+    struct octl_table *t = octl_table_new(6, cols);
+    size_t i, k;
+    json_t *ag, *r;
+    json_array_foreach(json_object_get(ans, "agents"), i, ag)
+    {
+        json_array_foreach(json_object_get(ag, "total_resources"), k, r)
+        {
+            if (!is_volume(r))
+                continue;
+            const json_t *disk = json_object_get(r, "disk");
+            const json_t *st = json_object_get(r, "reservations");
+            const json_t *top = json_array_get(st, json_array_size(st) - 1);
+            char b[64];
+            octl_table_set(t, 0, jid(json_object_get(ag, "agent_info"), "id"));
+            octl_table_set(t, 1,
+                           jstr(json_object_get(disk, "persistence"), "id"));
+            octl_table_set(t, 2, top ? jstr(top, "role") : jstr(r, "role"));
+            octl_table_set(
+                t, 3,
+                octl_fmt_mb(json_number_value(json_object_get(
+                                json_object_get(r, "scalar"), "value")),
+                            b, 64));
+            octl_table_set(
+                t, 4, jstr(json_object_get(disk, "volume"), "container_path"));
+            octl_table_set(t, 5, jstr(json_object_get(disk, "volume"), "mode"));
+            octl_table_end_row(t);
+        }
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* The volume `id` on agent `agent`, as GET_AGENTS shows it (a new
+ * reference), or NULL with the exit status in *rc. */
+static json_t *find_volume(struct ctx *c, const char *agent, const char *id,
+                           int *rc)
+{
+    json_t *root = NULL;
+    *rc = call_master(c, octl_call_new("GET_AGENTS", NULL, NULL), &root);
+    if (*rc != 0)
+        return NULL;
+    json_t *found = NULL;
+    size_t i, k;
+    json_t *ag, *r;
+    json_array_foreach(
+        json_object_get(json_object_get(root, "get_agents"), "agents"), i, ag)
+    {
+        if (strcmp(jid(json_object_get(ag, "agent_info"), "id"), agent) != 0)
+            continue;
+        json_array_foreach(json_object_get(ag, "total_resources"), k, r)
+        {
+            if (is_volume(r) &&
+                strcmp(jstr(json_object_get(json_object_get(r, "disk"),
+                                            "persistence"),
+                            "id"),
+                       id) == 0)
+                found = json_deep_copy(r);
+        }
+    }
+    json_decref(root);
+    if (found == NULL) {
+        errorf(c, "agent %s has no volume '%s'", agent, id);
+        *rc = OCTL_EXIT_REFUSED;
+        return NULL;
+    }
+    /* The master shows it allocated to no one; the call takes it as is. */
+    json_object_del(found, "allocation_info");
+    return found;
+}
+
+/* A size in megabytes: a positive number. Returns 0 with *mb (OUT). */
+static int parse_mb(const char *text, double *mb)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0) || v > 1e15)
+        return -1;
+    *mb = v;
+    return 0;
+}
+
+/* volumes grow|shrink AGENT_ID VOLUME_ID SIZE: the volume as the master
+ * shows it, and the reserved disk beside it to add (the volume's own
+ * reservations and disk source, no persistence or volume), or the amount
+ * to give back. */
+static int volume_resize(struct ctx *c, bool grow)
+{
+    int rc = need_pos(c, 1, 3, 3, "AGENT_ID, VOLUME_ID and SIZE (MB)");
+    if (rc != 0)
+        return rc;
+    const char *agent = c->a->pos[1], *id = c->a->pos[2];
+    double mb;
+    if (parse_mb(c->a->pos[3], &mb) != 0)
+        return usage_error(c, "bad SIZE '%s': a positive number of MB",
+                           c->a->pos[3]);
+    json_t *vol = find_volume(c, agent, id, &rc);
+    if (vol == NULL)
+        return rc;
+    json_t *p =
+        json_pack("{s:o,s:o}", "agent_id", octl_id_json(agent), "volume", vol);
+    if (grow) {
+        json_t *add = json_deep_copy(vol);
+        json_t *disk = json_object_get(add, "disk");
+        json_object_del(disk, "persistence");
+        json_object_del(disk, "volume");
+        if (json_object_size(disk) == 0)
+            json_object_del(add, "disk");
+        json_object_del(add, "shared");
+        json_object_set_new(add, "scalar", json_pack("{s:f}", "value", mb));
+        json_object_set_new(p, "addition", add);
+    } else {
+        json_object_set_new(p, "subtract", json_pack("{s:f}", "value", mb));
+    }
+    rc = call_master(c,
+                     grow ? octl_call_new("GROW_VOLUME", "grow_volume", p)
+                          : octl_call_new("SHRINK_VOLUME", "shrink_volume", p),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "volume %s on agent %s %s", id, agent,
+                  grow ? "grown" : "shrunk");
+    return rc;
+}
+
+static int cmd_volumes(struct ctx *c)
+{
+    char err[512];
+    const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
+    if (sub == NULL)
+        return volumes_list(c);
+    if (strcmp(sub, "grow") == 0 || strcmp(sub, "shrink") == 0)
+        return volume_resize(c, strcmp(sub, "grow") == 0);
+    bool create = strcmp(sub, "create") == 0;
+    if (!create && strcmp(sub, "destroy") != 0)
+        return usage_error(c, "unknown volumes command '%s'", sub);
+    int rc = need_pos(c, 1, 2, 2,
+                      create ? "AGENT_ID and RESOURCES"
+                             : "AGENT_ID and "
+                               "VOLUME_ID");
+    if (rc != 0)
+        return rc;
+    const char *agent = c->a->pos[1], *arg = c->a->pos[2];
+    json_t *vols;
+    if (create) {
+        vols = octl_volume_resources(
+            arg, opt_val(c, OCTL_OPT_ROLE), opt_val(c, OCTL_OPT_PRINCIPAL),
+            opt_val(c, OCTL_OPT_ID), opt_val(c, OCTL_OPT_CONTAINER_PATH),
+            opt_val(c, OCTL_OPT_MODE), err, sizeof(err));
+        if (vols == NULL)
+            return usage_error(c, "%s", err);
+    } else if (arg[strspn(arg, " \t")] == '[') {
+        vols = octl_reserved_resources(arg, NULL, NULL, err, sizeof(err));
+        if (vols == NULL)
+            return usage_error(c, "%s", err);
+    } else {
+        json_t *v = find_volume(c, agent, arg, &rc);
+        if (v == NULL)
+            return rc;
+        vols = json_array();
+        json_array_append_new(vols, v);
+    }
+    json_t *p = json_pack("{s:o,s:o}", "agent_id", octl_id_json(agent),
+                          "volumes", vols);
+    rc = call_master(
+        c,
+        create ? octl_call_new("CREATE_VOLUMES", "create_volumes", p)
+               : octl_call_new("DESTROY_VOLUMES", "destroy_volumes", p),
+        NULL);
+    if (rc == 0)
+        done_line(c, "volume %s on agent %s", create ? "created" : "destroyed",
+                  agent);
+    return rc;
+}
+
+/* ---- maintenance ---- */
+
+static char *machine_text(const json_t *m)
+{
+    const char *h = jstr(m, "hostname"), *ip = jstr(m, "ip");
+    size_t n = strlen(h) + strlen(ip) + 2;
+    char *s = xmalloc(n);
+    snprintf(s, n, "%s%s%s", h, (*h && *ip) ? "/" : "", ip);
+    return s;
+}
+
+static long long jll(const json_t *o, const char *a, const char *b)
+{
+    return (long long)json_integer_value(
+        json_object_get(json_object_get(o, a), b));
+}
+
+static int maint_schedule_show(struct ctx *c)
+{
+    json_t *root, *ans;
+    int rc = read_call(c, "GET_MAINTENANCE_SCHEDULE",
+                       "get_maintenance_schedule", &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"MACHINE", "START (UTC)", "DURATION"};
+    struct octl_table *t = octl_table_new(3, cols);
+    size_t i, k;
+    json_t *w, *m;
+    json_array_foreach(
+        json_object_get(json_object_get(ans, "schedule"), "windows"), i, w)
+    {
+        const json_t *u = json_object_get(w, "unavailability");
+        char start[64], dur[64];
+        octl_fmt_time(jll(u, "start", "nanoseconds"), start, sizeof(start));
+        if (json_object_get(u, "duration") != NULL)
+            octl_fmt_duration(jll(u, "duration", "nanoseconds"), dur,
+                              sizeof(dur));
+        else
+            snprintf(dur, sizeof(dur), "-");
+        json_array_foreach(json_object_get(w, "machine_ids"), k, m)
+        {
+            char *mt = machine_text(m);
+            octl_table_set(t, 0, mt);
+            free(mt);
+            octl_table_set(t, 1, start);
+            octl_table_set(t, 2, dur);
+            octl_table_end_row(t);
+        }
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* Read a schedule document: JSON text, '-' (stdin) or a file. */
+static json_t *load_schedule(struct ctx *c, const char *arg, int *rc)
+{
+    json_error_t je;
+    json_t *j;
+    if (arg[strspn(arg, " \t\n")] == '{')
+        j = json_loads(arg, 0, &je);
+    else if (strcmp(arg, "-") == 0)
+        j = json_loadf(stdin, 0, &je);
+    else
+        j = json_load_file(arg, 0, &je);
+    if (j == NULL || !json_is_object(j)) {
+        *rc = usage_error(c, "bad schedule '%s': %s", arg,
+                          j ? "expected a JSON object" : je.text);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int maint_status(struct ctx *c)
+{
+    json_t *root, *ans;
+    int rc = read_call(c, "GET_MAINTENANCE_STATUS", "get_maintenance_status",
+                       &root, &ans);
+    if (rc != 0 || ans == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    static const char *const cols[] = {"MACHINE", "MODE", "FRAMEWORK",
+                                       "ANSWER"};
+    struct octl_table *t = octl_table_new(4, cols);
+    const json_t *st = json_object_get(ans, "status");
+    size_t i, k;
+    json_t *d, *s;
+    json_array_foreach(json_object_get(st, "draining_machines"), i, d)
+    {
+        char *mt = machine_text(json_object_get(d, "id"));
+        const json_t *sts = json_object_get(d, "statuses");
+        if (json_array_size(sts) == 0) {
+            octl_table_set(t, 0, mt);
+            octl_table_set(t, 1, "DRAINING");
+            octl_table_end_row(t);
+        }
+        json_array_foreach(sts, k, s)
+        {
+            octl_table_set(t, 0, mt);
+            octl_table_set(t, 1, "DRAINING");
+            octl_table_set(t, 2, jid(s, "framework_id"));
+            octl_table_set(t, 3, jstr(s, "status"));
+            octl_table_end_row(t);
+        }
+        free(mt);
+    }
+    json_array_foreach(json_object_get(st, "down_machines"), i, d)
+    {
+        char *mt = machine_text(d);
+        octl_table_set(t, 0, mt);
+        octl_table_set(t, 1, "DOWN");
+        octl_table_end_row(t);
+        free(mt);
+    }
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+/* A machine named by hostname or IP alone is completed from the schedule
+ * (machines are matched on both), when the schedule names it once. */
+static json_t *complete_machine(const json_t *schedule, json_t *m)
+{
+    const char *h = json_string_value(json_object_get(m, "hostname"));
+    const char *ip = json_string_value(json_object_get(m, "ip"));
+    if (h != NULL && ip != NULL)
+        return m;
+    const json_t *hit = NULL;
+    int hits = 0;
+    size_t i, k;
+    json_t *w, *id;
+    json_array_foreach(json_object_get(schedule, "windows"), i, w)
+        json_array_foreach(json_object_get(w, "machine_ids"), k, id)
+    {
+        const char *h2 = json_string_value(json_object_get(id, "hostname"));
+        const char *ip2 = json_string_value(json_object_get(id, "ip"));
+        if ((h != NULL && h2 != NULL && strcasecmp(h, h2) == 0) ||
+            (ip != NULL && ip2 != NULL && strcmp(ip, ip2) == 0)) {
+            hit = id;
+            hits++;
+        }
+    }
+    if (hits != 1)
+        return m;
+    json_decref(m);
+    return json_deep_copy(hit);
+}
+
+static int maint_machines(struct ctx *c, bool down)
+{
+    char err[512];
+    int rc = need_pos(c, 1, 1, OCTL_MAX_POS, "MACHINE (HOST/IP)");
+    if (rc != 0)
+        return rc;
+    json_t *machines = json_array();
+    bool partial = false;
+    for (size_t i = 1; i < c->a->npos; i++) {
+        json_t *m = octl_machine_id(c->a->pos[i], err, sizeof(err));
+        if (m == NULL) {
+            json_decref(machines);
+            return usage_error(c, "%s", err);
+        }
+        partial = partial || strchr(c->a->pos[i], '/') == NULL;
+        json_array_append_new(machines, m);
+    }
+    if (partial) {
+        json_t *root = NULL;
+        rc = call_master(
+            c, octl_call_new("GET_MAINTENANCE_SCHEDULE", NULL, NULL), &root);
+        if (rc != 0) {
+            json_decref(machines);
+            return rc;
+        }
+        const json_t *sched = json_object_get(
+            json_object_get(root, "get_maintenance_schedule"), "schedule");
+        for (size_t i = 0; i < json_array_size(machines); i++) {
+            json_t *m = json_incref(json_array_get(machines, i));
+            json_array_set_new(machines, i, complete_machine(sched, m));
+        }
+        json_decref(root);
+    }
+    const char *type = down ? "START_MAINTENANCE" : "STOP_MAINTENANCE";
+    const char *field = down ? "start_maintenance" : "stop_maintenance";
+    rc = call_master(
+        c, octl_call_new(type, field, json_pack("{s:o}", "machines", machines)),
+        NULL);
+    if (rc == 0)
+        done_line(c, "%zu machine(s) %s", c->a->npos - 1, down ? "down" : "up");
+    return rc;
+}
+
+static int cmd_maintenance(struct ctx *c)
+{
+    const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
+    if (sub == NULL)
+        return usage_error(c, "missing command: schedule, down, up or status");
+    if (strcmp(sub, "schedule") == 0) {
+        int rc = need_pos(c, 1, 0, 1, "");
+        if (rc != 0)
+            return rc;
+        if (c->a->npos == 1)
+            return maint_schedule_show(c);
+        json_t *s = load_schedule(c, c->a->pos[1], &rc);
+        if (s == NULL)
+            return rc;
+        rc = call_master(c,
+                         octl_call_new("UPDATE_MAINTENANCE_SCHEDULE",
+                                       "update_maintenance_schedule",
+                                       json_pack("{s:o}", "schedule", s)),
+                         NULL);
+        if (rc == 0)
+            done_line(c, "maintenance schedule updated");
+        return rc;
+    }
+    if (strcmp(sub, "down") == 0 || strcmp(sub, "up") == 0)
+        return maint_machines(c, strcmp(sub, "down") == 0);
+    if (strcmp(sub, "status") == 0) {
+        int rc = need_pos(c, 1, 0, 0, "");
+        return rc != 0 ? rc : maint_status(c);
+    }
+    return usage_error(c, "unknown maintenance command '%s'", sub);
+}
+
+/* ---- drain, deactivate, reactivate, teardown ---- */
+
+static int cmd_drain(struct ctx *c)
+{
+    char err[512];
+    int rc = need_pos(c, 0, 1, 1, "AGENT_ID");
+    if (rc != 0)
+        return rc;
+    json_t *p = json_pack("{s:o}", "agent_id", octl_id_json(c->a->pos[0]));
+    if (opt_set(c, OCTL_OPT_MAX_GRACE)) {
+        int64_t ns;
+        if (octl_duration(opt_val(c, OCTL_OPT_MAX_GRACE), &ns, err,
+                          sizeof(err)) != 0) {
+            json_decref(p);
+            return usage_error(c, "--max_grace_period: %s", err);
+        }
+        json_object_set_new(p, "max_grace_period",
+                            json_pack("{s:I,s:i}", "seconds",
+                                      (json_int_t)(ns / 1000000000), "nanos",
+                                      (int)(ns % 1000000000)));
+    }
+    if (opt_set(c, OCTL_OPT_MARK_GONE))
+        json_object_set_new(p, "mark_gone", json_true());
+    rc = call_master(c, octl_call_new("DRAIN_AGENT", "drain_agent", p), NULL);
+    if (rc == 0)
+        done_line(c, "agent %s draining", c->a->pos[0]);
+    return rc;
+}
+
+static int agent_toggle(struct ctx *c, const char *type, const char *field,
+                        const char *done)
+{
+    int rc = need_pos(c, 0, 1, 1, "AGENT_ID");
+    if (rc != 0)
+        return rc;
+    rc = call_master(c,
+                     octl_call_new(type, field,
+                                   json_pack("{s:o}", "agent_id",
+                                             octl_id_json(c->a->pos[0]))),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "agent %s %s", c->a->pos[0], done);
+    return rc;
+}
+
+static int cmd_deactivate(struct ctx *c)
+{
+    return agent_toggle(c, "DEACTIVATE_AGENT", "deactivate_agent",
+                        "deactivated");
+}
+
+static int cmd_reactivate(struct ctx *c)
+{
+    return agent_toggle(c, "REACTIVATE_AGENT", "reactivate_agent",
+                        "reactivated");
+}
+
+static int cmd_teardown(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 1, 1, "FRAMEWORK_ID");
+    if (rc != 0)
+        return rc;
+    rc = call_master(c,
+                     octl_call_new("TEARDOWN", "teardown",
+                                   json_pack("{s:o}", "framework_id",
+                                             octl_id_json(c->a->pos[0]))),
+                     NULL);
+    if (rc == 0)
+        done_line(c, "framework %s torn down", c->a->pos[0]);
+    return rc;
+}
+
+/* ---- logs ---- */
+
+/* The first task named id in a GetTasks (borrowed), or NULL. */
+static const json_t *find_task(const json_t *get_tasks, const char *id)
+{
+    static const char *const lists[] = {"tasks", "unreachable_tasks",
+                                        "completed_tasks", "pending_tasks"};
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        size_t i;
+        const json_t *t;
+        json_array_foreach(json_object_get(get_tasks, lists[l]), i, t)
+        {
+            if (strcmp(jid(t, "task_id"), id) == 0)
+                return t;
+        }
+    }
+    return NULL;
+}
+
+/* The agent's address from its pid, "slave(1)@IP:PORT". */
+static int agent_address(const json_t *agent, char *host, size_t hostlen,
+                         uint16_t *port)
+{
+    const char *pid = jstr(agent, "pid");
+    const char *at = strchr(pid, '@');
+    const char *colon = at ? strrchr(at, ':') : NULL;
+    if (at == NULL || colon == NULL || colon == at + 1 ||
+        (size_t)(colon - at - 1) >= hostlen)
+        return -1;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || p <= 0 || p > 65535)
+        return -1;
+    memcpy(host, at + 1, (size_t)(colon - at - 1));
+    host[colon - at - 1] = '\0';
+    *port = (uint16_t)p;
+    return 0;
+}
+
+/* The sandbox directory of the task's executor in an agent's /state
+ * (borrowed), or NULL. */
+static const char *find_sandbox(const json_t *state, const char *fw_id,
+                                const char *task_id)
+{
+    static const char *const fws[] = {"frameworks", "completed_frameworks"};
+    static const char *const exs[] = {"executors", "completed_executors"};
+    for (size_t a = 0; a < 2; a++) {
+        size_t i;
+        const json_t *f;
+        json_array_foreach(json_object_get(state, fws[a]), i, f)
+        {
+            if (strcmp(jstr(f, "id"), fw_id) != 0)
+                continue;
+            for (size_t b = 0; b < 2; b++) {
+                size_t k;
+                const json_t *e;
+                json_array_foreach(json_object_get(f, exs[b]), k, e)
+                {
+                    if (strcmp(jstr(e, "id"), task_id) == 0 &&
+                        json_is_string(json_object_get(e, "directory")))
+                        return jstr(e, "directory");
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Write s into out percent-encoded (RFC 3986 unreserved characters and '/'
+ * kept), cut to fit outlen. */
+static void url_encode(const char *s, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (; *s && o + 4 < outlen; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (isalnum(ch) || strchr("-._~/", ch)) {
+            out[o++] = (char)ch;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[ch >> 4];
+            out[o++] = hex[ch & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Read what the sandbox file holds from *offset on and print it; returns
+ * 0 (*offset moved past what was printed) or the exit status. */
+static int read_file_once(struct ctx *c, const char *host, uint16_t port,
+                          const char *path, long long *offset)
+{
+    char enc[4096 * 3 + 1], url[sizeof(enc) + 128];
+    url_encode(path, enc, sizeof(enc));
+    for (;;) {
+        int n = snprintf(url, sizeof(url),
+                         "/files/read?path=%s&offset=%lld&length=%d", enc,
+                         *offset, OCTL_READ_CHUNK);
+        if (n < 0 || (size_t)n >= sizeof(url)) {
+            errorf(c, "sandbox path too long: %s", path);
+            return OCTL_EXIT_USAGE;
+        }
+        struct octl_request rq = {
+            .to_agent = true, .host = host, .port = port, .path = url};
+        struct octl_reply rp;
+        int rc = send_checked(c, &rq, &rp);
+        if (rc != 0)
+            return rc;
+        json_t *j = json_loadb(rp.body, rp.len, 0, NULL);
+        octl_reply_clear(&rp);
+        const char *data = json_string_value(json_object_get(j, "data"));
+        if (data == NULL) {
+            json_decref(j);
+            errorf(c, "the agent's /files/read answer has no data");
+            return OCTL_EXIT_REFUSED;
+        }
+        /* Gap: /files/read writes bytes that are not UTF-8 as U+FFFD, so
+         * such a file's offsets drift; logs are text. */
+        size_t len = json_string_length(json_object_get(j, "data"));
+        fwrite(data, 1, len, c->io->out);
+        json_decref(j);
+        *offset += (long long)len;
+        if (len == 0)
+            return 0;
+    }
+}
+
+static int cmd_logs(struct ctx *c)
+{
+    char err[512];
+    int rc = need_pos(c, 0, 1, 1, "TASK_ID");
+    if (rc != 0)
+        return rc;
+    const char *task_id = c->a->pos[0];
+    const char *file =
+        opt_set(c, OCTL_OPT_FILE) ? opt_val(c, OCTL_OPT_FILE) : "stdout";
+    if (file[0] == '\0' || file[0] == '/')
+        return usage_error(c, "--file: a path inside the sandbox, e.g. "
+                              "stderr");
+    int64_t interval_ns = 1000000000;
+    if (opt_set(c, OCTL_OPT_INTERVAL) &&
+        (octl_duration(opt_val(c, OCTL_OPT_INTERVAL), &interval_ns, err,
+                       sizeof(err)) != 0 ||
+         interval_ns < 1000000))
+        return usage_error(c, "--interval: %s",
+                           interval_ns < 1000000 ? "at least 1ms" : err);
+    json_t *root = NULL;
+    rc = call_master(c, octl_call_new("GET_STATE", NULL, NULL), &root);
+    if (rc != 0)
+        return rc;
+    const json_t *gs = json_object_get(root, "get_state");
+    const json_t *task = find_task(json_object_get(gs, "get_tasks"), task_id);
+    if (task == NULL) {
+        errorf(c, "no task '%s' in the master's state", task_id);
+        json_decref(root);
+        return OCTL_EXIT_REFUSED;
+    }
+    char agent_id[256];
+    snprintf(agent_id, sizeof(agent_id), "%s", jid(task, "agent_id"));
+    const json_t *agent = NULL;
+    size_t i;
+    const json_t *ag;
+    json_array_foreach(
+        json_object_get(json_object_get(gs, "get_agents"), "agents"), i, ag)
+    {
+        if (strcmp(jid(json_object_get(ag, "agent_info"), "id"), agent_id) == 0)
+            agent = ag;
+    }
+    char host[256];
+    uint16_t port;
+    if (agent == NULL || agent_address(agent, host, sizeof(host), &port)) {
+        errorf(c, "task '%s' is on agent %s, which is not registered", task_id,
+               agent_id[0] ? agent_id : "(none)");
+        json_decref(root);
+        return OCTL_EXIT_REFUSED;
+    }
+    char *fw_id = xstrdup(jid(task, "framework_id"));
+    json_decref(root);
+
+    struct octl_request rq = {
+        .to_agent = true, .host = host, .port = port, .path = "/state"};
+    struct octl_reply rp;
+    rc = send_checked(c, &rq, &rp);
+    if (rc != 0) {
+        free(fw_id);
+        return rc;
+    }
+    json_t *state = json_loadb(rp.body, rp.len, 0, NULL);
+    octl_reply_clear(&rp);
+    const char *dir = find_sandbox(state, fw_id, task_id);
+    free(fw_id);
+    if (dir == NULL) {
+        errorf(c, "agent %s holds no sandbox of task '%s'", agent_id, task_id);
+        json_decref(state);
+        return OCTL_EXIT_REFUSED;
+    }
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
+    json_decref(state);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return usage_error(c, "--file: path too long");
+
+    long long offset = 0;
+    for (;;) {
+        rc = read_file_once(c, host, port, path, &offset);
+        fflush(c->io->out);
+        if (rc != 0 || !opt_set(c, OCTL_OPT_FOLLOW))
+            return rc;
+        if (c->io->stopped != NULL && c->io->stopped(c->io->arg))
+            return 0;
+        c->io->sleep_ms(c->io->arg, interval_ns / 1000000);
+        if (c->io->stopped != NULL && c->io->stopped(c->io->arg))
+            return 0;
+    }
+}
+
+/* ---- state, health, version, flags, metrics ---- */
+
+static int cmd_state(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *gs;
+    rc = read_call(c, "GET_STATE", "get_state", &root, &gs);
+    if (rc != 0 || gs == NULL) {
+        json_decref(root);
+        return rc;
+    }
+    const json_t *ags = json_object_get(gs, "get_agents");
+    const json_t *fws = json_object_get(gs, "get_frameworks");
+    const json_t *tks = json_object_get(gs, "get_tasks");
+    size_t i, active = 0;
+    const json_t *x;
+    json_array_foreach(json_object_get(ags, "agents"), i, x) active +=
+        jtrue(x, "active");
+    static const char *const cols[] = {"WHAT", "COUNT"};
+    struct octl_table *t = octl_table_new(2, cols);
+    octl_table_set(t, 0, "agents");
+    octl_table_setf(t, 1, "%zu (%zu active, %zu recovered)",
+                    json_array_size(json_object_get(ags, "agents")), active,
+                    json_array_size(json_object_get(ags, "recovered_agents")));
+    octl_table_end_row(t);
+    active = 0;
+    json_array_foreach(json_object_get(fws, "frameworks"), i, x) active +=
+        jtrue(x, "active");
+    octl_table_set(t, 0, "frameworks");
+    octl_table_setf(
+        t, 1, "%zu (%zu active, %zu completed)",
+        json_array_size(json_object_get(fws, "frameworks")), active,
+        json_array_size(json_object_get(fws, "completed_frameworks")));
+    octl_table_end_row(t);
+    /* Tasks per state, in the order the states first appear. */
+    json_t *by = json_object();
+    static const char *const lists[] = {"pending_tasks", "tasks",
+                                        "unreachable_tasks", "completed_tasks"};
+    for (size_t l = 0; l < 4; l++)
+        json_array_foreach(json_object_get(tks, lists[l]), i, x)
+        {
+            const char *st = jstr(x, "state");
+            json_int_t n = json_integer_value(json_object_get(by, st));
+            json_object_set_new(by, st, json_integer(n + 1));
+        }
+    const char *k;
+    json_t *v;
+    json_object_foreach(by, k, v)
+    {
+        octl_table_setf(t, 0, "tasks %s", k);
+        octl_table_setf(t, 1, "%lld", (long long)json_integer_value(v));
+        octl_table_end_row(t);
+    }
+    json_decref(by);
+    octl_table_print(t, c->io->out);
+    octl_table_free(t);
+    json_decref(root);
+    return 0;
+}
+
+static int cmd_health(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    /* The exit status says whether the master is healthy, --json or not. */
+    json_t *root = NULL;
+    rc = call_master(c, octl_call_new("GET_HEALTH", NULL, NULL), &root);
+    if (rc != 0)
+        return rc;
+    bool ok = jtrue(json_object_get(root, "get_health"), "healthy");
+    if (c->a->json)
+        print_json(c, root);
+    else
+        fprintf(c->io->out, "%s\n", ok ? "healthy" : "unhealthy");
+    json_decref(root);
+    return ok ? 0 : OCTL_EXIT_REFUSED;
+}
+
+static int cmd_version(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_VERSION", "get_version", &root, &ans);
+    if (rc == 0 && ans != NULL) {
+        const json_t *vi = json_object_get(ans, "version_info");
+        fprintf(c->io->out, "offerctl %s\nmaster   %s", OFFERD_VERSION,
+                jstr(vi, "version"));
+        if (json_object_get(vi, "build_date") != NULL)
+            fprintf(c->io->out, " (built %s)", jstr(vi, "build_date"));
+        fputc('\n', c->io->out);
+    }
+    json_decref(root);
+    return rc;
+}
+
+static int cmd_flags(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 0, "");
+    if (rc != 0)
+        return rc;
+    json_t *root, *ans;
+    rc = read_call(c, "GET_FLAGS", "get_flags", &root, &ans);
+    if (rc == 0 && ans != NULL) {
+        static const char *const cols[] = {"FLAG", "VALUE"};
+        struct octl_table *t = octl_table_new(2, cols);
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(ans, "flags"), i, f)
+        {
+            octl_table_set(t, 0, jstr(f, "name"));
+            octl_table_set(t, 1,
+                           json_is_string(json_object_get(f, "value"))
+                               ? jstr(f, "value")
+                               : NULL);
+            octl_table_end_row(t);
+        }
+        octl_table_print(t, c->io->out);
+        octl_table_free(t);
+    }
+    json_decref(root);
+    return rc;
+}
+
+static int cmd_metrics(struct ctx *c)
+{
+    int rc = need_pos(c, 0, 0, 1, "");
+    if (rc != 0)
+        return rc;
+    const char *prefix = c->a->npos ? c->a->pos[0] : "";
+    json_t *root, *ans;
+    rc = read_call(c, "GET_METRICS", "get_metrics", &root, &ans);
+    if (rc == 0 && ans != NULL) {
+        static const char *const cols[] = {"METRIC", "VALUE"};
+        struct octl_table *t = octl_table_new(2, cols);
+        size_t i;
+        json_t *m;
+        json_array_foreach(json_object_get(ans, "metrics"), i, m)
+        {
+            if (strncmp(jstr(m, "name"), prefix, strlen(prefix)) != 0)
+                continue;
+            char b[64];
+            octl_table_set(t, 0, jstr(m, "name"));
+            octl_table_set(
+                t, 1,
+                octl_fmt_num(json_number_value(json_object_get(m, "value")), b,
+                             64));
+            octl_table_end_row(t);
+        }
+        octl_table_print(t, c->io->out);
+        octl_table_free(t);
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- The command table ---- */
+
+static const struct octl_cmd commands[] = {
+    {"agents", cmd_agents, 0, "agents",
+     "agents: state, allocated/total cpus, mem, disk, reserved roles", NULL},
+    {"frameworks", cmd_frameworks, OPT(OCTL_OPT_ALL), "frameworks [--all]",
+     "frameworks: roles, state, allocated resources", NULL},
+    {"tasks", cmd_tasks, OPT(OCTL_OPT_ALL), "tasks [--all]",
+     "tasks not completed (--all: completed too)", NULL},
+    {"roles", cmd_roles, 0, "roles",
+     "roles: weight, frameworks, allocated resources", NULL},
+    {"quota", cmd_quota,
+     OPT(OCTL_OPT_GUARANTEE) | OPT(OCTL_OPT_LIMIT) | OPT(OCTL_OPT_FORCE),
+     "quota\n"
+     "  offerctl quota set ROLE [--guarantee=RESOURCES] [--limit=RESOURCES] "
+     "[--force]\n"
+     "  offerctl quota remove ROLE",
+     "show, set or remove quota",
+     "RESOURCES are scalars in Mesos's text form (cpus:2;mem:512) or a JSON\n"
+     "array of Resource objects. set replaces the role's guarantees and\n"
+     "limits; one left out is unset."},
+    {"weights", cmd_weights, 0,
+     "weights\n  offerctl weights set ROLE=WEIGHT...",
+     "show or set role weights", NULL},
+    {"reserve", cmd_reserve, OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL),
+     "reserve AGENT_ID RESOURCES [--role=ROLE] [--principal=P]",
+     "reserve an agent's resources to a role",
+     "RESOURCES: Mesos's text form, each entry reserved to the role it\n"
+     "names (cpus(db):2) or to --role (--role=db cpus:2;mem:512); or a\n"
+     "JSON array of Resource objects with their reservations, sent as\n"
+     "given."},
+    {"unreserve", cmd_unreserve, OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL),
+     "unreserve AGENT_ID RESOURCES [--role=ROLE] [--principal=P]",
+     "undo a dynamic reservation",
+     "RESOURCES as for reserve; the reservation must match the one made."},
+    {"volumes", cmd_volumes,
+     OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL) | OPT(OCTL_OPT_ID) |
+         OPT(OCTL_OPT_CONTAINER_PATH) | OPT(OCTL_OPT_MODE),
+     "volumes\n"
+     "  offerctl volumes create AGENT_ID DISK --id=ID --container_path=PATH "
+     "[--role=ROLE] [--principal=P] [--mode=RW|RO]\n"
+     "  offerctl volumes destroy AGENT_ID VOLUME_ID|JSON\n"
+     "  offerctl volumes grow AGENT_ID VOLUME_ID SIZE\n"
+     "  offerctl volumes shrink AGENT_ID VOLUME_ID SIZE",
+     "list, create, destroy or resize persistent volumes",
+     "DISK is reserved disk in the text form (disk(db):1024, or disk:1024\n"
+     "with --role=db) or a JSON array of volumes. destroy finds the volume\n"
+     "by its id on the agent, or takes a JSON array. grow adds SIZE MB of\n"
+     "the disk reserved beside the volume (GROW_VOLUME); shrink gives SIZE\n"
+     "MB of it back as reserved disk (SHRINK_VOLUME)."},
+    {"maintenance", cmd_maintenance, 0,
+     "maintenance schedule [SCHEDULE]\n"
+     "  offerctl maintenance down MACHINE...\n"
+     "  offerctl maintenance up MACHINE...\n"
+     "  offerctl maintenance status",
+     "the maintenance schedule, machines down and up, status",
+     "SCHEDULE is a mesos.v1.maintenance.Schedule in JSON: the text itself,\n"
+     "a file, or - for stdin; it replaces the schedule ({\"windows\": []}\n"
+     "clears it). MACHINE is HOST/IP; HOST or IP alone is completed from\n"
+     "the schedule."},
+    {"drain", cmd_drain, OPT(OCTL_OPT_MAX_GRACE) | OPT(OCTL_OPT_MARK_GONE),
+     "drain AGENT_ID [--max_grace_period=DURATION] [--mark_gone]",
+     "deactivate an agent and kill its tasks", NULL},
+    {"deactivate", cmd_deactivate, 0, "deactivate AGENT_ID",
+     "stop offering an agent's resources; tasks keep running", NULL},
+    {"reactivate", cmd_reactivate, 0, "reactivate AGENT_ID",
+     "undo drain or deactivate", NULL},
+    {"teardown", cmd_teardown, 0, "teardown FRAMEWORK_ID",
+     "remove a framework and kill its tasks", NULL},
+    {"logs", cmd_logs,
+     OPT(OCTL_OPT_FILE) | OPT(OCTL_OPT_FOLLOW) | OPT(OCTL_OPT_INTERVAL),
+     "logs TASK_ID [--file=stdout|stderr|PATH] [--follow] "
+     "[--interval=DURATION]",
+     "print (--follow: tail) a file of a task's sandbox",
+     "The task's agent comes from the master's GET_STATE, its sandbox from\n"
+     "the agent's /state; the file is read with /files/read. --follow polls\n"
+     "for what is appended until Ctrl-C."},
+    {"state", cmd_state, 0, "state",
+     "a summary of GET_STATE (--json: all of it)", NULL},
+    {"health", cmd_health, 0, "health",
+     "whether the master is healthy (exit 0) or not", NULL},
+    {"version", cmd_version, 0, "version",
+     "offerctl's and the master's "
+     "versions",
+     NULL},
+    {"flags", cmd_flags, 0, "flags", "the master's flags", NULL},
+    {"metrics", cmd_metrics, 0, "metrics [PREFIX]",
+     "the master's metrics, those starting with PREFIX", NULL},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *octl_cmd_name(const struct octl_cmd *cmd)
+{
+    return cmd->name;
+}
+
+static const char global_help[] =
+    "Global options:\n"
+    "  --master=HOST:PORT  the master (default $" OCTL_MASTER_ENV
+    ", else " OCTL_DEFAULT_MASTER ")\n"
+    "  --json              print the API's JSON answer instead of a table\n"
+    "  --timeout=DURATION  per request (default 10secs)\n"
+    "  --help              this help; after a command, the command's\n"
+    "\n"
+    "Exit status: 0 done, 1 the master refused (its reason is printed),\n"
+    "2 usage error, 3 the master could not be reached.\n";
+
+void octl_usage(FILE *out)
+{
+    fprintf(out, "Usage: " OCTL_PROGRAM " [--master=HOST:PORT] [--json] "
+                 "COMMAND [ARGS] [OPTIONS]\n\n"
+                 "Operate an offerd (Mesos-compatible) cluster through the "
+                 "master's v1 operator API.\n\nCommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n%s\nRun '" OCTL_PROGRAM " COMMAND --help' for a "
+            "command's arguments.\n",
+            global_help);
+}
+
+static void cmd_usage(const struct octl_cmd *cmd, FILE *out)
+{
+    fprintf(out, "Usage: " OCTL_PROGRAM " %s\n\n%s.\n", cmd->synopsis,
+            cmd->summary);
+    if (cmd->details != NULL)
+        fprintf(out, "\n%s\n", cmd->details);
+    if (cmd->opts != 0) {
+        fprintf(out, "\nOptions:\n");
+        for (int o = 0; o < OCTL_OPT_COUNT; o++)
+            if (cmd->opts & OPT(o)) {
+                char name[64];
+                snprintf(name, sizeof(name), "--%s%s", opt_defs[o].name,
+                         opt_defs[o].has_value ? "=..." : "");
+                fprintf(out, "  %-22s %s\n", name, opt_defs[o].help);
+            }
+    }
+    fprintf(out, "\n%s", global_help);
+}
+
+/* ---- Parsing ---- */
+
+int octl_parse_args(int argc, char *const *argv, const char *master_env,
+                    struct octl_args *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof(*a));
+    a->timeout_ms = 10000;
+    const char *master = NULL;
+    bool rest_positional = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!rest_positional && strcmp(arg, "--") == 0) {
+            rest_positional = true;
+            continue;
+        }
+        if (!rest_positional && strncmp(arg, "--", 2) == 0) {
+            const char *name = arg + 2;
+            const char *eq = strchr(name, '=');
+            size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+            const char *val = eq ? eq + 1 : NULL;
+#define IS(n) (nlen == strlen(n) && strncmp(name, n, nlen) == 0)
+            if (IS("master") || IS("timeout")) {
+                if (val == NULL) {
+                    snprintf(err, errlen, "--%.*s needs a value: --%.*s=...",
+                             (int)nlen, name, (int)nlen, name);
+                    return -1;
+                }
+                if (IS("master")) {
+                    master = val;
+                } else {
+                    int64_t ns;
+                    char why[256];
+                    if (octl_duration(val, &ns, why, sizeof(why)) != 0 ||
+                        ns < 1000000 || ns / 1000000 > OCTL_MAX_TIMEOUT_MS) {
+                        snprintf(err, errlen, "--timeout: %s",
+                                 ns < 1000000 ? "between 1ms and 1hrs" : why);
+                        return -1;
+                    }
+                    a->timeout_ms = ns / 1000000;
+                }
+                continue;
+            }
+            if (IS("json") || IS("help")) {
+                if (val != NULL) {
+                    snprintf(err, errlen, "--%.*s takes no value", (int)nlen,
+                             name);
+                    return -1;
+                }
+                if (IS("json"))
+                    a->json = true;
+                else
+                    a->help = true;
+                continue;
+            }
+            int o;
+            for (o = 0; o < OCTL_OPT_COUNT; o++)
+                if (IS(opt_defs[o].name))
+                    break;
+#undef IS
+            if (o == OCTL_OPT_COUNT) {
+                snprintf(err, errlen, "unknown option --%.*s", (int)nlen, name);
+                return -1;
+            }
+            if (opt_defs[o].has_value && (val == NULL || *val == '\0')) {
+                snprintf(err, errlen, "--%s needs a value: --%s=...",
+                         opt_defs[o].name, opt_defs[o].name);
+                return -1;
+            }
+            if (!opt_defs[o].has_value && val != NULL) {
+                snprintf(err, errlen, "--%s takes no value", opt_defs[o].name);
+                return -1;
+            }
+            if (a->opt[o] != NULL) {
+                snprintf(err, errlen, "--%s given twice", opt_defs[o].name);
+                return -1;
+            }
+            a->opt[o] = val ? val : "true";
+            continue;
+        }
+        if (a->cmd == NULL && !rest_positional) {
+            if (strcmp(arg, "help") == 0 && !a->help) {
+                a->help = true;
+                continue;
+            }
+            for (size_t k = 0; k < NCOMMANDS; k++)
+                if (strcmp(arg, commands[k].name) == 0)
+                    a->cmd = &commands[k];
+            if (a->cmd == NULL) {
+                snprintf(err, errlen, "unknown command '%s'", arg);
+                return -1;
+            }
+            continue;
+        }
+        if (a->cmd == NULL) {
+            snprintf(err, errlen, "unknown command '%s'", arg);
+            return -1;
+        }
+        if (a->npos == OCTL_MAX_POS) {
+            snprintf(err, errlen, "more than %d arguments", OCTL_MAX_POS);
+            return -1;
+        }
+        a->pos[a->npos++] = arg;
+    }
+    if (a->help)
+        return 0;
+    if (a->cmd == NULL) {
+        snprintf(err, errlen, "missing command");
+        return -1;
+    }
+    for (int o = 0; o < OCTL_OPT_COUNT; o++)
+        if (a->opt[o] != NULL && !(a->cmd->opts & OPT(o))) {
+            snprintf(err, errlen, "%s does not take --%s", a->cmd->name,
+                     opt_defs[o].name);
+            return -1;
+        }
+    if (master == NULL)
+        master = master_env != NULL && *master_env ? master_env
+                                                   : OCTL_DEFAULT_MASTER;
+    if (strncmp(master, "zk://", 5) == 0) {
+        snprintf(err, errlen,
+                 "zk:// masters are not supported yet (ZooKeeper HA is a "
+                 "later issue): give --master=HOST:PORT");
+        return -1;
+    }
+    a->master = master;
+    return 0;
+}
+
+int octl_run(const struct octl_args *a, const struct octl_io *io)
+{
+    struct ctx c = {.a = a, .io = io};
+    if (a->help || a->cmd == NULL) {
+        if (a->cmd != NULL)
+            cmd_usage(a->cmd, io->out);
+        else
+            octl_usage(io->out);
+        return OCTL_EXIT_OK;
+    }
+    return a->cmd->run(&c);
+}

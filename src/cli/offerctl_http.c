@@ -1,0 +1,104 @@
+/*
+ * offerctl_http: offerctl's requests over common/http_client.h; see
+ * offerctl_http.h.
+ */
+#include "cli/offerctl_http.h"
+
+#include "common/http_client.h"
+#include "common/mem.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pending {
+    struct octl_reply *rp;
+    bool done;
+};
+
+static void on_done(const struct http_client_response *r, void *arg)
+{
+    struct pending *p = arg;
+    p->rp->status = http_client_status(r);
+    if (p->rp->status == 0) {
+        const char *e = http_client_error(r);
+        p->rp->body = xstrdup(e ? e : "no answer");
+        p->rp->len = strlen(p->rp->body);
+    } else {
+        size_t len;
+        const uint8_t *b = http_client_body(r, &len);
+        p->rp->body = xmalloc(len + 1);
+        memcpy(p->rp->body, b, len);
+        p->rp->body[len] = '\0';
+        p->rp->len = len;
+    }
+    p->done = true;
+}
+
+void octl_http_request(void *arg, const struct octl_request *rq,
+                       struct octl_reply *rp)
+{
+    struct octl_http *h = arg;
+    static const struct http_header json_headers[] = {
+        {"Content-Type", "application/json"},
+        {"Accept", "application/json"},
+    };
+    struct http_client_options o = {
+        .host = rq->to_agent ? rq->host : h->master_host,
+        .port = rq->to_agent ? rq->port : h->master_port,
+        .method = rq->post ? HTTP_POST : HTTP_GET,
+        .path = rq->path,
+        .headers = rq->post ? json_headers : NULL,
+        .nheaders = rq->post ? 2 : 0,
+        .body = rq->body,
+        .body_len = rq->body ? strlen(rq->body) : 0,
+        .timeout_ms = (int)h->timeout_ms,
+    };
+    struct pending p = {.rp = rp, .done = false};
+    memset(rp, 0, sizeof(*rp));
+    http_client_request(h->base, &o, on_done, &p);
+    while (!p.done)
+        if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
+            break;
+    if (!p.done) {
+        /* The loop had nothing left to run: cannot happen while the
+         * request is pending, but never return an unfilled reply. */
+        rp->status = 0;
+        rp->body = xstrdup("the event loop stopped");
+        rp->len = strlen(rp->body);
+    }
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct octl_http *h = arg;
+    h->stopped = true;
+    event_base_loopbreak(h->base);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(arg);
+}
+
+void octl_http_sleep_ms(void *arg, int64_t ms)
+{
+    struct octl_http *h = arg;
+    struct event *sigint = evsignal_new(h->base, SIGINT, on_signal, h);
+    struct event *sigterm = evsignal_new(h->base, SIGTERM, on_signal, h);
+    struct event *timer = evtimer_new(h->base, on_timer, h->base);
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    evsignal_add(sigint, NULL);
+    evsignal_add(sigterm, NULL);
+    evtimer_add(timer, &tv);
+    event_base_dispatch(h->base);
+    event_free(timer);
+    event_free(sigterm);
+    event_free(sigint);
+}
+
+bool octl_http_stopped(void *arg)
+{
+    return ((struct octl_http *)arg)->stopped;
+}

@@ -1,0 +1,40 @@
+/*
+ * offerctl_http: offerctl's struct octl_io over the real network: each
+ * request goes out through common/http_client.h on one event_base, which
+ * runs until the answer is in (offerctl does one thing at a time), and the
+ * pause between two polls of `logs --follow` is a timer on the same base,
+ * during which SIGINT and SIGTERM arrive as loop events and stop the
+ * follow.
+ */
+#ifndef OFFERD_CLI_OFFERCTL_HTTP_H
+#define OFFERD_CLI_OFFERCTL_HTTP_H
+
+#include "cli/offerctl.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event_base;
+
+/* The network side of offerctl. Fill the first four fields, then pass it
+ * as octl_io.arg with the functions below. */
+struct octl_http {
+    struct event_base *base; /* borrowed; main's only base */
+    const char *master_host; /* numeric address of the master */
+    uint16_t master_port;
+    int64_t timeout_ms; /* per request */
+    bool stopped;       /* set by SIGINT/SIGTERM during a pause */
+};
+
+/* octl_io.request: send rq to the master (or the agent it names), run the
+ * base until the answer arrives, fill *rp. */
+void octl_http_request(void *arg, const struct octl_request *rq,
+                       struct octl_reply *rp);
+
+/* octl_io.sleep_ms: run the base for ms, or until SIGINT/SIGTERM. */
+void octl_http_sleep_ms(void *arg, int64_t ms);
+
+/* octl_io.stopped: true once a signal ended a pause. */
+bool octl_http_stopped(void *arg);
+
+#endif
