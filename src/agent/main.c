@@ -9,14 +9,15 @@
 #include "agent/agent.h"
 #include "agent/attributes.h"
 #include "agent/endpoints.h"
-#include "agent/files.h"
 #include "agent/flags_agent.h"
 #include "agent/operator_api.h"
 #include "agent/resources_detect.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/fs.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mainloop.h"
 #include "common/mem.h"
 #include "common/resources.h"
@@ -95,7 +96,8 @@ int main(int argc, char **argv)
     struct event_base *base = NULL;
     struct http_server *srv = NULL;
     struct agent *agent = NULL;
-    struct agent_files *files = NULL;
+    struct files *files = NULL;
+    struct log_toggle *toggle = NULL;
     struct agent_endpoints *endpoints = NULL;
     struct agent_opapi *opapi = NULL;
     struct event *ev_usr1 = NULL;
@@ -162,13 +164,23 @@ int main(int argc, char **argv)
         goto out;
     }
     sc.agent = agent;
-    files = agent_files_register(srv, root);
+    /* /files serves the sandboxes under their own path, and paths relative
+     * to the sandboxes root. */
+    files = files_new();
+    files_set_base(files, root);
+    if (files_attach(files, root, root, err, sizeof(err)) != 0) {
+        log_error("cannot serve /files: %s", err);
+        goto out;
+    }
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
-    struct agent_opapi_config oc = {root, "/proc", view_of, agent};
+    toggle = log_toggle_new(base, af.log_level);
+    struct agent_opapi_config oc = {files, "/proc", view_of, agent, toggle};
     opapi = agent_opapi_new(&oc);
-    if (files == NULL || endpoints == NULL ||
-        agent_opapi_register(opapi, srv) != 0) {
+    if (files_route(files, srv) != 0 || endpoints == NULL ||
+        agent_opapi_register(opapi, srv) != 0 ||
+        http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
+                          log_toggle_handle, toggle) != 0) {
         log_error("cannot register the endpoints");
         goto out;
     }
@@ -188,9 +200,10 @@ int main(int argc, char **argv)
 out:
     http_server_free(srv);
     agent_free(agent);
-    agent_files_free(files);
+    files_free(files);
     agent_endpoints_free(endpoints);
     agent_opapi_free(opapi);
+    log_toggle_free(toggle);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
     mainloop_free(ml);

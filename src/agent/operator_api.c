@@ -10,15 +10,16 @@
 #include "agent/operator_api.h"
 
 #include "agent/attributes.h"
-#include "agent/files.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/flags.h"
 #include "common/hmap.h"
 #include "common/http.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "common/task_state.h"
@@ -33,10 +34,11 @@
 #include <unistd.h>
 
 struct agent_opapi {
-    char *sandbox_root;
+    const struct files *files; /* borrowed */
     char *proc_root;
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
+    struct log_toggle *toggle; /* borrowed; NULL: no SET_LOGGING_LEVEL */
 };
 
 typedef Mesos__V1__Agent__Response Response;
@@ -311,47 +313,47 @@ static Response *get_metrics(const struct agent_state_view *v)
     return r;
 }
 
-/* Mesos answers glog's verbosity (--v, 0 by default). offerd has levels,
- * not verbosity: DEBUG, the level that writes the most, is verbosity 1 (as
- * the master's GET_LOGGING_LEVEL). */
-static Response *get_logging_level(void)
+/* Mesos answers glog's verbosity (--v, 0 by default): offerd answers the
+ * verbosity its toggle set (common/log_toggle.h); without a toggle, DEBUG
+ * counts as verbosity 1. */
+static Response *get_logging_level(const struct agent_opapi *o)
 {
     Response *r =
         response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_LOGGING_LEVEL);
     r->get_logging_level =
         msg_new(&mesos__v1__agent__response__get_logging_level__descriptor);
-    r->get_logging_level->level = log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0;
+    r->get_logging_level->level =
+        o->toggle != NULL ? log_toggle_verbosity(o->toggle)
+                          : (log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0);
     return r;
 }
 
-static void list_entry(const char *vpath, const struct stat *st, void *arg)
+/* SET_LOGGING_LEVEL {level, duration}: replies 200 once set, or 400. */
+static void set_logging_level(const struct agent_opapi *o,
+                              struct http_request *req,
+                              const Mesos__V1__Agent__Call__SetLoggingLevel *s)
 {
-    Mesos__V1__FileInfo *f = msg_new(&mesos__v1__file_info__descriptor);
-    f->path = xstrdup(vpath);
-    f->has_nlink = true;
-    f->nlink = (int32_t)st->st_nlink;
-    f->has_size = true;
-    f->size = (uint64_t)st->st_size;
-    f->mtime = msg_new(&mesos__v1__time_info__descriptor);
-    f->mtime->nanoseconds =
-        (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
-    f->has_mode = true;
-    f->mode = (uint32_t)st->st_mode;
-    char user[256], group[256];
-    agent_files_owner(st, user, sizeof(user), group, sizeof(group));
-    f->uid = xstrdup(user);
-    f->gid = xstrdup(group);
-    ptrs_push(arg, f);
+    if (s->duration == NULL) {
+        http_reply_error(req, 400, "set_logging_level.duration: required");
+        return;
+    }
+    if (s->duration->nanoseconds < 0) {
+        http_reply_error(req, 400,
+                         "set_logging_level.duration: must not be negative");
+        return;
+    }
+    log_toggle_set(o->toggle, s->level, s->duration->nanoseconds);
+    http_reply(req, 200, NULL, NULL, 0);
 }
 
 /* LIST_FILES: NULL after answering the request (403, 404). */
 static Response *list_files(const struct agent_opapi *o,
                             struct http_request *req, const char *path)
 {
-    struct ptrs files = {0};
+    Mesos__V1__FileInfo **infos = NULL;
+    size_t n = 0;
     char why[PATH_MAX + 64];
-    int status = agent_files_list(o->sandbox_root, path, list_entry, &files,
-                                  why, sizeof(why));
+    int status = files_list_pb(o->files, path, &infos, &n, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;
@@ -359,7 +361,8 @@ static Response *list_files(const struct agent_opapi *o,
     Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__LIST_FILES);
     r->list_files =
         msg_new(&mesos__v1__agent__response__list_files__descriptor);
-    r->list_files->file_infos = ptrs_take(&files, &r->list_files->n_file_infos);
+    r->list_files->file_infos = infos;
+    r->list_files->n_file_infos = n;
     return r;
 }
 
@@ -368,20 +371,13 @@ static Response *read_file(const struct agent_opapi *o,
                            struct http_request *req,
                            const Mesos__V1__Agent__Call__ReadFile *rf)
 {
-    /* Past INT64_MAX is past any end: read nothing. */
-    int64_t offset =
-        rf->offset > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rf->offset;
-    int64_t length = -1;
-    if (rf->has_length)
-        length = rf->length > (uint64_t)AGENT_FILES_MAX_READ
-                     ? (int64_t)AGENT_FILES_MAX_READ
-                     : (int64_t)rf->length;
     uint8_t *data;
     size_t len;
     int64_t size;
     char why[PATH_MAX + 64];
-    int status = agent_files_read(o->sandbox_root, rf->path, offset, length,
-                                  &data, &len, &size, why, sizeof(why));
+    int status =
+        files_read_call(o->files, rf->path, rf->offset, rf->has_length,
+                        rf->length, &data, &len, &size, why, sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return NULL;
@@ -619,8 +615,18 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_metrics(&v);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_LOGGING_LEVEL:
-        r = get_logging_level();
+        r = get_logging_level(o);
         break;
+    case MESOS__V1__AGENT__CALL__TYPE__SET_LOGGING_LEVEL:
+        if (o->toggle == NULL)
+            goto unsupported;
+        if (call->set_logging_level == NULL) {
+            http_reply_error(req, 400,
+                             "Expecting 'set_logging_level' to be present");
+            goto out;
+        }
+        set_logging_level(o, req, call->set_logging_level);
+        goto out;
     case MESOS__V1__AGENT__CALL__TYPE__LIST_FILES:
         if (call->list_files == NULL) {
             http_reply_error(req, 400, "Expecting 'list_files' to be present");
@@ -657,6 +663,7 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_agent(&v);
         break;
     default:
+    unsupported:
         http_reply_error(req, 501, "%s is not supported by offerd yet",
                          call_name(call->type));
         goto out;
@@ -680,10 +687,11 @@ out:
 struct agent_opapi *agent_opapi_new(const struct agent_opapi_config *cfg)
 {
     struct agent_opapi *o = xcalloc(1, sizeof(*o));
-    o->sandbox_root = xstrdup(cfg->sandbox_root);
+    o->files = cfg->files;
     o->proc_root = xstrdup(cfg->proc_root);
     o->view = cfg->view;
     o->arg = cfg->arg;
+    o->toggle = cfg->toggle;
     return o;
 }
 
@@ -701,7 +709,6 @@ void agent_opapi_free(struct agent_opapi *o)
 {
     if (o == NULL)
         return;
-    free(o->sandbox_root);
     free(o->proc_root);
     free(o);
 }

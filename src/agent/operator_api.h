@@ -22,15 +22,23 @@
 struct http_server;
 struct http_request;
 struct agent_opapi;
+struct log_toggle;
+struct files;
 
-/* Where the API reads from. Strings are copied; arg is borrowed. */
+/* Where the API reads from. Strings are copied; files, arg and toggle are
+ * borrowed. */
 struct agent_opapi_config {
-    const char *sandbox_root; /* canonical sandboxes root (files.h) */
-    const char *proc_root;    /* "/proc" (tests: a crafted tree, usage.h) */
+    /* The sandboxes as /files serves them (common/files.h), borrowed. */
+    const struct files *files;
+    const char *proc_root; /* "/proc" (tests: a crafted tree, usage.h) */
     /* Fill *out with the agent's state as of now; what it points to stays
      * valid until the handler returns. */
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
+    /* The agent's log verbosity toggle (common/log_toggle.h), borrowed,
+     * for SET_LOGGING_LEVEL and GET_LOGGING_LEVEL; NULL: SET_LOGGING_LEVEL
+     * is not served (501). */
+    struct log_toggle *toggle;
 };
 
 /* A new API over cfg. Free with agent_opapi_free. */

@@ -1,26 +1,33 @@
 /*
  * Leveled logging: one line per message on stderr, written with a single
  * fwrite so lines from several processes sharing a terminal do not interleave
- * mid-line.
+ * mid-line; and, when a log file is open, with a single write(2) to it
+ * (O_APPEND: whole lines, even from several threads).
  */
 #include "common/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 static enum log_level current_level = LOG_LEVEL_INFO;
+static int log_fd = -1; /* the log file, -1: none */
 
+/* The level changes on the loop (log_toggle.h) while other threads (the
+ * registry's worker) may log: relaxed atomics, no ordering needed. */
 void log_set_level(enum log_level level)
 {
-    current_level = level;
+    __atomic_store_n(&current_level, level, __ATOMIC_RELAXED);
 }
 
 enum log_level log_get_level(void)
 {
-    return current_level;
+    return __atomic_load_n(&current_level, __ATOMIC_RELAXED);
 }
 
 int log_parse_level(const char *name, enum log_level *out)
@@ -41,6 +48,27 @@ int log_parse_level(const char *name, enum log_level *out)
         }
     }
     return -1;
+}
+
+int log_open_file(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    log_close_file();
+    log_fd = fd;
+    return 0;
+}
+
+void log_close_file(void)
+{
+    if (log_fd < 0)
+        return;
+    int fd = log_fd;
+    log_fd = -1;
+    close(fd);
 }
 
 void log_write(enum log_level level, const char *file, int line,
@@ -74,4 +102,11 @@ void log_write(enum log_level level, const char *file, int line,
         used = sizeof(buf) - 2;
     buf[used++] = '\n';
     fwrite(buf, 1, used, stderr);
+    if (log_fd >= 0) {
+        ssize_t w;
+        do
+            w = write(log_fd, buf, used);
+        while (w < 0 && errno == EINTR);
+        (void)w; /* a full disk costs the file its lines, not the daemon */
+    }
 }

@@ -7,17 +7,15 @@
  */
 #include "master/admin_endpoints.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "common/clock.h"
-#include "common/flags.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "master/frameworks.h"
 #include "master/send.h"
@@ -26,10 +24,9 @@
 /* What the endpoints keep between requests. */
 struct admin_state {
     struct master *m;
-    /* /logging/toggle: the verbosity set (0: the --logging_level), and the
-     * timer that puts it back. */
-    int verbosity;
-    struct event *revert;
+    /* /logging/toggle and SET_LOGGING_LEVEL: the verbosity above the
+     * --logging_level and the timer that puts it back. */
+    struct log_toggle *toggle;
 };
 
 /* ---- /teardown ----------------------------------------------------------- */
@@ -227,68 +224,11 @@ static void handle_system_stats(struct http_request *req, void *arg)
     json_decref(o);
 }
 
-/* ---- /logging/toggle ----------------------------------------------------- */
+/* ---- /logging/toggle, SET_LOGGING_LEVEL -------------------------------- */
 
-/* Verbosity above 0 logs at DEBUG; 0 at the --logging_level. */
-static void set_verbosity(struct admin_state *a, int v)
+struct log_toggle *master_log_toggle(struct master *m)
 {
-    a->verbosity = v;
-    log_set_level(v > 0 ? LOG_LEVEL_DEBUG : a->m->flags->log_level);
-}
-
-static void on_revert(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct admin_state *a = arg;
-    set_verbosity(a, 0);
-    log_info("logging level restored to %s", a->m->flags->logging_level);
-}
-
-static void handle_logging_toggle(struct http_request *req, void *arg)
-{
-    struct admin_state *a = ((struct master *)arg)->admin;
-    const char *level = http_request_query(req, "level");
-    const char *duration = http_request_query(req, "duration");
-    if (level == NULL && duration == NULL) {
-        char body[32];
-        int n = snprintf(body, sizeof(body), "%d\n", a->verbosity);
-        http_reply(req, 200, "text/plain; charset=utf-8", body, (size_t)n);
-        return;
-    }
-    if (duration == NULL) {
-        http_reply_error(req, 400, "Expecting 'duration=value' in query.");
-        return;
-    }
-    if (level == NULL) {
-        http_reply_error(req, 400, "Expecting 'level=value' in query.");
-        return;
-    }
-    char *end;
-    long v = strtol(level, &end, 10);
-    if (level[0] == '\0' || *end != '\0' || v > 1000 || v < -1000) {
-        http_reply_error(req, 400, "Failed to convert '%s' to number.", level);
-        return;
-    }
-    if (v < 0) {
-        http_reply_error(req, 400, "Invalid level '%ld'.", v);
-        return;
-    }
-    int64_t ns;
-    char err[256];
-    if (flags_parse_duration(duration, &ns, err, sizeof(err)) != 0 || ns < 0) {
-        http_reply_error(req, 400, "Invalid duration '%s'.", duration);
-        return;
-    }
-    set_verbosity(a, (int)v);
-    evtimer_del(a->revert);
-    if (v > 0) {
-        struct timeval tv = {(time_t)(ns / CLOCK_NS_PER_SEC),
-                             (suseconds_t)(ns % CLOCK_NS_PER_SEC / 1000)};
-        evtimer_add(a->revert, &tv);
-        log_info("logging at DEBUG (verbosity %ld) for %s", v, duration);
-    }
-    http_reply(req, 200, NULL, NULL, 0);
+    return m->admin->toggle;
 }
 
 /* ---- Registration -------------------------------------------------------- */
@@ -297,7 +237,7 @@ int master_admin_endpoints_register(struct master *m)
 {
     struct admin_state *a = xcalloc(1, sizeof(*a));
     a->m = m;
-    a->revert = evtimer_new(m->base, on_revert, a);
+    a->toggle = log_toggle_new(m->base, m->flags->log_level);
     m->admin = a;
     const struct {
         const char *path;
@@ -310,13 +250,13 @@ int master_admin_endpoints_register(struct master *m)
         {"/master/redirect", HTTP_GET | HTTP_POST, handle_redirect},
         {"/registrar(1)/registry", HTTP_GET, handle_registry},
         {"/system/stats.json", HTTP_GET, handle_system_stats},
-        {"/logging/toggle", HTTP_GET | HTTP_POST, handle_logging_toggle},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (http_server_route(m->http, routes[i].path, routes[i].methods,
                               routes[i].fn, m) != 0)
             return -1;
-    return 0;
+    return http_server_route(m->http, "/logging/toggle", HTTP_GET | HTTP_POST,
+                             log_toggle_handle, a->toggle);
 }
 
 void master_admin_free(struct master *m)
@@ -324,9 +264,7 @@ void master_admin_free(struct master *m)
     struct admin_state *a = m->admin;
     if (a == NULL)
         return;
-    if (a->verbosity > 0)
-        log_set_level(m->flags->log_level);
-    event_free(a->revert);
+    log_toggle_free(a->toggle);
     free(a);
     m->admin = NULL;
 }

@@ -25,6 +25,11 @@ int master_admin_endpoints_register(struct master *m);
  * fine) and put the log level back if /logging/toggle changed it. */
 void master_admin_free(struct master *m);
 
+/* The master's log verbosity toggle (common/log_toggle.h), shared by
+ * /logging/toggle and the operator API's SET_LOGGING_LEVEL and
+ * GET_LOGGING_LEVEL. Borrowed; valid until master_admin_free. */
+struct log_toggle *master_log_toggle(struct master *m);
+
 /* An operator tears down framework id: remove it (its tasks are killed, it
  * joins the completed frameworks) and reply 200 on req, or 400 "No framework
  * found with specified ID" when no subscribed (or recovered) framework has

@@ -18,12 +18,14 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/calls.h"
+#include "master/changes.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
+#include "master/registry.h"
 #include "master/reservations.h"
 #include "master/send.h"
 #include "master/slack.h"
@@ -128,11 +130,22 @@ void master_agent_usage(const struct agent *ag, res_list *used,
         res_list_add_all(offered, &((const struct offer *)val)->resources);
 }
 
-void master_agent_shutdown(struct master *m, struct agent *ag)
+/* SHUTDOWN to ag, with message (may be NULL) for its log. */
+static void send_shutdown(struct agent *ag, const char *message)
 {
+    Offerd__Agent__Event__Shutdown sd = OFFERD__AGENT__EVENT__SHUTDOWN__INIT;
+    sd.message = (char *)message;
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN;
+    if (message != NULL)
+        ev.shutdown = &sd;
     master_send_to_agent(ag, &ev);
+}
+
+void master_agent_shutdown(struct master *m, struct agent *ag)
+{
+    (void)m;
+    send_shutdown(ag, NULL);
 }
 
 /* The state tasks of a removed agent are reported in to their framework. */
@@ -150,6 +163,17 @@ static Mesos__V1__TaskState removed_state(const struct framework *fw,
         break;
     }
     return MESOS__V1__TASK_STATE__TASK_LOST;
+}
+
+/* The reason that goes with it: as Mesos's __removeSlave, only tasks
+ * reported TASK_GONE_BY_OPERATOR carry REASON_AGENT_REMOVED_BY_OPERATOR
+ * (a framework that is not partition-aware hears TASK_LOST with
+ * REASON_AGENT_REMOVED). */
+static Mesos__V1__TaskStatus__Reason removed_reason(Mesos__V1__TaskState st)
+{
+    return st == MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR
+               ? MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED_BY_OPERATOR
+               : MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED;
 }
 
 void master_agent_remove(struct master *m, struct agent *ag,
@@ -175,10 +199,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
             t->recovered = true; /* the allocator forgets the agent */
             master_task_transition(
                 m, t, st, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_MASTER,
-                how == AGENT_REMOVED_BY_OPERATOR
-                    ? MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED_BY_OPERATOR
-                    : MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED,
-                why);
+                removed_reason(st), why);
         }
         t->recovered = true;
         master_task_remove(m, t);
@@ -564,11 +585,13 @@ static void after_unreachable(struct master *m, struct agent *ag)
     free(v);
 }
 
-/* Tasks last seen on ag before it was marked unreachable that it did not
- * report when it came back: no longer unreachable (explicit
- * reconciliation answers TASK_GONE: the agent is registered and does not
- * run them). */
-static void forget_unreported_unreachable(struct master *m, struct agent *ag)
+/* Tasks of partition-aware frameworks last seen on agent_id before it was
+ * marked unreachable: no longer unreachable. The agent came back without
+ * them (gone false: explicit reconciliation answers TASK_GONE, the agent
+ * is registered and does not run them), or it was marked gone (gone true:
+ * each is reported TASK_GONE_BY_OPERATOR, as Mesos's markGone). */
+static void forget_unreachable_tasks(struct master *m, const char *agent_id,
+                                     bool gone)
 {
     size_t pos = 0;
     void *val;
@@ -581,12 +604,18 @@ static void forget_unreported_unreachable(struct master *m, struct agent *ag)
         const char *key;
         void *v;
         while (hmap_next(fw->unreachable_tasks, &p2, &key, &v))
-            if (strcmp((const char *)v, ag->id) == 0)
+            if (strcmp((const char *)v, agent_id) == 0)
                 ids[k++] = xstrdup(key);
         for (size_t i = 0; i < k; i++) {
             log_info("task %s of framework %s is gone with agent %s", ids[i],
-                     fw->id, ag->id);
+                     fw->id, agent_id);
             free(hmap_del(fw->unreachable_tasks, ids[i]));
+            if (gone)
+                master_send_master_update(
+                    m, fw, ids[i], agent_id,
+                    MESOS__V1__TASK_STATE__TASK_GONE_BY_OPERATOR,
+                    MESOS__V1__TASK_STATUS__REASON__REASON_AGENT_REMOVED_BY_OPERATOR,
+                    "Agent has been marked gone");
             free(ids[i]);
         }
         free(ids);
@@ -795,6 +824,15 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         agent_subscribe_free(s);
         return;
     }
+    if (hmap_get(m->gone_agents, s->id) != NULL) {
+        /* Marked gone while its registration was being recorded (the gone
+         * record was written after it, so the registry holds it gone). */
+        http_reply_error(s->req, 403, "agent %s was marked gone", s->id);
+        if (ag != NULL)
+            ag->subscribing = false;
+        agent_subscribe_free(s);
+        return;
+    }
     bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
     if (ag == NULL) {
         ag = agent_new(m, s->id);
@@ -818,7 +856,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
              back_from_unreachable ? " (back from unreachable)" : "");
     if (back_from_unreachable) {
         after_unreachable(m, ag);
-        forget_unreported_unreachable(m, ag);
+        forget_unreachable_tasks(m, ag->id, false);
     }
     agent_resend_kills(m, ag);
     if (s->is_new)
@@ -965,6 +1003,12 @@ static void handle_subscribe(struct master_call_ctx *c)
         http_reply_error(req, 403, "agent %s was marked gone", id);
         return;
     }
+    if (id != NULL && m->marking_gone != NULL &&
+        strcmp(id, m->marking_gone) == 0) {
+        res_list_clear(&total);
+        http_reply_error(req, 503, "agent %s is being marked gone", id);
+        return;
+    }
     char *ip = sub->address != NULL && sub->address->ip != NULL &&
                        sub->address->ip[0] != '\0'
                    ? xstrdup(sub->address->ip)
@@ -1044,6 +1088,105 @@ static void handle_subscribe(struct master_call_ctx *c)
     }
     persist_subscription(m, s, rec, ag, r, deactivated, drain);
     protobuf_c_message_free_unpacked(&rec->base, NULL);
+}
+
+/* ---- MARK_AGENT_GONE
+ * ---------------------------------------------------------- */
+
+/* Mesos's message for a gone agent, in its SHUTDOWN and its tasks' updates. */
+#define GONE_MESSAGE "Agent has been marked gone"
+
+/* One MARK_AGENT_GONE, run in its turn among the operator changes
+ * (changes.c), so two calls for one agent never overlap. */
+struct gone_change {
+    struct master_change base; /* first */
+    struct master *m;
+    char *id;
+};
+
+static void gone_free(struct master_change *c)
+{
+    struct gone_change *g = (struct gone_change *)c;
+    if (g->m->marking_gone == g->id)
+        g->m->marking_gone = NULL;
+    free(g->id);
+    free(g);
+}
+
+/* The gone record is durable: forget the agent wherever it is (registered,
+ * known from before a restart, unreachable) and answer 200. */
+static void gone_applied(struct master *m, struct master_change *c)
+{
+    struct gone_change *g = (struct gone_change *)c;
+    m->marking_gone = NULL;
+    hmap_put(m->gone_agents, g->id, (void *)1);
+    struct agent *ag = master_agent_find(m, g->id);
+    if (ag != NULL) {
+        send_shutdown(ag, GONE_MESSAGE);
+        master_agent_remove(m, ag, AGENT_REMOVED_BY_OPERATOR, GONE_MESSAGE);
+    }
+    /* A recovered agent's tasks are unknown until it re-registers, which
+     * it no longer may (Mesos sends no updates for them either). */
+    master_persist_free_recovered(hmap_del(m->recovered_agents, g->id));
+    hmap_del(m->unreachable_agents, g->id);
+    forget_unreachable_tasks(m, g->id, true);
+    log_info("agent %s marked gone", g->id);
+    master_change_end(m, c, 200, NULL);
+}
+
+static void gone_run(struct master *m, struct master_change *c)
+{
+    struct gone_change *g = (struct gone_change *)c;
+    if (hmap_get(m->gone_agents, g->id) != NULL) {
+        log_warn("not marking agent %s gone: it already is", g->id);
+        master_change_end(m, c, 200, NULL);
+        return;
+    }
+    const struct agent *ag = master_agent_find(m, g->id);
+    if ((ag == NULL || ag->info == NULL) &&
+        hmap_get(m->recovered_agents, g->id) == NULL &&
+        hmap_get(m->unreachable_agents, g->id) == NULL) {
+        char why[320];
+        snprintf(why, sizeof(why), "Agent '%s' not found", g->id);
+        master_change_end(m, c, 404, why);
+        return;
+    }
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = g->id;
+    Mesos__V1__TimeInfo t = MESOS__V1__TIME_INFO__INIT;
+    t.nanoseconds = (int64_t)(clock_wall_secs() * 1e9);
+    Offerd__Registry__GoneAgent ga = OFFERD__REGISTRY__GONE_AGENT__INIT;
+    ga.id = &aid;
+    ga.timestamp = &t;
+    struct registry_batch *b = registry_batch_new();
+    char err[256];
+    if (registry_batch_delete(b, REGISTRY_KIND_AGENT, g->id, err,
+                              sizeof(err)) != 0 ||
+        registry_batch_delete(b, REGISTRY_KIND_UNREACHABLE, g->id, err,
+                              sizeof(err)) != 0 ||
+        registry_batch_put(b, REGISTRY_KIND_GONE, &ga.base, err, sizeof(err)) !=
+            0) {
+        registry_batch_free(b);
+        master_change_end(m, c, 500, err);
+        return;
+    }
+    /* Until the record is durable, the agent may not (re-)register: a
+     * registration recorded after it would bring the agent back. */
+    m->marking_gone = g->id;
+    log_info("marking agent %s gone", g->id);
+    master_change_write(m, c, b, gone_applied, "agent marked gone");
+}
+
+void master_agent_mark_gone(struct master *m, struct http_request *req,
+                            const char *id)
+{
+    struct gone_change *g = xcalloc(1, sizeof(*g));
+    g->base.req = req;
+    g->base.run = gone_run;
+    g->base.free = gone_free;
+    g->m = m;
+    g->id = xstrdup(id);
+    master_change_submit(m, &g->base);
 }
 
 /* ---- Other calls

@@ -22,6 +22,15 @@ enum agent_removal {
  * inverse offers are rescinded, the allocator forgets it. */
 void master_agent_remove(struct master *m, struct agent *ag,
                          enum agent_removal how, const char *why);
+/* MARK_AGENT_GONE (in its turn among the operator changes): record the
+ * agent gone in the registry, then remove it as an operator does (its
+ * tasks TASK_GONE_BY_OPERATOR or TASK_LOST, offers rescinded, SHUTDOWN
+ * sent) or forget it if it is unreachable or not back since a restart.
+ * Answers req 200 (also when already gone), 404 for an agent the master
+ * does not know, 503 when the registry write fails. The agent may never
+ * register again with that id. */
+void master_agent_mark_gone(struct master *m, struct http_request *req,
+                            const char *id);
 /* After --agent_reregister_timeout: agents from the registry that did not
  * come back are marked unreachable. */
 void master_agents_reregister_timeout(struct master *m);

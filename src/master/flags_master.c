@@ -92,6 +92,12 @@ void master_flags_init(struct master_flags *mf)
          "no weights (then recorded there). Deprecated in Mesos: set weights "
          "with PUT /weights or UPDATE_WEIGHTS instead.",
          &mf->weights},
+        {"log_dir", FLAG_STRING, NULL,
+         "Directory (created if missing) of the master's log file, "
+         "offerd-master.log, written in addition to stderr and served as "
+         "/master/log by /files/read and the operator API's READ_FILE. "
+         "Unset: no log file.",
+         &mf->log_dir},
         {"cluster", FLAG_STRING, NULL,
          "Human readable name for the cluster, shown in /state as "
          "'cluster' (as Mesos; absent when unset).",

@@ -8,6 +8,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/mainloop.h"
+#include "master/files.h"
 #include "master/flags_master.h"
 #include "master/master.h"
 
@@ -37,6 +38,17 @@ int main(int argc, char **argv)
         log_error("--work_dir: %s", err);
         goto out;
     }
+    char log_path[4096];
+    if (master_log_path(&mf, log_path, sizeof(log_path))) {
+        if (fs_mkdirs(mf.log_dir, err, sizeof(err)) != 0 ||
+            log_open_file(log_path, err, sizeof(err)) != 0) {
+            log_error("--log_dir: %s", err);
+            goto out;
+        }
+    } else if (mf.log_dir != NULL && mf.log_dir[0] != '\0') {
+        log_error("--log_dir: path too long");
+        goto out;
+    }
     ml = mainloop_new("shutting down");
     if (ml == NULL)
         goto out;
@@ -57,5 +69,6 @@ out:
     master_free(m);
     mainloop_free(ml);
     master_flags_fini(&mf);
+    log_close_file();
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/admin_endpoints.h"
+#include "master/files.h"
 #include "master/agents.h"
 #include "master/changes.h"
 #include "master/frameworks.h"
@@ -235,7 +236,8 @@ struct master *master_new_with(struct event_base *base,
         master_resv_endpoints_register(m) != 0 ||
         master_quota_endpoints_register(m) != 0 ||
         master_state_endpoints_register(m) != 0 ||
-        master_admin_endpoints_register(m) != 0) {
+        master_admin_endpoints_register(m) != 0 ||
+        master_files_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;
     }
@@ -323,6 +325,7 @@ void master_free(struct master *m)
     master_opev_free_all(m);
     http_server_free(m->http);
     master_admin_free(m);
+    master_files_free(m);
     alloc_free(m->alloc);
     free(m->ip);
     free(m);

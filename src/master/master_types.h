@@ -29,6 +29,7 @@
 #include "offerd/agent.pb-c.h"
 
 struct admin_state;
+struct files;
 struct event;
 struct event_base;
 struct master;
@@ -340,9 +341,14 @@ struct master {
     /* Agents the registry knows from before a restart that have not
      * re-registered yet: id -> Offerd__Registry__Agent (owned). */
     struct hmap *recovered_agents;
-    /* Agents marked gone (DRAIN_AGENT with mark_gone): refused for good.
+    /* Agents marked gone (MARK_AGENT_GONE, DRAIN_AGENT with mark_gone):
+     * refused for good.
      * id -> (void *)1. */
     struct hmap *gone_agents;
+    /* The agent whose MARK_AGENT_GONE is being recorded (agents.c; one at
+     * a time, as an operator change), refused registration meanwhile;
+     * NULL: none. Borrowed from the change. */
+    const char *marking_gone;
     /* Agents marked unreachable (missed pings, or not back within
      * --agent_reregister_timeout after a restart): id -> (void *)1. */
     struct hmap *unreachable_agents;
@@ -376,6 +382,7 @@ struct master {
     struct master_metrics metrics;
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
+    struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
 };
 
 #endif

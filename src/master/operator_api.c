@@ -14,10 +14,13 @@
 
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/admin_endpoints.h"
+#include "master/agents.h"
 #include "master/calls.h"
+#include "master/files.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/operator_events.h"
@@ -251,6 +254,70 @@ static void teardown(struct master_call_ctx *c)
                               op_call(c)->teardown->framework_id->value);
 }
 
+/* ---- Agents gone, logging, files (issue 16) ------------------------------ */
+
+static void mark_agent_gone(struct master_call_ctx *c)
+{
+    const Mesos__V1__AgentID *id = op_call(c)->mark_agent_gone->agent_id;
+    if (id == NULL || id->value == NULL) {
+        http_reply_error(c->req, 400, "mark_agent_gone.agent_id: required");
+        return;
+    }
+    master_agent_mark_gone(c->m, c->req, id->value);
+}
+
+/* GET_LOGGING_LEVEL: the verbosity in force (0, or what SET_LOGGING_LEVEL
+ * or /logging/toggle set until it reverts), as Mesos answers glog's. */
+static void get_logging_level(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response__GetLoggingLevel gl =
+        MESOS__V1__MASTER__RESPONSE__GET_LOGGING_LEVEL__INIT;
+    gl.level = log_toggle_verbosity(master_log_toggle(c->m));
+    Mesos__V1__Master__Response resp =
+        response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_LOGGING_LEVEL);
+    resp.get_logging_level = &gl;
+    reply_response(c->req, c->reply_enc, &resp);
+}
+
+/* SET_LOGGING_LEVEL {level, duration}: 200 once set; the level reverts
+ * after duration. */
+static void set_logging_level(struct master_call_ctx *c)
+{
+    const Mesos__V1__Master__Call__SetLoggingLevel *s =
+        op_call(c)->set_logging_level;
+    if (s->duration == NULL) {
+        http_reply_error(c->req, 400, "set_logging_level.duration: required");
+        return;
+    }
+    if (s->duration->nanoseconds < 0) {
+        http_reply_error(c->req, 400,
+                         "set_logging_level.duration: must not be negative");
+        return;
+    }
+    log_toggle_set(master_log_toggle(c->m), s->level, s->duration->nanoseconds);
+    http_reply(c->req, 200, NULL, NULL, 0);
+}
+
+static void list_files(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response *resp =
+        master_files_list(c->m, c->req, op_call(c)->list_files);
+    if (resp == NULL)
+        return;
+    reply_response(c->req, c->reply_enc, resp);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
+static void read_file(struct master_call_ctx *c)
+{
+    Mesos__V1__Master__Response *resp =
+        master_files_read(c->m, c->req, op_call(c)->read_file);
+    if (resp == NULL)
+        return;
+    reply_response(c->req, c->reply_enc, resp);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
 /* ---- Weights and quota (quota.c) ---------------------------------------- */
 
 static void get_weights(struct master_call_ctx *c)
@@ -331,7 +398,7 @@ static const struct master_call operator_rows[] = {
     ROW(GET_ROLES, NULL, get_state_call),
     ROW(GET_FLAGS, NULL, get_state_call),
     ROW(GET_METRICS, NULL, get_state_call),
-    ROW(GET_LOGGING_LEVEL, NULL, get_state_call),
+    ROW(GET_LOGGING_LEVEL, NULL, get_logging_level),
     ROW(GET_MASTER, NULL, get_state_call),
     ROW(SUBSCRIBE, NULL, subscribe),
     ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule),
@@ -351,6 +418,11 @@ static const struct master_call operator_rows[] = {
     ROW(SHRINK_VOLUME, "shrink_volume", shrink_volume),
     /* Framework history (issue 16). */
     ROW(TEARDOWN, "teardown", teardown),
+    /* Agents gone, logging, files (issue 16). */
+    ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone),
+    ROW(SET_LOGGING_LEVEL, "set_logging_level", set_logging_level),
+    ROW(LIST_FILES, "list_files", list_files),
+    ROW(READ_FILE, "read_file", read_file),
     /* Weights and quota (quota.c). */
     ROW(GET_WEIGHTS, NULL, get_weights),
     ROW(UPDATE_WEIGHTS, "update_weights", update_weights),

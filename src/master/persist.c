@@ -115,20 +115,25 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
         log_info("recovered framework %s (%s): awaiting re-subscription",
                  fw->id, f->info->name);
     }
+    /* Gone wins: a record of an agent written while it was being marked
+     * gone (an unreachable one, say) does not bring it back. */
+    for (size_t i = 0; i < state->n_gone_agents; i++)
+        hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
     for (size_t i = 0; i < state->n_agents; i++) {
         Offerd__Registry__Agent *a = state->agents[i];
-        if (a->info->id == NULL)
+        if (a->info->id == NULL ||
+            hmap_get(m->gone_agents, a->info->id->value) != NULL)
             continue;
         /* Kept whole; the slot is cleared so that freeing the state leaves
          * it alone. */
         hmap_put(m->recovered_agents, a->info->id->value, a);
         state->agents[i] = NULL;
     }
-    for (size_t i = 0; i < state->n_unreachable_agents; i++)
-        hmap_put(m->unreachable_agents, state->unreachable_agents[i]->id->value,
-                 (void *)1);
-    for (size_t i = 0; i < state->n_gone_agents; i++)
-        hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
+    for (size_t i = 0; i < state->n_unreachable_agents; i++) {
+        const char *id = state->unreachable_agents[i]->id->value;
+        if (hmap_get(m->gone_agents, id) == NULL)
+            hmap_put(m->unreachable_agents, id, (void *)1);
+    }
     master_maintenance_recover(m, state->schedule, state->machines,
                                state->n_machines);
     master_quota_recover(m, state);

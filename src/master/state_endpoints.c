@@ -535,6 +535,8 @@ static void handle_state(struct http_request *req, void *arg)
         json_incref(inner);
         json_object_set_new(o, "flags", inner);
     }
+    if (m->flags->log_dir != NULL)
+        json_object_set_new(o, "log_dir", json_string(m->flags->log_dir));
     json_object_set_new(o, "slaves", agents_array(m));
     json_object_set_new(o, "frameworks", frameworks_array(m, true));
     json_object_set_new(o, "completed_frameworks", completed_array(m, NULL));

@@ -287,8 +287,21 @@ START_TEST(test_refusals)
     ck_assert_int_eq(call_raw("POST", HTTP_CONTENT_JSON, NULL,
                               "{\"type\": \"SET_LOGGING_LEVEL\"}", why,
                               sizeof(why)),
-                     501);
-    ck_assert_ptr_nonnull(strstr(why, "SET_LOGGING_LEVEL"));
+                     400);
+    ck_assert_ptr_nonnull(strstr(why, "set_logging_level"));
+    /* SET_LOGGING_LEVEL is served: GET_LOGGING_LEVEL answers the level. */
+    ck_assert_int_eq(
+        call_raw(
+            "POST", HTTP_CONTENT_JSON, NULL,
+            "{\"type\": \"SET_LOGGING_LEVEL\", \"set_logging_level\": "
+            "{\"level\": 2, \"duration\": {\"nanoseconds\": 60000000000}}}",
+            why, sizeof(why)),
+        200);
+    ck_assert_int_eq(call_raw("POST", HTTP_CONTENT_JSON, NULL,
+                              "{\"type\": \"GET_LOGGING_LEVEL\"}", why,
+                              sizeof(why)),
+                     200);
+    ck_assert_msg(strstr(why, "\"level\":2") != NULL, "%s", why);
     ck_assert_int_eq(call_raw("POST", HTTP_CONTENT_JSON, NULL,
                               "{\"type\": \"ATTACH_CONTAINER_OUTPUT\"}", why,
                               sizeof(why)),

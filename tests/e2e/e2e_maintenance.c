@@ -609,7 +609,7 @@ START_TEST(test_operator_api)
     /* Bad calls. */
     ck_assert_int_eq(post("/api/v1", "{\"type\":\"START_MAINTENANCE\"}"), 400);
     ck_assert_int_eq(post("/api/v1", "{\"type\":\"NOPE\"}"), 400);
-    ck_assert_int_eq(post("/api/v1", "{\"type\":\"READ_FILE\"}"), 501);
+    ck_assert_int_eq(post("/api/v1", "{\"type\":\"READ_FILE\"}"), 400);
     ck_assert_int_eq(post("/api/v1",
                           "{\"type\":\"DRAIN_AGENT\",\"drain_agent\":"
                           "{\"agent_id\":{\"value\":\"nope\"}}}"),

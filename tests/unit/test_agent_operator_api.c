@@ -8,9 +8,11 @@
 #include "agent/operator_api.h"
 #include "agent/tasks.h"
 #include "check_main.h"
+#include "common/files.h"
 #include "common/hmap.h"
 #include "common/http_fake.h"
 #include "common/json_pb.h"
+#include "common/log_toggle.h"
 #include "common/mem.h"
 #include "common/resources.h"
 #include "mesos/v1/agent.pb-c.h"
@@ -37,6 +39,8 @@ static struct agent_tasks *tasks;
 static struct hmap *frameworks;
 static res_list total = RES_LIST_INIT;
 static struct agent_opapi *api;
+static struct log_toggle *toggle;
+static struct files *sandboxes;
 
 static void write_file(const char *rel, const char *text)
 {
@@ -167,7 +171,11 @@ static void setup(void)
                                     err, sizeof(err)),
                      0);
 
-    struct agent_opapi_config cfg = {root, proc, view, NULL};
+    toggle = log_toggle_new(base, LOG_LEVEL_INFO);
+    sandboxes = files_new();
+    files_set_base(sandboxes, root);
+    ck_assert_int_eq(files_attach(sandboxes, root, root, err, sizeof(err)), 0);
+    struct agent_opapi_config cfg = {sandboxes, proc, view, NULL, toggle};
     api = agent_opapi_new(&cfg);
 }
 
@@ -179,6 +187,8 @@ static void free_info(void *v)
 static void teardown(void)
 {
     agent_opapi_free(api);
+    log_toggle_free(toggle);
+    files_free(sandboxes);
     res_list_clear(&total);
     hmap_free(frameworks, free_info);
     agent_tasks_free(tasks);
@@ -292,6 +302,51 @@ static double metric_of(const Mesos__V1__Agent__Response *r, const char *name)
     ck_abort_msg("no metric %s", name);
     return -1;
 }
+
+/* POST a JSON call that answers 200 with no body. */
+static void call_done(const char *json)
+{
+    struct http_fake *x = post(HTTP_CONTENT_JSON, NULL, json, strlen(json));
+    size_t len;
+    const char *b = (const char *)http_fake_body(x, &len);
+    ck_assert_msg(http_fake_status(x) == 200, "%d: %s", http_fake_status(x), b);
+    ck_assert_uint_eq(len, 0);
+    http_fake_free(x);
+}
+
+/* SET_LOGGING_LEVEL raises the verbosity (DEBUG) for its duration, then
+ * the toggle's timer puts it back; GET_LOGGING_LEVEL answers it. */
+START_TEST(test_logging_level)
+{
+    ck_assert_int_eq(log_get_level(), LOG_LEVEL_INFO);
+    call_done(
+        "{\"type\":\"SET_LOGGING_LEVEL\",\"set_logging_level\":{\"level\":2,"
+        "\"duration\":{\"nanoseconds\":600000000000}}}");
+    ck_assert_int_eq(log_get_level(), LOG_LEVEL_DEBUG);
+    Mesos__V1__Agent__Response *r =
+        call_ok("{\"type\": \"GET_LOGGING_LEVEL\"}", HTTP_ENC_PROTOBUF);
+    ck_assert_uint_eq(r->get_logging_level->level, 2);
+    jpb_free(&r->base);
+    call_done(
+        "{\"type\":\"SET_LOGGING_LEVEL\",\"set_logging_level\":{\"level\":1,"
+        "\"duration\":{\"nanoseconds\":20000000}}}");
+    for (int i = 0; i < 100 && log_toggle_verbosity(toggle) != 0; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert_uint_eq(log_toggle_verbosity(toggle), 0);
+    ck_assert_int_eq(log_get_level(), LOG_LEVEL_INFO);
+
+    call_refused("{\"type\":\"SET_LOGGING_LEVEL\"}", 400,
+                 "'set_logging_level'");
+    call_refused("{\"type\":\"SET_LOGGING_LEVEL\",\"set_logging_level\":{"
+                 "\"level\":1}}",
+                 400, "duration");
+    call_refused("{\"type\":\"SET_LOGGING_LEVEL\",\"set_logging_level\":{"
+                 "\"level\":1,\"duration\":{\"nanoseconds\":-1}}}",
+                 400, "negative");
+    ck_assert_uint_eq(log_toggle_verbosity(toggle), 0);
+    ck_assert_int_eq(log_get_level(), LOG_LEVEL_INFO);
+}
+END_TEST
 
 START_TEST(test_metrics)
 {
@@ -496,7 +551,7 @@ START_TEST(test_file_refusals)
          400, "directory"},
         {"{\"type\": \"READ_FILE\", \"read_file\": {\"path\": \"/etc/passwd\", "
          "\"offset\": 0}}",
-         404, "not in a sandbox"},
+         404, "not found"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         call_refused(cases[i].json, cases[i].status, cases[i].reason);
@@ -505,8 +560,6 @@ END_TEST
 
 START_TEST(test_refusals)
 {
-    call_refused("{\"type\": \"SET_LOGGING_LEVEL\"}", 501,
-                 "SET_LOGGING_LEVEL is not supported");
     call_refused("{\"type\": \"LAUNCH_NESTED_CONTAINER\"}", 501,
                  "LAUNCH_NESTED_CONTAINER");
     call_refused("{\"type\": \"WAIT_NESTED_CONTAINER\"}", 501,
@@ -554,6 +607,7 @@ static Suite *agent_operator_api_suite(void)
     TCase *tc = tcase_create("calls");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_simple_calls);
+    tcase_add_test(tc, test_logging_level);
     tcase_add_test(tc, test_metrics);
     tcase_add_test(tc, test_state);
     tcase_add_test(tc, test_containers);

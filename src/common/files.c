@@ -1,7 +1,10 @@
 /*
- * /files/read and /files/browse over the sandboxes root.
+ * The virtual file tree behind /files/read, /files/browse, /files/debug and
+ * the operator APIs' LIST_FILES and READ_FILE (files.h), for the master
+ * and the agent alike. Every path a peer sends is confined to what was
+ * attached; reads are bounded (FILES_MAX_READ) and never block on a FIFO.
  */
-#include "agent/files.h"
+#include "common/files.h"
 
 #include "common/http.h"
 #include "common/log.h"
@@ -10,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -17,8 +21,20 @@
 #include <string.h>
 #include <unistd.h>
 
-struct agent_files {
-    char *root; /* canonical sandboxes root */
+/* Most attachments a tree holds: they are the daemon's own (a log, a
+ * sandboxes root), never a peer's. */
+#define MAX_ATTACHED 16
+
+struct attached {
+    char *vpath; /* absolute, no trailing '/' (except "/" itself) */
+    char *real;  /* canonical */
+    bool dir;
+};
+
+struct files {
+    struct attached v[MAX_ATTACHED];
+    size_t n;
+    char *base; /* relative request paths are taken under it */
 };
 
 /* Collapse ".", ".." and repeated '/' of an absolute path in place. Returns
@@ -64,41 +80,155 @@ static int is_under(const char *root, const char *path)
     return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-enum agent_files_result agent_files_resolve(const char *root, const char *path,
-                                            char out[PATH_MAX], char *err,
-                                            size_t errlen)
+/* Make repeated '/' one, in place. */
+static void squeeze_slashes(char *p)
+{
+    char *out = p;
+    for (const char *in = p; *in; in++)
+        if (!(in[0] == '/' && in[1] == '/'))
+            *out++ = *in;
+    *out = '\0';
+}
+
+/* Drop trailing '/' (but keep "/"), in place. */
+static void trim_slash(char *p)
+{
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+}
+
+struct files *files_new(void)
+{
+    struct files *f = xcalloc(1, sizeof(*f));
+    f->base = xstrdup("/");
+    return f;
+}
+
+void files_free(struct files *f)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->v[i].vpath);
+        free(f->v[i].real);
+    }
+    free(f->base);
+    free(f);
+}
+
+int files_attach(struct files *f, const char *real, const char *vpath,
+                 char *err, size_t errlen)
+{
+    if (vpath[0] != '/') {
+        snprintf(err, errlen, "virtual path '%s' is not absolute", vpath);
+        return -1;
+    }
+    char canon[PATH_MAX];
+    struct stat st;
+    if (realpath(real, canon) == NULL || stat(canon, &st) != 0) {
+        snprintf(err, errlen, "Failed to get realpath of '%s': %s", real,
+                 strerror(errno));
+        return -1;
+    }
+    char *v = xstrdup(vpath);
+    squeeze_slashes(v);
+    trim_slash(v);
+    size_t i = 0;
+    while (i < f->n && strcmp(f->v[i].vpath, v) != 0)
+        i++;
+    if (i == f->n) {
+        if (f->n == MAX_ATTACHED) {
+            free(v);
+            snprintf(err, errlen, "more than %d attached paths", MAX_ATTACHED);
+            return -1;
+        }
+        f->n++;
+    } else {
+        free(f->v[i].vpath);
+        free(f->v[i].real);
+    }
+    f->v[i].vpath = v;
+    f->v[i].real = xstrdup(canon);
+    f->v[i].dir = S_ISDIR(st.st_mode);
+    return 0;
+}
+
+void files_set_base(struct files *f, const char *vpath)
+{
+    free(f->base);
+    f->base = xstrdup(vpath);
+}
+
+/* The attachment that vpath equals or lies under, the longest; NULL when
+ * none. */
+static const struct attached *attachment_of(const struct files *f,
+                                            const char *vpath)
+{
+    const struct attached *best = NULL;
+    for (size_t i = 0; i < f->n; i++)
+        if (is_under(f->v[i].vpath, vpath) &&
+            (best == NULL || strlen(f->v[i].vpath) > strlen(best->vpath)))
+            best = &f->v[i];
+    return best;
+}
+
+enum files_result files_resolve(const struct files *f, const char *path,
+                                char out[PATH_MAX], char *err, size_t errlen)
 {
     char buf[PATH_MAX];
     int n = path[0] == '/' ? snprintf(buf, sizeof(buf), "%s", path)
-                           : snprintf(buf, sizeof(buf), "%s/%s", root, path);
+                           : snprintf(buf, sizeof(buf), "%s/%s", f->base, path);
     if (n < 0 || (size_t)n >= sizeof(buf)) {
         snprintf(err, errlen, "path too long");
-        return AGENT_FILES_NOT_FOUND;
+        return FILES_NOT_FOUND;
     }
-    /* An absolute path that does not even start with the root names
-     * nothing of ours; one that does but climbs out is an escape. */
-    if (path[0] == '/' && !is_under(root, buf)) {
-        snprintf(err, errlen, "'%s' is not in a sandbox", path);
-        return AGENT_FILES_NOT_FOUND;
+    squeeze_slashes(buf);
+    /* A path that does not even start with an attached one names nothing
+     * here; one that does but climbs out is an escape. */
+    const struct attached *a = attachment_of(f, buf);
+    if (a == NULL) {
+        snprintf(err, errlen, "'%s' not found", path);
+        return FILES_NOT_FOUND;
     }
-    if (normalize(buf) != 0 || !is_under(root, buf)) {
+    const char *rest =
+        buf + (strcmp(a->vpath, "/") == 0 ? 0 : strlen(a->vpath));
+    if (!a->dir) {
+        if (strspn(rest, "/") != strlen(rest)) {
+            snprintf(err, errlen, "'%s' not found", path);
+            return FILES_NOT_FOUND;
+        }
+        if (access(a->real, F_OK) != 0) {
+            snprintf(err, errlen, "'%s' not found", path);
+            return FILES_NOT_FOUND;
+        }
+        memcpy(out, a->real, strlen(a->real) + 1);
+        return FILES_OK;
+    }
+    char joined[PATH_MAX];
+    n = snprintf(joined, sizeof(joined), "%s%s", a->real, rest);
+    if (n < 0 || (size_t)n >= sizeof(joined)) {
+        snprintf(err, errlen, "path too long");
+        return FILES_NOT_FOUND;
+    }
+    if (normalize(joined) != 0 || !is_under(a->real, joined)) {
         snprintf(err, errlen, "'%s' is inaccessible", path);
-        return AGENT_FILES_FORBIDDEN;
+        return FILES_FORBIDDEN;
     }
     char real[PATH_MAX];
-    if (realpath(buf, real) == NULL) {
+    if (realpath(joined, real) == NULL) {
         snprintf(err, errlen, "'%s' not found", path);
-        return AGENT_FILES_NOT_FOUND;
+        return FILES_NOT_FOUND;
     }
-    if (!is_under(root, real)) {
+    if (!is_under(a->real, real)) {
         snprintf(err, errlen, "'%s' is inaccessible", path);
-        return AGENT_FILES_FORBIDDEN;
+        return FILES_FORBIDDEN;
     }
     memcpy(out, real, strlen(real) + 1);
-    return AGENT_FILES_OK;
+    return FILES_OK;
 }
 
-json_t *agent_files_text_json(const uint8_t *p, size_t len)
+json_t *files_text_json(const uint8_t *p, size_t len)
 {
     /* Worst case every byte becomes the 3-byte U+FFFD. */
     char *s = xmalloc(len * 3 + 1);
@@ -167,8 +297,8 @@ static void mode_text(mode_t m, char out[11])
     out[10] = '\0';
 }
 
-void agent_files_owner(const struct stat *st, char *user, size_t ulen,
-                       char *group, size_t glen)
+void files_owner(const struct stat *st, char *user, size_t ulen, char *group,
+                 size_t glen)
 {
     char buf[1024];
     struct passwd pw, *pwp = NULL;
@@ -183,12 +313,12 @@ void agent_files_owner(const struct stat *st, char *user, size_t ulen,
         snprintf(group, glen, "%u", (unsigned)st->st_gid);
 }
 
-json_t *agent_files_entry_json(const char *vpath, const struct stat *st)
+json_t *files_entry_json(const char *vpath, const struct stat *st)
 {
     char mode[11];
     mode_text(st->st_mode, mode);
     char user[256], group[256];
-    agent_files_owner(st, user, sizeof(user), group, sizeof(group));
+    files_owner(st, user, sizeof(user), group, sizeof(group));
     json_t *j = json_object();
     json_object_set_new(j, "path", json_string(vpath));
     json_object_set_new(j, "mode", json_string(mode));
@@ -198,6 +328,28 @@ json_t *agent_files_entry_json(const char *vpath, const struct stat *st)
     json_object_set_new(j, "uid", json_string(user));
     json_object_set_new(j, "gid", json_string(group));
     return j;
+}
+
+Mesos__V1__FileInfo *files_info_pb(const char *vpath, const struct stat *st)
+{
+    Mesos__V1__FileInfo *fi = xmalloc(sizeof(*fi));
+    mesos__v1__file_info__init(fi);
+    fi->path = xstrdup(vpath);
+    fi->has_nlink = true;
+    fi->nlink = (int32_t)st->st_nlink;
+    fi->has_size = true;
+    fi->size = (uint64_t)st->st_size;
+    fi->mtime = xmalloc(sizeof(*fi->mtime));
+    mesos__v1__time_info__init(fi->mtime);
+    fi->mtime->nanoseconds =
+        (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+    fi->has_mode = true;
+    fi->mode = (uint32_t)st->st_mode;
+    char user[256], group[256];
+    files_owner(st, user, sizeof(user), group, sizeof(group));
+    fi->uid = xstrdup(user);
+    fi->gid = xstrdup(group);
+    return fi;
 }
 
 /* The path query of req, or NULL after answering 400 when it is missing
@@ -236,14 +388,13 @@ static int query_position(struct http_request *req, const char *name,
     return 0;
 }
 
-int agent_files_read(const char *root, const char *path, int64_t offset,
-                     int64_t length, uint8_t **data, size_t *len, int64_t *size,
-                     char *err, size_t errlen)
+int files_read(const struct files *f, const char *path, int64_t offset,
+               int64_t length, uint8_t **data, size_t *len, int64_t *size,
+               char *err, size_t errlen)
 {
     char real[PATH_MAX];
-    enum agent_files_result r =
-        agent_files_resolve(root, path, real, err, errlen);
-    if (r != AGENT_FILES_OK)
+    enum files_result r = files_resolve(f, path, real, err, errlen);
+    if (r != FILES_OK)
         return (int)r;
     /* O_NONBLOCK: a FIFO must never stall the loop (it is refused below). */
     int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -275,8 +426,8 @@ int agent_files_read(const char *root, const char *path, int64_t offset,
     size_t got = 0;
     if (offset >= 0 && offset < fsize && length != 0) {
         int64_t want = length < 0 ? fsize - offset : length;
-        if (want > (int64_t)AGENT_FILES_MAX_READ)
-            want = (int64_t)AGENT_FILES_MAX_READ;
+        if (want > (int64_t)FILES_MAX_READ)
+            want = (int64_t)FILES_MAX_READ;
         buf = xmalloc((size_t)want);
         while (got < (size_t)want) {
             ssize_t n = pread(fd, buf + got, (size_t)want - got,
@@ -297,7 +448,7 @@ int agent_files_read(const char *root, const char *path, int64_t offset,
 
 static void handle_read(struct http_request *req, void *arg)
 {
-    struct agent_files *f = arg;
+    const struct files *f = arg;
     const char *path = query_path(req);
     int64_t offset, length;
     if (path == NULL || query_position(req, "offset", &offset) != 0 ||
@@ -307,14 +458,14 @@ static void handle_read(struct http_request *req, void *arg)
     size_t got;
     int64_t size;
     char why[PATH_MAX + 64];
-    int status = agent_files_read(f->root, path, offset, length, &buf, &got,
-                                  &size, why, sizeof(why));
+    int status = files_read(f, path, offset, length, &buf, &got, &size, why,
+                            sizeof(why));
     if (status != 200) {
         http_reply_error(req, status, "%s", why);
         return;
     }
     json_t *j = json_object();
-    json_object_set_new(j, "data", agent_files_text_json(buf, got));
+    json_object_set_new(j, "data", files_text_json(buf, got));
     json_object_set_new(j, "offset",
                         json_integer(offset == -1 ? size : offset));
     free(buf);
@@ -322,7 +473,7 @@ static void handle_read(struct http_request *req, void *arg)
     json_decref(j);
 }
 
-/* One entry found by agent_files_list. */
+/* One entry found by files_list. */
 struct listed {
     char *vpath;
     struct stat st;
@@ -334,14 +485,12 @@ static int by_vpath(const void *a, const void *b)
     return strcmp(x->vpath, y->vpath);
 }
 
-int agent_files_list(const char *root, const char *path,
-                     agent_files_entry_fn fn, void *arg, char *err,
-                     size_t errlen)
+int files_list(const struct files *f, const char *path, files_entry_fn fn,
+               void *arg, char *err, size_t errlen)
 {
     char real[PATH_MAX];
-    enum agent_files_result r =
-        agent_files_resolve(root, path, real, err, errlen);
-    if (r != AGENT_FILES_OK)
+    enum files_result r = files_resolve(f, path, real, err, errlen);
+    if (r != FILES_OK)
         return (int)r;
     struct listed *entries = NULL;
     size_t n = 0;
@@ -375,21 +524,57 @@ int agent_files_list(const char *root, const char *path,
     return 200;
 }
 
+struct pb_list {
+    Mesos__V1__FileInfo **v;
+    size_t n;
+};
+
+static void pb_entry(const char *vpath, const struct stat *st, void *arg)
+{
+    struct pb_list *l = arg;
+    l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+    l->v[l->n++] = files_info_pb(vpath, st);
+}
+
+int files_list_pb(const struct files *f, const char *path,
+                  Mesos__V1__FileInfo ***infos, size_t *n, char *err,
+                  size_t errlen)
+{
+    struct pb_list l = {NULL, 0};
+    int status = files_list(f, path, pb_entry, &l, err, errlen);
+    if (status == 200) {
+        *infos = l.v;
+        *n = l.n;
+    }
+    return status;
+}
+
+int files_read_call(const struct files *f, const char *path, uint64_t offset,
+                    bool has_length, uint64_t length, uint8_t **data,
+                    size_t *len, int64_t *size, char *err, size_t errlen)
+{
+    int64_t off = offset > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)offset;
+    int64_t want = -1;
+    if (has_length)
+        want = length > (uint64_t)FILES_MAX_READ ? (int64_t)FILES_MAX_READ
+                                                 : (int64_t)length;
+    return files_read(f, path, off, want, data, len, size, err, errlen);
+}
+
 static void browse_entry(const char *vpath, const struct stat *st, void *arg)
 {
-    json_array_append_new(arg, agent_files_entry_json(vpath, st));
+    json_array_append_new(arg, files_entry_json(vpath, st));
 }
 
 static void handle_browse(struct http_request *req, void *arg)
 {
-    struct agent_files *f = arg;
+    const struct files *f = arg;
     const char *path = query_path(req);
     if (path == NULL)
         return;
     char why[PATH_MAX + 64];
     json_t *arr = json_array();
-    int status =
-        agent_files_list(f->root, path, browse_entry, arr, why, sizeof(why));
+    int status = files_list(f, path, browse_entry, arr, why, sizeof(why));
     if (status != 200)
         http_reply_error(req, status, "%s", why);
     else
@@ -397,24 +582,27 @@ static void handle_browse(struct http_request *req, void *arg)
     json_decref(arr);
 }
 
-struct agent_files *agent_files_register(struct http_server *srv,
-                                         const char *root)
+json_t *files_debug_json(const struct files *f)
 {
-    struct agent_files *f = xcalloc(1, sizeof(*f));
-    f->root = xstrdup(root);
-    if (http_server_route(srv, "/files/read", HTTP_GET, handle_read, f) != 0 ||
-        http_server_route(srv, "/files/browse", HTTP_GET, handle_browse, f) !=
-            0) {
-        agent_files_free(f);
-        return NULL;
-    }
-    return f;
+    json_t *o = json_object();
+    for (size_t i = 0; i < f->n; i++)
+        json_object_set_new(o, f->v[i].vpath, json_string(f->v[i].real));
+    return o;
 }
 
-void agent_files_free(struct agent_files *f)
+static void handle_debug(struct http_request *req, void *arg)
 {
-    if (f == NULL)
-        return;
-    free(f->root);
-    free(f);
+    json_t *o = files_debug_json(arg);
+    http_reply_json_jsonp(req, 200, o);
+    json_decref(o);
+}
+
+int files_route(struct files *f, struct http_server *srv)
+{
+    if (http_server_route(srv, "/files/read", HTTP_GET, handle_read, f) != 0 ||
+        http_server_route(srv, "/files/browse", HTTP_GET, handle_browse, f) !=
+            0 ||
+        http_server_route(srv, "/files/debug", HTTP_GET, handle_debug, f) != 0)
+        return -1;
+    return 0;
 }
