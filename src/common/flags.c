@@ -408,9 +408,15 @@ static int apply_env(struct flags *f, char *const *env, const char *prefix,
         size_t nlen = (size_t)(eq - name);
         ssize_t row = find_row_nocase(f, name, nlen);
         if (row < 0) {
-            if (warn_unknown)
-                log_warn("ignoring %.*s: %s has no flag --%.*s", (int)(eq - *e),
-                         *e, f->program, (int)nlen, name);
+            if (warn_unknown) {
+                char lower[128];
+                size_t k = 0;
+                for (; k < nlen && k < sizeof(lower) - 1; k++)
+                    lower[k] = (char)tolower((unsigned char)name[k]);
+                lower[k] = '\0';
+                log_warn("ignoring %.*s: %s has no flag --%s", (int)(eq - *e),
+                         *e, f->program, lower);
+            }
             continue;
         }
         char source[160];
