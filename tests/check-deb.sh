@@ -29,6 +29,8 @@ grep -qx /etc/default/offerd-master "$tmp/control/conffiles" || fail "conffiles"
 grep -qx /etc/default/offerd-agent "$tmp/control/conffiles" || fail "conffiles"
 files=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|; s|/$||')
 for f in /usr/sbin/offerd /usr/sbin/offerd-agent /usr/bin/offerd-execute \
+    /usr/bin/offerctl /usr/share/man/man1/offerctl.1 \
+    /usr/share/bash-completion/completions/offerctl \
     /usr/lib/systemd/system/offerd-master.service \
     /usr/lib/systemd/system/offerd-agent.service \
     /etc/default/offerd-master /etc/default/offerd-agent \

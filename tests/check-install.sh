@@ -30,6 +30,8 @@ rm -f "$D.log"
 # ---- Layout ----
 for f in \
     "$sbindir/offerd" "$sbindir/offerd-agent" "$bindir/offerd-execute" \
+    "$bindir/offerctl" "$prefix/share/man/man1/offerctl.1" \
+    "$prefix/share/bash-completion/completions/offerctl" \
     "$libdir/libofferd.so" "$libdir/libofferd.so.0" "$libdir/libofferd.a" \
     "$libdir/pkgconfig/libofferd.pc" \
     "$includedir/offerd/scheduler.h" "$includedir/offerd/offer_pool.h" \
@@ -41,7 +43,8 @@ for f in \
     "$sysconfdir/default/offerd-master" "$sysconfdir/default/offerd-agent"; do
     [ -e "$D$f" ] || fail "not installed: $f"
 done
-for x in "$sbindir/offerd" "$sbindir/offerd-agent" "$bindir/offerd-execute"; do
+for x in "$sbindir/offerd" "$sbindir/offerd-agent" "$bindir/offerd-execute" \
+    "$bindir/offerctl"; do
     [ -x "$D$x" ] || fail "not executable: $x"
 done
 for d in offerd-master offerd-agent; do
