@@ -12,6 +12,8 @@ packages=(
     libsqlite3-dev                   # registry store
     clang clang-format               # fuzz targets, format check
     curl procps                      # README examples, test helpers
+    systemd                          # systemd-analyze verify of the units (check_units)
+    file                             # CPack's DEB generator (scripts/package.sh)
 )
 
 missing=()

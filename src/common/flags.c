@@ -1,22 +1,36 @@
 /*
- * Table-driven flags: parsing of the command line and OFFERD_* environment,
+ * Table-driven flags: parsing of the command line, the MESOS_* and OFFERD_*
+ * environment and flag directories (Mesos packages' one file per flag),
  * value syntaxes (Mesos's durations and byte sizes), usage text and the
  * /flags JSON.
  */
 #include "common/flags.h"
 
 #include "common/errbuf.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/mem.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
-#define ENV_PREFIX "OFFERD_"
+#define ENV_PREFIX       "OFFERD_"
+#define MESOS_ENV_PREFIX "MESOS_"
+#define FLAGS_DIR_ARG    "--flags_dir"
+/* Largest flag file read; a value is a line of text, a few KB at most even
+ * for --resources in JSON, so anything bigger is a mistake. */
+#define FLAG_FILE_MAX (64 * 1024)
+/* Most entries read from one flag directory (or one attributes/ or
+ * resources/ subdirectory). */
+#define FLAGS_DIR_MAX_ENTRIES 1024
 
 struct flags {
     const char *program;
@@ -353,26 +367,314 @@ static ssize_t find_row(const struct flags *f, const char *name, size_t len)
     return -1;
 }
 
-/* Environment variable name of row i, e.g. OFFERD_WORK_DIR. */
-static void env_name(const struct flag_def *d, char *out, size_t outlen)
+/* Row whose name matches text[0..len) ignoring case (environment names
+ * are upper case: OFFERD_WORK_DIR, MESOS_work_dir both name work_dir). */
+static ssize_t find_row_nocase(const struct flags *f, const char *text,
+                               size_t len)
 {
-    int w = snprintf(out, outlen, "%s%s", ENV_PREFIX, d->name);
-    if (w < 0 || (size_t)w >= outlen) {
-        out[0] = '\0';
-        return;
+    for (size_t i = 0; i < f->n; i++)
+        if (strlen(f->defs[i].name) == len &&
+            strncasecmp(f->defs[i].name, text, len) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+/* Apply a value that came without the command line's --name / --no-name
+ * forms (an environment variable, a flag file): an empty value for a bool
+ * means true, as in Mesos. */
+static int apply_loose_value(struct flags *f, size_t i, const char *text,
+                             const char *source, char *err, size_t errlen)
+{
+    if (f->defs[i].type == FLAG_BOOL && text[0] == '\0')
+        text = "true";
+    return apply_value(f, i, text, source, err, errlen);
+}
+
+/* Apply every prefix<NAME>=value of env that names a flag. Variables that
+ * name no flag are skipped (the master and the agent share one
+ * environment, and Mesos skips them too); with warn_unknown each is logged
+ * once, so that a Mesos flag offerd lacks is never silently dropped. */
+static int apply_env(struct flags *f, char *const *env, const char *prefix,
+                     bool warn_unknown, char *err, size_t errlen)
+{
+    size_t plen = strlen(prefix);
+    for (char *const *e = env; e != NULL && *e != NULL; e++) {
+        if (strncmp(*e, prefix, plen) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL)
+            continue;
+        const char *name = *e + plen;
+        size_t nlen = (size_t)(eq - name);
+        ssize_t row = find_row_nocase(f, name, nlen);
+        if (row < 0) {
+            if (warn_unknown) {
+                char lower[128];
+                size_t k = 0;
+                for (; k < nlen && k < sizeof(lower) - 1; k++)
+                    lower[k] = (char)tolower((unsigned char)name[k]);
+                lower[k] = '\0';
+                log_warn("ignoring %.*s: %s has no flag --%s", (int)(eq - *e),
+                         *e, f->program, lower);
+            }
+            continue;
+        }
+        char source[160];
+        snprintf(source, sizeof(source), "%.*s", (int)(eq - *e), *e);
+        if (apply_loose_value(f, (size_t)row, eq + 1, source, err, errlen) != 0)
+            return -1;
     }
-    for (char *p = out; *p; p++)
-        *p = (char)toupper((unsigned char)*p);
+    return 0;
+}
+
+/* Read the flag file at path (at most FLAG_FILE_MAX bytes) without its
+ * trailing newlines, as the shell's $(cat file) gives it. Returns a new
+ * string (caller frees), or NULL with the reason in err. */
+static char *read_flag_file(const char *path, char *err, size_t errlen)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int r = fs_read(path, FLAG_FILE_MAX, &data, &len);
+    if (r != 1) {
+        errbuf_set(err, errlen, "%s: %s", path,
+                   r == 0           ? "vanished while being read"
+                   : errno == EFBIG ? "larger than 64KB"
+                                    : strerror(errno));
+        return NULL;
+    }
+    if (memchr(data, '\0', len) != NULL) {
+        errbuf_set(err, errlen, "%s: contains a NUL byte", path);
+        free(data);
+        return NULL;
+    }
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+        data[--len] = '\0';
+    return (char *)data;
+}
+
+/* The sorted entries of dir without dot files (*names, caller frees with
+ * free_names), or -1 with errno set. */
+static int list_dir(const char *dir, char ***names, size_t *count)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    char **v = NULL;
+    size_t n = 0;
+    struct dirent *de;
+    errno = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (n == FLAGS_DIR_MAX_ENTRIES) {
+            errno = E2BIG;
+            break;
+        }
+        v = xreallocarray(v, n + 1, sizeof(*v));
+        v[n++] = xstrdup(de->d_name);
+    }
+    int saved = errno;
+    closedir(d);
+    if (saved != 0) {
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        errno = saved;
+        return -1;
+    }
+    /* Sorted, so that which of two bad files is reported is stable. */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    *names = v;
+    *count = n;
+    return 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The value of a flag given as a directory (Mesos packages'
+ * /etc/mesos-slave/attributes/ and resources/): "key:value;..." with one
+ * key per non-empty file. Returns a new string, or NULL with err set. */
+static char *read_keyed_dir(const char *dir, char *err, size_t errlen)
+{
+    char **names = NULL;
+    size_t n = 0;
+    if (list_dir(dir, &names, &n) != 0) {
+        errbuf_set(err, errlen, "%s: %s", dir,
+                   errno == E2BIG ? "more than 1024 entries" : strerror(errno));
+        return NULL;
+    }
+    char *out = xstrdup("");
+    for (size_t i = 0; i < n; i++) {
+        char *path = xasprintf("%s/%s", dir, names[i]);
+        char *value = read_flag_file(path, err, errlen);
+        free(path);
+        if (value == NULL) {
+            free(out);
+            out = NULL;
+            break;
+        }
+        if (value[0] != '\0') {
+            char *joined =
+                xasprintf("%s%s%s:%s", out, out[0] ? ";" : "", names[i], value);
+            free(out);
+            out = joined;
+        }
+        free(value);
+    }
+    free_names(names, n);
+    return out;
+}
+
+/* Apply one entry of a flag directory: "<name>" holds the value of --name,
+ * "?<name>" and "?no-<name>" set a bool, a directory "<name>/" holds
+ * key:value files. seen marks the rows this directory already set. */
+static int apply_dir_entry(struct flags *f, const char *dir, const char *entry,
+                           bool *seen, char *err, size_t errlen)
+{
+    char *path = xasprintf("%s/%s", dir, entry);
+    char *value = NULL;
+    int rc = -1;
+    bool query = entry[0] == '?';
+    const char *name = query ? entry + 1 : entry;
+    bool negated = false;
+    ssize_t row = find_row(f, name, strlen(name));
+    if (row < 0 && query && strncmp(name, "no-", 3) == 0) {
+        row = find_row(f, name + 3, strlen(name + 3));
+        negated = row >= 0;
+    }
+    if (row < 0) {
+        errbuf_set(err, errlen, "%s: unknown flag '--%s' (%s has no such flag)",
+                   path, negated ? name + 3 : name, f->program);
+        goto out;
+    }
+    const struct flag_def *d = &f->defs[row];
+    if (seen[row]) {
+        errbuf_set(err, errlen, "%s: flag '--%s' given more than once in %s",
+                   path, d->name, dir);
+        goto out;
+    }
+    seen[row] = true;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (query) {
+        if (d->type != FLAG_BOOL) {
+            errbuf_set(err, errlen,
+                       "%s: flag '--%s' is not a bool; write its value "
+                       "into %s/%s instead",
+                       path, d->name, dir, d->name);
+            goto out;
+        }
+        rc = apply_value(f, (size_t)row, negated ? "false" : "true", path, err,
+                         errlen);
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (d->type != FLAG_STRING) {
+            errbuf_set(err, errlen,
+                       "%s: a directory, but only a string flag "
+                       "(attributes, resources) may be given as key files",
+                       path);
+            goto out;
+        }
+        value = read_keyed_dir(path, err, errlen);
+    } else if (S_ISREG(st.st_mode)) {
+        value = read_flag_file(path, err, errlen);
+    } else {
+        errbuf_set(err, errlen, "%s: not a regular file", path);
+        goto out;
+    }
+    if (value != NULL)
+        rc = apply_loose_value(f, (size_t)row, value, path, err, errlen);
+out:
+    free(value);
+    free(path);
+    return rc;
+}
+
+/* Apply every entry of the flag directory dir; a missing dir is fine (a
+ * unit lists both Mesos's and offerd's, and a host has one or none). */
+static int apply_flags_dir(struct flags *f, const char *dir, char *err,
+                           size_t errlen)
+{
+    char **names = NULL;
+    size_t n = 0;
+    if (list_dir(dir, &names, &n) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        errbuf_set(err, errlen, "%s=%s: %s", FLAGS_DIR_ARG, dir,
+                   errno == E2BIG ? "more than 1024 entries" : strerror(errno));
+        return -1;
+    }
+    bool *seen = xcalloc(f->n > 0 ? f->n : 1, sizeof(*seen));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = apply_dir_entry(f, dir, names[i], seen, err, errlen);
+    free(seen);
+    free_names(names, n);
+    return rc;
+}
+
+/* Apply the flag directories of a --flags_dir=DIR[:DIR...] argument, in
+ * order (a later directory's value wins). */
+static int apply_flags_dirs(struct flags *f, const char *list, char *err,
+                            size_t errlen)
+{
+    char *copy = xstrdup(list);
+    int rc = 0;
+    char *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir != NULL && rc == 0;
+         dir = strtok_r(NULL, ":", &save))
+        rc = apply_flags_dir(f, dir, err, errlen);
+    free(copy);
+    return rc;
+}
+
+/* Whether arg is the built-in --flags_dir (with or without a value). */
+static bool is_flags_dir_arg(const char *arg)
+{
+    size_t n = strlen(FLAGS_DIR_ARG);
+    return strncmp(arg, FLAGS_DIR_ARG, n) == 0 &&
+           (arg[n] == '\0' || arg[n] == '=');
 }
 
 enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
                               char *const *env, char *err, size_t errlen)
 {
     char source[160];
+    const char *flags_dirs = NULL;
 
     for (int a = 1; a < argc; a++)
         if (strcmp(argv[a], "--help") == 0)
             return FLAGS_HELP;
+
+    for (int a = 1; a < argc; a++) {
+        if (!is_flags_dir_arg(argv[a]))
+            continue;
+        if (flags_dirs != NULL) {
+            errbuf_set(err, errlen, "flag '%s' given more than once",
+                       FLAGS_DIR_ARG);
+            return FLAGS_ERROR;
+        }
+        if (argv[a][strlen(FLAGS_DIR_ARG)] != '=') {
+            errbuf_set(err, errlen, "flag '%s' needs a value: %s=DIR[:DIR...]",
+                       FLAGS_DIR_ARG, FLAGS_DIR_ARG);
+            return FLAGS_ERROR;
+        }
+        flags_dirs = argv[a] + strlen(FLAGS_DIR_ARG) + 1;
+    }
 
     for (size_t i = 0; i < f->n; i++) {
         if (f->defs[i].default_value == NULL)
@@ -383,28 +685,23 @@ enum flags_result flags_parse(struct flags *f, int argc, char *const *argv,
             return FLAGS_ERROR;
     }
 
-    for (char *const *e = env; e != NULL && *e != NULL; e++) {
-        if (strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX)) != 0)
-            continue;
-        const char *eq = strchr(*e, '=');
-        if (eq == NULL)
-            continue;
-        for (size_t i = 0; i < f->n; i++) {
-            char name[128];
-            env_name(&f->defs[i], name, sizeof(name));
-            size_t nlen = strlen(name);
-            if (nlen == 0 || (size_t)(eq - *e) != nlen ||
-                strncmp(*e, name, nlen) != 0)
-                continue;
-            if (apply_value(f, i, eq + 1, name, err, errlen) != 0)
-                return FLAGS_ERROR;
-        }
-    }
+    /* MESOS_ first, so that OFFERD_ wins whatever the order of env. */
+    if (apply_env(f, env, MESOS_ENV_PREFIX, true, err, errlen) != 0 ||
+        apply_env(f, env, ENV_PREFIX, false, err, errlen) != 0)
+        return FLAGS_ERROR;
+
+    /* Flag files stand for command-line flags placed before the real
+     * ones (Mesos packages' wrapper turns them into arguments), so they
+     * win over the environment and lose to the command line. */
+    if (flags_dirs != NULL && apply_flags_dirs(f, flags_dirs, err, errlen) != 0)
+        return FLAGS_ERROR;
 
     bool *seen = xcalloc(f->n > 0 ? f->n : 1, sizeof(*seen));
     enum flags_result rc = FLAGS_ERROR;
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a];
+        if (is_flags_dir_arg(arg))
+            continue;
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             errbuf_set(err, errlen,
                        "unexpected argument '%s' (flags are "
@@ -584,8 +881,11 @@ void flags_usage(const struct flags *f, FILE *out)
         write_wrapped(out, f->summary, 0, 80);
         fprintf(out, "\n");
     }
-    fprintf(out, "Every flag is also read from the environment as "
-                 "OFFERD_<NAME>;\nthe command line wins.\n\n");
+    fprintf(out,
+            "Every flag is also read from the environment as OFFERD_<NAME> "
+            "or\nMESOS_<NAME> (OFFERD_ wins), and from flag files with\n"
+            "--flags_dir; the command line wins over files, files over the\n"
+            "environment.\n\n");
     for (size_t i = 0; i < f->n; i++) {
         const struct flag_def *d = &f->defs[i];
         if (d->type == FLAG_BOOL)
@@ -600,5 +900,14 @@ void flags_usage(const struct flags *f, FILE *out)
         if (d->help != NULL)
             write_wrapped(out, d->help, 6, 80);
     }
+    fprintf(out, "  --flags_dir=DIR[:DIR...]\n");
+    write_wrapped(out,
+                  "Read flags from files, one per flag, as Mesos packages "
+                  "lay them out (/etc/mesos-master): DIR/<name> holds the "
+                  "value of --<name>, DIR/?<name> and DIR/?no-<name> set a "
+                  "bool, DIR/attributes/<key> and DIR/resources/<key> hold "
+                  "one key's value each. Missing directories are skipped; a "
+                  "later directory wins.",
+                  6, 80);
     fprintf(out, "  --help  print this text and exit\n");
 }

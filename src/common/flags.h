@@ -9,12 +9,30 @@
  *   --name=true|false     bools
  *   --help                print usage generated from the table; the caller
  *                         exits 0
- * Every flag can also come from the environment as OFFERD_<NAME> (name
- * upper-cased, e.g. OFFERD_WORK_DIR); the command line wins over the
- * environment, which wins over the default. OFFERD_ variables that name no
- * flag are ignored (the master and the agent share one environment). An
- * unknown flag, a repeated flag or a bad value on the command line is an
- * error whose one-line reason names the flag.
+ * Every flag can also come from the environment as OFFERD_<NAME> or, as in
+ * Mesos, MESOS_<NAME> (name in any case after the prefix, e.g.
+ * OFFERD_WORK_DIR); OFFERD_ wins over MESOS_. Variables that name no flag
+ * are skipped (the master and the agent share one environment, and Mesos
+ * skips them too); an unknown MESOS_ one is logged as a warning. An empty
+ * value of a bool variable means true, as in Mesos.
+ *
+ * Built in for every program, like --help:
+ *   --flags_dir=DIR[:DIR...]  flag files, one per flag, as Mesos packages
+ *                         lay out /etc/mesos-master: DIR/<name> holds the
+ *                         value of --name (trailing newlines dropped),
+ *                         DIR/?<name> and DIR/?no-<name> set a bool, a
+ *                         directory DIR/<name>/ of a string flag gives
+ *                         "key:value;..." from its files (attributes/,
+ *                         resources/). Dot files are skipped, missing
+ *                         directories too; a later directory wins. A file
+ *                         that names no flag, a bad value or a flag given
+ *                         twice in one directory is an error naming the
+ *                         file.
+ *
+ * Precedence, lowest first: default, MESOS_ variables, OFFERD_ variables,
+ * flag directories, command line. An unknown flag, a repeated flag or a
+ * bad value on the command line is an error whose one-line reason names
+ * the flag.
  *
  * Value syntax per type:
  *   FLAG_STRING    anything, copied

@@ -1,11 +1,14 @@
 /*
- * A daemon's event loop and its stop signals; see mainloop.h.
+ * A daemon's event loop, its stop signals and its readiness notifications
+ * to systemd; see mainloop.h.
  */
 #include "common/mainloop.h"
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/notify.h"
 
+#include <errno.h>
 #include <event2/event.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,13 +19,24 @@ struct mainloop {
     struct event *sigterm;
     struct event *sigint;
     const char *stopping; /* borrowed: logged when a stop signal arrives */
+    char *notify_socket;  /* owned: NOTIFY_SOCKET taken at start, or NULL */
 };
+
+/* Send state to the service manager, if one asked (a failure is logged:
+ * systemd then times the unit out, which says more than we could). */
+static void notify(const struct mainloop *ml, const char *state)
+{
+    if (ml->notify_socket != NULL && notify_send(ml->notify_socket, state) != 0)
+        log_warn("cannot notify %s of %s: %s", ml->notify_socket, state,
+                 strerror(errno));
+}
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 {
     struct mainloop *ml = arg;
     (void)what;
     log_info("received %s: %s", strsignal((int)sig), ml->stopping);
+    notify(ml, "STOPPING=1");
     event_base_loopexit(ml->base, NULL);
 }
 
@@ -30,6 +44,7 @@ struct mainloop *mainloop_new(const char *stopping)
 {
     struct mainloop *ml = xcalloc(1, sizeof(*ml));
     ml->stopping = stopping;
+    ml->notify_socket = notify_socket_take();
     signal(SIGPIPE, SIG_IGN);
     ml->base = event_base_new();
     if (ml->base == NULL) {
@@ -57,6 +72,7 @@ struct event_base *mainloop_base(const struct mainloop *ml)
 
 int mainloop_run(struct mainloop *ml)
 {
+    notify(ml, "READY=1");
     if (event_base_dispatch(ml->base) < 0) {
         log_error("event loop failed");
         return -1;
@@ -74,5 +90,6 @@ void mainloop_free(struct mainloop *ml)
         event_free(ml->sigint);
     if (ml->base != NULL)
         event_base_free(ml->base);
+    free(ml->notify_socket);
     free(ml);
 }

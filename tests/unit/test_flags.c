@@ -1,8 +1,12 @@
 /*
  * Tests for common/flags: value syntaxes (tables of good and bad values),
- * command-line forms, environment precedence, --help, usage and /flags JSON.
+ * command-line forms, environment precedence (MESOS_ < OFFERD_), flag
+ * directories (Mesos packages' one file per flag), --help, usage and
+ * /flags JSON.
  */
 #include "common/flags.h"
+
+#include "common/fs.h"
 
 #include "check_main.h"
 
@@ -10,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A table with one flag of each type. */
@@ -467,6 +472,200 @@ START_TEST(test_format_units)
 }
 END_TEST
 
+START_TEST(test_mesos_environment)
+{
+    struct flags *f;
+    char err[256] = "";
+    /* MESOS_ names every flag too (any case after the prefix, as Mesos
+     * allows); OFFERD_ wins whichever comes first in the environment. */
+    const char *env[] = {"OFFERD_PORT=7070",     "MESOS_PORT=6060",
+                         "MESOS_name=mesos",     "MESOS_TIMEOUT=2secs",
+                         "OFFERD_TIMEOUT=3secs", "MESOS_NO_SUCH_FLAG=1",
+                         "MESOS_VERBOSE=",       NULL};
+    ck_assert_int_eq(run(&f, NULL, env, err, sizeof(err)), FLAGS_OK);
+    ck_assert_uint_eq(v.port, 7070);
+    ck_assert_str_eq(v.s, "mesos");
+    ck_assert_int_eq(v.dur, 3000000000LL);
+    ck_assert(v.b); /* an empty bool is true, as in Mesos */
+    flags_free(f);
+
+    const char *bad[] = {"MESOS_PORT=http", NULL};
+    ck_assert_int_eq(run(&f, NULL, bad, err, sizeof(err)), FLAGS_ERROR);
+    ck_assert_str_eq(err, "MESOS_PORT: invalid port 'http' (expected 0-65535)");
+    flags_free(f);
+}
+END_TEST
+
+/* A temporary flag directory with the given files (name, content; a NULL
+ * content makes a subdirectory). */
+struct tmpdir {
+    char path[64];
+};
+
+static void mkflags(struct tmpdir *t, const char *const files[][2], size_t n)
+{
+    snprintf(t->path, sizeof(t->path), "/tmp/offerd-flags-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(t->path));
+    for (size_t i = 0; i < n; i++) {
+        char p[256];
+        snprintf(p, sizeof(p), "%s/%s", t->path, files[i][0]);
+        if (files[i][1] == NULL)
+            ck_assert_int_eq(mkdir(p, 0755), 0);
+        else
+            ck_assert_int_eq(
+                fs_write_atomic(p, files[i][1], strlen(files[i][1])), 0);
+    }
+}
+
+static void rmflags(struct tmpdir *t)
+{
+    ck_assert_int_eq(fs_remove_tree(t->path), 0);
+}
+
+START_TEST(test_flags_dir)
+{
+    static const char *const files[][2] = {
+        {"port", "6060\n"}, {"name", "from file\n\n"}, {"?verbose", ""},
+        {"hostname", ""},   {".hidden", "ignored"},    {"limit", "1MB"},
+    };
+    struct tmpdir t;
+    mkflags(&t, files, sizeof(files) / sizeof(files[0]));
+    char arg[128];
+    snprintf(arg, sizeof(arg), "--flags_dir=%s", t.path);
+    struct flags *f;
+    char err[512] = "";
+    /* Files win over the environment; the command line wins over files. */
+    const char *env[] = {"OFFERD_PORT=7070", "OFFERD_COUNT=9", NULL};
+    const char *args[] = {arg, "--limit=2MB", NULL};
+    ck_assert_int_eq(run(&f, args, env, err, sizeof(err)), FLAGS_OK);
+    ck_assert_uint_eq(v.port, 6060);
+    ck_assert_str_eq(v.s, "from file");
+    ck_assert(v.b);
+    ck_assert_str_eq(v.nodef, "");
+    ck_assert_int_eq(v.i, 9);
+    ck_assert_uint_eq(v.bytes, 2u << 20);
+    flags_free(f);
+    rmflags(&t);
+}
+END_TEST
+
+START_TEST(test_flags_dirs_later_wins)
+{
+    static const char *const mesos[][2] = {{"port", "6060"}, {"?verbose", ""}};
+    static const char *const ours[][2] = {{"port", "7070"},
+                                          {"?no-verbose", ""}};
+    struct tmpdir a, b;
+    mkflags(&a, mesos, 2);
+    mkflags(&b, ours, 2);
+    char arg[256];
+    /* A missing directory is skipped: units list Mesos's and offerd's. */
+    snprintf(arg, sizeof(arg), "--flags_dir=%s:/nonexistent/offerd:%s", a.path,
+             b.path);
+    struct flags *f;
+    char err[512] = "";
+    const char *args[] = {arg, NULL};
+    ck_assert_int_eq(run(&f, args, NULL, err, sizeof(err)), FLAGS_OK);
+    ck_assert_uint_eq(v.port, 7070);
+    ck_assert(!v.b);
+    flags_free(f);
+    rmflags(&a);
+    rmflags(&b);
+}
+END_TEST
+
+START_TEST(test_flags_dir_keyed_subdirectory)
+{
+    static const char *const files[][2] = {
+        {"hostname", NULL},
+        {"hostname/rack", "r1\n"},
+        {"hostname/zone", "eu"},
+        {"hostname/empty", ""},
+    };
+    struct tmpdir t;
+    mkflags(&t, files, sizeof(files) / sizeof(files[0]));
+    char arg[128];
+    snprintf(arg, sizeof(arg), "--flags_dir=%s", t.path);
+    struct flags *f;
+    char err[512] = "";
+    const char *args[] = {arg, NULL};
+    ck_assert_int_eq(run(&f, args, NULL, err, sizeof(err)), FLAGS_OK);
+    ck_assert_str_eq(v.nodef, "rack:r1;zone:eu");
+    flags_free(f);
+    rmflags(&t);
+}
+END_TEST
+
+/* Each bad directory is refused with one line naming the file. */
+START_TEST(test_flags_dir_rejections)
+{
+    static const struct {
+        const char *file, *content, *want;
+    } cases[] = {
+        {"registry_strict", "true",
+         "/registry_strict: unknown flag '--registry_strict' (prog has no "
+         "such flag)"},
+        {"?no-quorum", "", "/?no-quorum: unknown flag '--no-quorum'"},
+        {"?port", "", "/?port: flag '--port' is not a bool"},
+        {"port", "http", "/port: invalid port 'http' (expected 0-65535)"},
+        {"count", NULL, "/count: a directory, but only a string flag"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const files[][2] = {{cases[i].file, cases[i].content}};
+        struct tmpdir t;
+        mkflags(&t, files, 1);
+        char arg[128];
+        snprintf(arg, sizeof(arg), "--flags_dir=%s", t.path);
+        struct flags *f;
+        char err[512] = "";
+        const char *args[] = {arg, NULL};
+        ck_assert_int_eq(run(&f, args, NULL, err, sizeof(err)), FLAGS_ERROR);
+        char want[512];
+        snprintf(want, sizeof(want), "%s%s", t.path, cases[i].want);
+        ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
+                      "case %zu: got '%s', want '%s...'", i, err, want);
+        ck_assert_ptr_null(strchr(err, '\n'));
+        flags_free(f);
+        rmflags(&t);
+    }
+
+    /* The same flag twice in one directory. */
+    static const char *const twice[][2] = {{"?verbose", ""},
+                                           {"?no-verbose", ""}};
+    struct tmpdir t;
+    mkflags(&t, twice, 2);
+    char arg[128];
+    snprintf(arg, sizeof(arg), "--flags_dir=%s", t.path);
+    struct flags *f;
+    char err[512] = "";
+    const char *args[] = {arg, NULL};
+    ck_assert_int_eq(run(&f, args, NULL, err, sizeof(err)), FLAGS_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "given more than once"));
+    flags_free(f);
+    rmflags(&t);
+}
+END_TEST
+
+START_TEST(test_flags_dir_argument_errors)
+{
+    struct flags *f;
+    char err[256] = "";
+    const char *novalue[] = {"--flags_dir", NULL};
+    ck_assert_int_eq(run(&f, novalue, NULL, err, sizeof(err)), FLAGS_ERROR);
+    ck_assert_str_eq(
+        err, "flag '--flags_dir' needs a value: --flags_dir=DIR[:DIR...]");
+    flags_free(f);
+    const char *twice[] = {"--flags_dir=/a", "--flags_dir=/b", NULL};
+    ck_assert_int_eq(run(&f, twice, NULL, err, sizeof(err)), FLAGS_ERROR);
+    ck_assert_str_eq(err, "flag '--flags_dir' given more than once");
+    flags_free(f);
+    /* A path that exists but is no directory is an error, not skipped. */
+    const char *notdir[] = {"--flags_dir=/dev/null", NULL};
+    ck_assert_int_eq(run(&f, notdir, NULL, err, sizeof(err)), FLAGS_ERROR);
+    ck_assert_str_eq(err, "--flags_dir=/dev/null: Not a directory");
+    flags_free(f);
+}
+END_TEST
+
 static Suite *flags_suite(void)
 {
     Suite *s = suite_create("flags");
@@ -479,6 +678,12 @@ static Suite *flags_suite(void)
     tcase_add_test(tc, test_environment);
     tcase_add_test(tc, test_command_line_wins);
     tcase_add_test(tc, test_bad_environment_value);
+    tcase_add_test(tc, test_mesos_environment);
+    tcase_add_test(tc, test_flags_dir);
+    tcase_add_test(tc, test_flags_dirs_later_wins);
+    tcase_add_test(tc, test_flags_dir_keyed_subdirectory);
+    tcase_add_test(tc, test_flags_dir_rejections);
+    tcase_add_test(tc, test_flags_dir_argument_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_add_test(tc, test_help);

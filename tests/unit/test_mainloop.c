@@ -1,6 +1,7 @@
 /*
- * Tests of common/mainloop.h: the loop stops on SIGTERM and SIGINT, and
- * SIGPIPE no longer kills the process.
+ * Tests of common/mainloop.h: the loop stops on SIGTERM and SIGINT,
+ * SIGPIPE no longer kills the process, and a service manager's
+ * NOTIFY_SOCKET hears READY=1 and STOPPING=1.
  */
 #include "common/mainloop.h"
 
@@ -10,6 +11,13 @@
 #include <event2/event.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 struct raiser {
     int sig;
@@ -65,6 +73,41 @@ START_TEST(test_sigpipe_is_ignored)
 }
 END_TEST
 
+/* As systemd does for a Type=notify unit: a datagram socket named by
+ * NOTIFY_SOCKET; the loop must report READY=1 when it runs and STOPPING=1
+ * on SIGTERM, and leave the variable out of its children's environment. */
+START_TEST(test_notifies_ready_and_stopping)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "@offerd-mainloop-test-%ld", (long)getpid());
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path + 1, name + 1, strlen(name) - 1);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa,
+                          (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+                                      strlen(name))),
+                     0);
+    setenv("NOTIFY_SOCKET", name, 1);
+
+    run_until(SIGTERM);
+    ck_assert_ptr_null(getenv("NOTIFY_SOCKET"));
+
+    const char *want[] = {"READY=1", "STOPPING=1"};
+    for (size_t i = 0; i < 2; i++) {
+        char buf[64];
+        /* Both were sent before run_until returned: nothing to wait for. */
+        ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+        ck_assert_int_gt(n, 0);
+        buf[n] = '\0';
+        ck_assert_str_eq(buf, want[i]);
+    }
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_free_null)
 {
     mainloop_free(NULL);
@@ -79,6 +122,7 @@ static Suite *mainloop_suite(void)
     tcase_add_test(tc, test_sigterm_stops_the_loop);
     tcase_add_test(tc, test_sigint_stops_the_loop);
     tcase_add_test(tc, test_sigpipe_is_ignored);
+    tcase_add_test(tc, test_notifies_ready_and_stopping);
     tcase_add_test(tc, test_free_null);
     suite_add_tcase(s, tc);
     return s;
