@@ -13,10 +13,10 @@ info=$(dpkg-deb -I "$deb")
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libevent-core libevent-extra libprotobuf-c libjansson libsqlite3 \
     libc6 adduser; do
-    echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
+    grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 for s in postinst prerm postrm conffiles; do
-    echo "$info" | grep -q " $s\$\| $s " || fail "no $s"
+    grep -q " $s\$\| $s " <<<"$info" || fail "no $s"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,11 +38,11 @@ for f in /usr/sbin/offerd /usr/sbin/offerd-agent /usr/bin/offerd-execute \
     /usr/include/offerd/scheduler.h \
     /usr/include/offerd/proto/mesos/v1/scheduler.pb-c.h \
     /usr/share/doc/offerd/install.md; do
-    echo "$files" | grep -qx "$f" || fail "lacks $f"
+    grep -qx "$f" <<<"$files" || fail "lacks $f"
 done
-echo "$files" | grep -q '^/usr/lib/.*/libofferd\.so\.0$' || fail "lacks libofferd.so.0"
-echo "$files" | grep -q '^/usr/lib/.*/libofferd\.a$' || fail "lacks libofferd.a"
-echo "$files" | grep -q '^/usr/lib/.*/pkgconfig/libofferd\.pc$' || fail "lacks libofferd.pc"
+grep -q '^/usr/lib/.*/libofferd\.so\.0$' <<<"$files" || fail "lacks libofferd.so.0"
+grep -q '^/usr/lib/.*/libofferd\.a$' <<<"$files" || fail "lacks libofferd.a"
+grep -q '^/usr/lib/.*/pkgconfig/libofferd\.pc$' <<<"$files" || fail "lacks libofferd.pc"
 dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/offerd-master.service |
     grep -q '^ExecStart=/usr/sbin/offerd --flags_dir=/etc/mesos-master:/etc/offerd-master$' ||
     fail "offerd-master.service does not run /usr/sbin/offerd with /etc's flag directories"

@@ -70,7 +70,10 @@ done
 
 # ---- The installed daemons run ----
 export LD_LIBRARY_PATH=$D$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-"$D$sbindir/offerd" --help | grep -q -- '--flags_dir' ||
+# Whole outputs are captured before grep reads them: `cmd | grep -q` fails
+# under pipefail whenever cmd is still writing when grep exits (SIGPIPE).
+help=$("$D$sbindir/offerd" --help)
+grep -q -- '--flags_dir' <<<"$help" ||
     fail "installed offerd --help does not run"
 "$D$sbindir/offerd-agent" --help >/dev/null || fail "installed offerd-agent"
 
@@ -78,7 +81,8 @@ export LD_LIBRARY_PATH=$D$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 others=$(nm -D --defined-only "$D$libdir/libofferd.so.0" |
     awk '{print $3}' | grep -v -E '^(offerd_[a-z]|mesos__|google__)' || true)
 [ -z "$others" ] || fail "libofferd.so exports internals: $(echo "$others" | tr "\n" " " | head -c 300)"
-nm -D --defined-only "$D$libdir/libofferd.so.0" | grep -q ' offerd_sched_new$' ||
+syms=$(nm -D --defined-only "$D$libdir/libofferd.so.0")
+grep -q ' offerd_sched_new$' <<<"$syms" ||
     fail "libofferd.so lacks offerd_sched_new"
 
 # ---- Build the example framework against the installed copy ----
@@ -87,11 +91,13 @@ export PKG_CONFIG_SYSROOT_DIR=$D PKG_CONFIG_PATH=$D$libdir/pkgconfig
 read -r -a pc <<<"$(pkg-config --cflags --libs libofferd)"
 "$cc" "${cflags[@]}" -o "$D/example" "$src/examples/pool_framework.c" "${pc[@]}" ||
     fail "the example does not build with pkg-config --cflags --libs libofferd"
-readelf -d "$D/example" | grep -q 'NEEDED.*\[libofferd\.so\.0\]' ||
+dyn=$(readelf -d "$D/example")
+grep -q 'NEEDED.*\[libofferd\.so\.0\]' <<<"$dyn" ||
     fail "the example is not linked with libofferd.so.0"
 # (Checked in the files, not with ldd: ldd runs the loader on the program,
 # which a sanitizer build's runtime can make fail now and then.)
-readelf -d "$D$libdir/libofferd.so.0" | grep -q 'SONAME.*\[libofferd\.so\.0\]' ||
+dyn=$(readelf -d "$D$libdir/libofferd.so.0")
+grep -q 'SONAME.*\[libofferd\.so\.0\]' <<<"$dyn" ||
     fail "libofferd.so.0 has another SONAME"
 # libofferd.a, then the private dependencies without -lofferd again (a
 # sanitizer build links --no-as-needed, which would keep libofferd.so).
@@ -100,7 +106,8 @@ read -r -a pcs <<<"$(pkg-config --cflags --static --libs libofferd |
 "$cc" "${cflags[@]}" -static-libgcc -o "$D/example-static" \
     "$src/examples/pool_framework.c" -Wl,-Bstatic -lofferd -Wl,-Bdynamic \
     "${pcs[@]}" || fail "the example does not build with libofferd.a"
-if readelf -d "$D/example-static" | grep -q 'libofferd'; then
+dyn=$(readelf -d "$D/example-static")
+if grep -q 'libofferd' <<<"$dyn"; then
     fail "the static example still needs libofferd.so"
 fi
 
