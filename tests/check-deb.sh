@@ -43,7 +43,7 @@ done
 grep -q '^/usr/lib/.*/libofferd\.so\.0$' <<<"$files" || fail "lacks libofferd.so.0"
 grep -q '^/usr/lib/.*/libofferd\.a$' <<<"$files" || fail "lacks libofferd.a"
 grep -q '^/usr/lib/.*/pkgconfig/libofferd\.pc$' <<<"$files" || fail "lacks libofferd.pc"
-dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/offerd-master.service |
-    grep -q '^ExecStart=/usr/sbin/offerd --flags_dir=/etc/mesos-master:/etc/offerd-master$' ||
+unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/offerd-master.service)
+grep -q '^ExecStart=/usr/sbin/offerd --flags_dir=/etc/mesos-master:/etc/offerd-master$' <<<"$unit" ||
     fail "offerd-master.service does not run /usr/sbin/offerd with /etc's flag directories"
 echo "ok: $deb: $(echo "$files" | grep -vc '/$') entries, Depends: $depends"
