@@ -14,6 +14,7 @@ packages=(
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)
     file                             # CPack's DEB generator (scripts/package.sh)
+    prometheus                       # promtool checks /metrics (e2e_metrics)
 )
 
 missing=()

@@ -178,6 +178,7 @@ int main(int argc, char **argv)
     struct agent_opapi_config oc = {files, "/proc", view_of, agent, toggle};
     opapi = agent_opapi_new(&oc);
     if (files_route(files, srv) != 0 || endpoints == NULL ||
+        agent_endpoints_metrics(endpoints, srv, view_of, agent) != 0 ||
         agent_opapi_register(opapi, srv) != 0 ||
         http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
                           log_toggle_handle, toggle) != 0) {

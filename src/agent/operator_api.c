@@ -249,9 +249,26 @@ static void metric(struct ptrs *p, const char *name, double value)
     ptrs_push(p, m);
 }
 
+static void metric_cb(void *arg, const char *name, double value)
+{
+    metric(arg, name, value);
+}
+
+static Response *get_metrics(const struct agent_state_view *v)
+{
+    struct ptrs ms = {0};
+    agent_metrics_collect(v, metric_cb, &ms);
+    Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_METRICS);
+    r->get_metrics =
+        msg_new(&mesos__v1__agent__response__get_metrics__descriptor);
+    r->get_metrics->metrics = ptrs_take(&ms, &r->get_metrics->n_metrics);
+    return r;
+}
+
 /* The agent keeps no counters of its own: these are gauges read from its
  * state, under Mesos's agent metric names. */
-static Response *get_metrics(const struct agent_state_view *v)
+void agent_metrics_collect(const struct agent_state_view *v, agent_metric_fn fn,
+                           void *arg)
 {
     double staging = 0, starting = 0, running = 0, killing = 0, live = 0;
     double used[4] = {0};
@@ -283,15 +300,14 @@ static Response *get_metrics(const struct agent_state_view *v)
         for (size_t i = 0; i < 4; i++)
             used[i] += task_scalar(t, names[i]);
     }
-    struct ptrs ms = {0};
-    metric(&ms, "slave/registered", v->agent_id != NULL ? 1 : 0);
-    metric(&ms, "slave/uptime_secs", clock_wall_secs() - v->start_time);
-    metric(&ms, "slave/frameworks_active", (double)hmap_count(fws));
-    metric(&ms, "slave/executors_running", live);
-    metric(&ms, "slave/tasks_staging", staging);
-    metric(&ms, "slave/tasks_starting", starting);
-    metric(&ms, "slave/tasks_running", running);
-    metric(&ms, "slave/tasks_killing", killing);
+    fn(arg, "slave/registered", v->agent_id != NULL ? 1 : 0);
+    fn(arg, "slave/uptime_secs", clock_wall_secs() - v->start_time);
+    fn(arg, "slave/frameworks_active", (double)hmap_count(fws));
+    fn(arg, "slave/executors_running", live);
+    fn(arg, "slave/tasks_staging", staging);
+    fn(arg, "slave/tasks_starting", starting);
+    fn(arg, "slave/tasks_running", running);
+    fn(arg, "slave/tasks_killing", killing);
     hmap_free(fws, NULL);
     for (size_t i = 0; i < 4; i++) {
         char name[64];
@@ -300,17 +316,12 @@ static Response *get_metrics(const struct agent_state_view *v)
                 ? res_scalar_to_double(res_list_scalar(v->resources, names[i]))
                 : 0;
         snprintf(name, sizeof(name), "slave/%s_total", names[i]);
-        metric(&ms, name, total);
+        fn(arg, name, total);
         snprintf(name, sizeof(name), "slave/%s_used", names[i]);
-        metric(&ms, name, used[i]);
+        fn(arg, name, used[i]);
         snprintf(name, sizeof(name), "slave/%s_percent", names[i]);
-        metric(&ms, name, total > 0 ? used[i] / total : 0);
+        fn(arg, name, total > 0 ? used[i] / total : 0);
     }
-    Response *r = response_new(MESOS__V1__AGENT__RESPONSE__TYPE__GET_METRICS);
-    r->get_metrics =
-        msg_new(&mesos__v1__agent__response__get_metrics__descriptor);
-    r->get_metrics->metrics = ptrs_take(&ms, &r->get_metrics->n_metrics);
-    return r;
 }
 
 /* Mesos answers glog's verbosity (--v, 0 by default): offerd answers the

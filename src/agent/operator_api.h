@@ -52,6 +52,14 @@ int agent_opapi_register(struct agent_opapi *o, struct http_server *srv);
  * always replies before returning. */
 void agent_opapi_handle(struct http_request *req, void *arg);
 
+/* Called once per metric with its name and value. */
+typedef void (*agent_metric_fn)(void *arg, const char *name, double value);
+/* Call fn(arg, name, value) for every metric of the agent's view v, under
+ * Mesos's agent names ("slave/tasks_running"): the one list GET_METRICS,
+ * /metrics/snapshot and /metrics show. */
+void agent_metrics_collect(const struct agent_state_view *v, agent_metric_fn fn,
+                           void *arg);
+
 /* Free o; NULL is ignored. */
 void agent_opapi_free(struct agent_opapi *o);
 

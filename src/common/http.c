@@ -28,9 +28,11 @@
  */
 #include "common/http.h"
 
+#include "common/clock.h"
 #include "common/http_fake.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/prom.h"
 #include "common/recordio.h"
 
 #include <event2/buffer.h>
@@ -57,7 +59,8 @@ struct route {
     unsigned methods; /* enum http_method bits */
     http_handler_fn fn;
     void *arg;
-    bool prefix; /* matches every path that starts with `path` */
+    bool prefix;              /* matches every path that starts with `path` */
+    struct prom_hist latency; /* arrival to reply (or stream start), s */
 };
 
 /* Binding of one of our objects to an evhttp request and its connection. */
@@ -79,6 +82,7 @@ struct http_server {
     struct http_stream *streams;   /* streams not yet freed */
     struct http_stream *reap_head; /* streams with work for the reaper */
     struct event *reap_ev;
+    struct prom_hist other_latency; /* requests that matched no route */
 };
 
 struct http_request {
@@ -99,6 +103,8 @@ struct http_request {
     struct http_fake *fake;           /* fake request: its exchange, or NULL
                                          (real, or the fake was freed) */
     struct http_request *prev, *next; /* server->deferred */
+    int64_t start_ns; /* monotonic arrival; 0 for a fake request */
+    size_t route;     /* 1 + index of its route in server->routes, 0: none */
 };
 
 struct http_stream {
@@ -312,6 +318,8 @@ struct http_server *http_server_new(struct event_base *base,
                                     const struct http_server_options *opts)
 {
     struct http_server *s = xcalloc(1, sizeof(*s));
+    prom_hist_init(&s->other_latency, PROM_BOUNDS_LATENCY,
+                   PROM_BOUNDS_LATENCY_N);
     s->base = base;
     if (opts != NULL)
         s->opts = *opts;
@@ -382,6 +390,7 @@ static int add_route(struct http_server *s, const char *path,
         s->routes = xreallocarray(s->routes, s->routes_cap, sizeof(*s->routes));
     }
     struct route *r = &s->routes[s->nroutes++];
+    prom_hist_init(&r->latency, PROM_BOUNDS_LATENCY, PROM_BOUNDS_LATENCY_N);
     r->path = xstrdup(path);
     r->methods = methods_mask;
     r->fn = fn;
@@ -560,6 +569,7 @@ static void route_request(struct http_server *s, struct http_request *req)
         } else {
             log_debug("%s %s from %s", http_method_name(m), req->path,
                       req->peer);
+            req->route = (size_t)(r - s->routes) + 1;
             r->fn(req, r->arg);
         }
     }
@@ -577,6 +587,7 @@ static void on_request(struct evhttp_request *evreq, void *arg)
 
     struct http_request *req = xcalloc(1, sizeof(*req));
     req->server = s;
+    req->start_ns = clock_monotonic_ns();
     req->method = m;
     TAILQ_INIT(&req->query);
     TAILQ_INIT(&req->headers);
@@ -614,6 +625,27 @@ static void on_request(struct evhttp_request *evreq, void *arg)
     if (s->deferred != NULL)
         s->deferred->prev = req;
     s->deferred = req;
+}
+
+void http_server_write_latency(const struct http_server *s,
+                               struct prom_writer *w, const char *name,
+                               const char *help)
+{
+    if (prom_family(w, name, help, PROM_HISTOGRAM) != 0)
+        return;
+    for (size_t i = 0; i < s->nroutes; i++) {
+        const struct route *r = &s->routes[i];
+        if (r->latency.count == 0)
+            continue;
+        if (r->prefix) {
+            char *label = xasprintf("%s*", r->path);
+            prom_hist_write(w, name, "endpoint", label, &r->latency);
+            free(label);
+        } else {
+            prom_hist_write(w, name, "endpoint", r->path, &r->latency);
+        }
+    }
+    prom_hist_write(w, name, "endpoint", "other", &s->other_latency);
 }
 
 size_t http_server_pending_requests(const struct http_server *s)
@@ -805,6 +837,20 @@ static void apply_reply_headers(struct http_request *req,
     }
 }
 
+/* Count req's latency in its route's histogram (or "other"): real
+ * requests only, when they are answered or become a stream. */
+static void observe_latency(const struct http_request *req)
+{
+    struct http_server *s = req->server;
+    if (s == NULL || req->fake != NULL || req->start_ns == 0)
+        return;
+    struct prom_hist *h = req->route > 0 && req->route <= s->nroutes
+                              ? &s->routes[req->route - 1].latency
+                              : &s->other_latency;
+    prom_hist_observe(h, (double)(clock_monotonic_ns() - req->start_ns) /
+                             (double)CLOCK_NS_PER_SEC);
+}
+
 void http_reply(struct http_request *req, int status, const char *content_type,
                 const void *body, size_t len)
 {
@@ -813,6 +859,7 @@ void http_reply(struct http_request *req, int status, const char *content_type,
                   http_method_name(req->method), req->path);
         return;
     }
+    observe_latency(req);
     if (req->fake != NULL) {
         fake_record_reply(req, status, content_type, body, len);
     } else if (!req->link.closed && req->link.evreq != NULL) {
@@ -1051,6 +1098,7 @@ struct http_stream *http_stream_start(struct http_request *req,
                                       size_t max_pending,
                                       http_stream_close_fn close_cb, void *arg)
 {
+    observe_latency(req);
     struct http_stream *st = xcalloc(1, sizeof(*st));
     st->server = req->server;
     st->peer = xstrdup(req->peer);

@@ -157,6 +157,20 @@ void http_server_free(struct http_server *s);
  * Walks them: as many steps as there are. Fake requests never count. */
 size_t http_server_pending_requests(const struct http_server *s);
 
+struct prom_writer;
+/* Write the histogram family name (help, type histogram) of s's request
+ * latencies to w (common/prom.h): one series per route, labelled
+ * endpoint="<path>" (a prefix route's path with "*" appended), in
+ * registration order, each from its first request on (a route never asked
+ * is left out, as client libraries leave out a labelled series until its
+ * first observation), then endpoint="other", always, for requests no route
+ * matched (404, 405). A request is timed from its arrival to its reply, or to
+ * the start of its stream; fake requests are not timed. Nothing is written if
+ * w refuses the family (prom_family). */
+void http_server_write_latency(const struct http_server *s,
+                               struct prom_writer *w, const char *name,
+                               const char *help);
+
 /* ---- Request accessors (valid until the request is replied to) ---- */
 
 enum http_method http_request_method(const struct http_request *req);

@@ -53,6 +53,8 @@ static void run_cycle(struct master *m)
     m->metrics.allocation_runs++;
     m->metrics.allocation_run_ms =
         (double)(clock_monotonic_ns() - t0) / (double)CLOCK_NS_PER_MS;
+    prom_hist_observe(&m->metrics.allocation_cycle,
+                      m->metrics.allocation_run_ms / 1e3);
     master_offers_flush(m);
 }
 
@@ -209,6 +211,10 @@ struct master *master_new_with(struct event_base *base,
     m->unreachable_agents = hmap_new();
     m->machines = hmap_new();
     m->inverse_offers = hmap_new();
+    prom_hist_init(&m->metrics.allocation_cycle, PROM_BOUNDS_LATENCY,
+                   PROM_BOUNDS_LATENCY_N);
+    prom_hist_init(&m->metrics.offer_answer, PROM_BOUNDS_WAIT,
+                   PROM_BOUNDS_WAIT_N);
 
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
@@ -236,6 +242,7 @@ struct master *master_new_with(struct event_base *base,
         master_resv_endpoints_register(m) != 0 ||
         master_quota_endpoints_register(m) != 0 ||
         master_state_endpoints_register(m) != 0 ||
+        master_metrics_endpoint_register(m) != 0 ||
         master_admin_endpoints_register(m) != 0 ||
         master_files_register(m) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");

@@ -20,6 +20,7 @@
 #include "common/hmap.h"
 #include "common/http.h"
 #include "common/ids.h"
+#include "common/prom.h"
 #include "common/resources.h"
 #include "master/flags_master.h"
 #include "master/master.h"
@@ -246,6 +247,7 @@ struct offer {
     bool has_unav;
     struct alloc_unavailability unav;
     struct event *timer; /* --offer_timeout, NULL when none */
+    int64_t created_ns;  /* monotonic, when made (offer_accept_seconds) */
 };
 
 /* ---- Metrics
@@ -293,8 +295,10 @@ struct master_metrics {
     uint64_t offers_accepted;
     uint64_t invalid_calls;
     uint64_t allocation_runs;
-    double allocation_run_ms; /* last cycle */
-    uint64_t opev_dropped;    /* operator subscribers cut off as too slow */
+    double allocation_run_ms;          /* last cycle */
+    struct prom_hist allocation_cycle; /* every cycle's run time, seconds */
+    struct prom_hist offer_answer;     /* offer made -> ACCEPT or DECLINE, s */
+    uint64_t opev_dropped; /* operator subscribers cut off as too slow */
     /* Events meant for a framework or an agent that had no connected
      * stream to take them (Mesos's master/dropped_messages). */
     uint64_t dropped_messages;

@@ -36,6 +36,7 @@ static struct offer *offer_new(struct master *m, const char *id,
     o->fw = fw;
     o->agent = ag;
     o->role = xstrdup(role);
+    o->created_ns = clock_monotonic_ns();
     /* One allocation for the list and its strings: the offer's
      * resources are only read until the offer goes. */
     res_list_copy_packed(&o->resources, resources, role);
@@ -75,8 +76,16 @@ static void offer_free_mem(struct offer *o)
     free(o);
 }
 
+void master_offer_answered(struct master *m, const struct offer *o)
+{
+    prom_hist_observe(&m->metrics.offer_answer,
+                      (double)(clock_monotonic_ns() - o->created_ns) /
+                          (double)CLOCK_NS_PER_SEC);
+}
+
 void master_offer_take(struct master *m, struct offer *o, res_list *into)
 {
+    master_offer_answered(m, o);
     offer_unlink(m, o);
     res_list_add_all(into, &o->resources);
     offer_free_mem(o);

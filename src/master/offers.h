@@ -24,6 +24,11 @@ void master_offer_remove(struct master *m, struct offer *o, bool rescind,
 /* Accept o: forget it and add its resources to *into, where they stay
  * allocated to its framework (the caller uses them or recovers them). */
 void master_offer_take(struct master *m, struct offer *o, res_list *into);
+
+/* Count o's time from creation to now in the offer_accept_seconds
+ * histogram: its framework answered it (master_offer_take does it for an
+ * ACCEPT; DECLINE calls it before removing the offer). */
+void master_offer_answered(struct master *m, const struct offer *o);
 /* At shutdown: free every offer without telling anyone (the allocator and
  * the frameworks are going away too). */
 void master_offers_free_all(struct master *m);

@@ -23,6 +23,7 @@
 #include "common/hmap.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/prom.h"
 #include "master/registry_private.h"
 #include "master/registry_sqlite.h"
 #include "mesos/v1/maintenance.pb-c.h"
@@ -85,6 +86,7 @@ struct registry {
     struct registry_stats stats;
     double store_ms[REGISTRY_STORE_SAMPLES]; /* ring of transaction times */
     size_t nstore, store_next;               /* samples kept, next slot */
+    struct prom_hist store_hist; /* every successful transaction, seconds */
 
     /* What each stored entity weighs, "<kind>/<key>" -> bytes + 1 (never
      * NULL): filled while loading, then the worker's alone, which keeps
@@ -571,6 +573,7 @@ static void *worker_main(void *arg)
             reg->store_next = (reg->store_next + 1) % REGISTRY_STORE_SAMPLES;
             if (reg->nstore < REGISTRY_STORE_SAMPLES)
                 reg->nstore++;
+            prom_hist_observe(&reg->store_hist, ms / 1e3);
         }
         for (size_t i = 0; i < n; i++) {
             for (size_t k = 0; group[i]->ok && k < group[i]->nops; k++) {
@@ -668,6 +671,8 @@ struct registry *registry_open(struct event_base *base, const char *where,
     pthread_mutex_init(&reg->mu, NULL);
     pthread_cond_init(&reg->cv, NULL);
     pthread_cond_init(&reg->idle_cv, NULL);
+    prom_hist_init(&reg->store_hist, PROM_BOUNDS_LATENCY,
+                   PROM_BOUNDS_LATENCY_N);
 
     reg->sizes = hmap_new();
     int64_t fetch_start = clock_monotonic_ns();
@@ -822,6 +827,13 @@ size_t registry_store_times(struct registry *reg, double *out, size_t cap)
         out[i] = reg->store_ms[(at + i) % REGISTRY_STORE_SAMPLES];
     pthread_mutex_unlock(&reg->mu);
     return n;
+}
+
+void registry_store_hist(struct registry *reg, struct prom_hist *out)
+{
+    pthread_mutex_lock(&reg->mu);
+    *out = reg->store_hist;
+    pthread_mutex_unlock(&reg->mu);
 }
 
 /* ---- Test hooks (registry_private.h) ---- */

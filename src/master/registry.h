@@ -182,6 +182,11 @@ void registry_get_stats(struct registry *reg, struct registry_stats *out);
  * (OUT). Returns how many were copied. */
 size_t registry_store_times(struct registry *reg, double *out, size_t cap);
 
+struct prom_hist;
+/* Copy the histogram of every successful transaction's time (seconds,
+ * since registry_open) into *out (OUT); its bounds stay static. */
+void registry_store_hist(struct registry *reg, struct prom_hist *out);
+
 /* The name a kind is stored under ("agent", "framework", ...); NULL for a
  * value out of range. */
 const char *registry_kind_name(enum registry_kind kind);

@@ -484,6 +484,7 @@ static void handle_decline(struct master_call_ctx *c)
             continue;
         }
         m->metrics.offers_declined++;
+        master_offer_answered(m, o);
         master_offer_remove(m, o, false, refuse);
     }
     reply_accepted(c->req);

@@ -1,10 +1,14 @@
 /*
- * /health, /version and /flags.
+ * /health, /version, /flags and /metrics (Prometheus text).
  */
 #include "master/system_endpoints.h"
 
 #include "common/flags.h"
 #include "common/http.h"
+#include "common/prom.h"
+#include "master/master_types.h"
+#include "master/registry.h"
+#include "master/state_endpoints.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -109,6 +113,103 @@ void master_system_metrics(void (*fn)(void *arg, const char *name, double v),
         fn(arg, "system/mem_free_bytes",
            (double)((uint64_t)si.freeram * si.mem_unit));
     }
+}
+
+/* ---- /metrics ------------------------------------------------------------
+ */
+
+/* The snapshot keys that count events since the master started: Prometheus
+ * counters, named with "_total". Every other key of master_metrics_collect
+ * (the one list /metrics/snapshot shows) is a gauge. An entry ending in '*'
+ * matches every key it starts. */
+static const char *const master_counters[] = {
+    "master/messages_*",
+    "master/valid_*",
+    "master/invalid_*",
+    "master/tasks_finished",
+    "master/tasks_failed",
+    "master/tasks_killed",
+    "master/tasks_lost",
+    "master/tasks_error",
+    "master/tasks_dropped",
+    "master/tasks_gone",
+    "master/tasks_gone_by_operator",
+    "master/tasks_adopted",
+    "master/tasks_preempted",
+    "master/slack_evictions",
+    "master/slave_registrations",
+    "master/slave_reregistrations",
+    "master/slave_removals",
+    "master/slave_removals/*",
+    "master/recovery_slave_removals",
+    "master/slave_unreachable_scheduled",
+    "master/slave_unreachable_completed",
+    "master/slave_unreachable_canceled",
+    "master/agent_task_reconciliations",
+    "master/offers_declined",
+    "master/offers_accepted",
+    "master/offers_rescinded",
+    "master/dropped_messages",
+    "master/operator_event_stream_subscribers_dropped",
+    "allocator/mesos/allocation_runs",
+};
+#define NCOUNTERS (sizeof(master_counters) / sizeof(master_counters[0]))
+
+bool master_metric_is_counter(const char *key)
+{
+    return prom_key_in(master_counters, NCOUNTERS, key);
+}
+
+static void snapshot_key(void *arg, const char *key, double v)
+{
+    prom_snapshot_key(arg, "offerd_", master_counters, NCOUNTERS, key, v);
+}
+
+struct prom_writer *master_metrics_prometheus(struct master *m)
+{
+    struct prom_writer *w = prom_writer_new();
+    master_metrics_collect(m, snapshot_key, w);
+
+    const char *name = "offerd_allocator_allocation_cycle_seconds";
+    if (prom_family(w, name, "Run time of each allocation cycle",
+                    PROM_HISTOGRAM) == 0)
+        prom_hist_write(w, name, NULL, NULL, &m->metrics.allocation_cycle);
+    name = "offerd_master_offer_accept_seconds";
+    if (prom_family(w, name,
+                    "Time from an offer's creation to the framework's "
+                    "ACCEPT or DECLINE of it",
+                    PROM_HISTOGRAM) == 0)
+        prom_hist_write(w, name, NULL, NULL, &m->metrics.offer_answer);
+    name = "offerd_registrar_state_store_seconds";
+    if (prom_family(w, name,
+                    "Time of each successful registry write transaction",
+                    PROM_HISTOGRAM) == 0) {
+        struct prom_hist h;
+        if (m->registry != NULL)
+            registry_store_hist(m->registry, &h);
+        else /* --registry=in_memory: nothing is written */
+            prom_hist_init(&h, PROM_BOUNDS_LATENCY, PROM_BOUNDS_LATENCY_N);
+        prom_hist_write(w, name, NULL, NULL, &h);
+    }
+    http_server_write_latency(m->http, w,
+                              "offerd_http_request_duration_seconds",
+                              "Time from a request's arrival to its reply "
+                              "(or its stream's start), by endpoint");
+    return w;
+}
+
+static void handle_metrics(struct http_request *req, void *arg)
+{
+    struct prom_writer *w = master_metrics_prometheus(arg);
+    size_t len;
+    const char *text = prom_writer_text(w, &len);
+    http_reply(req, 200, PROM_CONTENT_TYPE, text, len);
+    prom_writer_free(w);
+}
+
+int master_metrics_endpoint_register(struct master *m)
+{
+    return http_server_route(m->http, "/metrics", HTTP_GET, handle_metrics, m);
 }
 
 int master_system_endpoints_register(struct http_server *srv,

@@ -4,16 +4,19 @@
  * table with a running and a finished task, a framework, flags, a
  * temporary sandboxes tree and a crafted /proc. No master, no sockets.
  */
+#include "agent/endpoints.h"
 #include "agent/flags_agent.h"
 #include "agent/operator_api.h"
 #include "agent/tasks.h"
 #include "check_main.h"
 #include "common/files.h"
 #include "common/hmap.h"
+#include "common/http.h"
 #include "common/http_fake.h"
 #include "common/json_pb.h"
 #include "common/log_toggle.h"
 #include "common/mem.h"
+#include "common/prom.h"
 #include "common/resources.h"
 #include "mesos/v1/agent.pb-c.h"
 
@@ -365,6 +368,57 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/* /metrics/snapshot and /metrics show GET_METRICS's keys (one list):
+ * the snapshot as Mesos's JSON, /metrics as Prometheus gauges (the agent
+ * keeps no counters) with the request latency of the agent's routes. */
+/* The reply body of f as text (NUL-terminated past its length). */
+static const char *body_text(const struct http_fake *f)
+{
+    size_t len;
+    return (const char *)http_fake_body(f, &len);
+}
+
+START_TEST(test_metrics_endpoints)
+{
+    struct http_server *srv = http_server_new(base, NULL);
+    struct agent_endpoints *e =
+        agent_endpoints_register(srv, agent_flags_object(&af), NULL, NULL);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(agent_endpoints_metrics(e, srv, view, NULL), 0);
+    ck_assert_int_eq(agent_endpoints_metrics(e, srv, view, NULL), -1);
+
+    struct http_fake *f =
+        http_fake_new(base, HTTP_GET, "/slave(1)/metrics/snapshot");
+    http_fake_dispatch_server(f, srv);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    json_t *j = json_loads(body_text(f), 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_double_eq(
+        json_number_value(json_object_get(j, "slave/tasks_running")), 1);
+    ck_assert_double_eq(
+        json_number_value(json_object_get(j, "slave/cpus_used")), 0.75);
+    json_decref(j);
+    http_fake_free(f);
+
+    f = http_fake_new(base, HTTP_GET, "/metrics");
+    http_fake_dispatch_server(f, srv);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    ck_assert_str_eq(http_fake_content_type(f), PROM_CONTENT_TYPE);
+    const char *text = body_text(f);
+    ck_assert_ptr_nonnull(strstr(text,
+                                 "# TYPE offerd_slave_tasks_running gauge\n"
+                                 "offerd_slave_tasks_running 1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nofferd_slave_mem_used 80\n"));
+    ck_assert_ptr_nonnull(strstr(text, "# TYPE "
+                                       "offerd_http_request_duration_seconds "
+                                       "histogram\n"));
+    ck_assert_ptr_null(strstr(text, " counter\n"));
+    http_fake_free(f);
+    http_server_free(srv);
+    agent_endpoints_free(e);
+}
+END_TEST
+
 /* The task of id among v[0..n) (the table's order is unspecified). */
 static const Mesos__V1__Task *task_in(Mesos__V1__Task *const *v, size_t n,
                                       const char *id)
@@ -606,6 +660,7 @@ static Suite *agent_operator_api_suite(void)
     Suite *s = suite_create("agent_operator_api");
     TCase *tc = tcase_create("calls");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_metrics_endpoints);
     tcase_add_test(tc, test_simple_calls);
     tcase_add_test(tc, test_logging_level);
     tcase_add_test(tc, test_metrics);

@@ -6,6 +6,7 @@
  */
 #include "common/http.h"
 #include "common/http_client.h"
+#include "common/prom.h"
 #include "common/recordio.h"
 
 #include "check_main.h"
@@ -514,6 +515,39 @@ START_TEST(test_deferred_reply)
 }
 END_TEST
 
+/* Requests are timed per route from arrival to reply (a deferred one to
+ * its late reply); unmatched ones count as "other"; a route never asked is
+ * left out. */
+START_TEST(test_latency_per_endpoint)
+{
+    struct result r;
+    request(HTTP_GET, "/hello", NULL, 0, NULL, 0, &r);
+    request(HTTP_GET, "/hello", NULL, 0, NULL, 0, &r);
+    request(HTTP_GET, "/later", NULL, 0, NULL, 0, &r);
+    request(HTTP_GET, "/nope", NULL, 0, NULL, 0, &r);
+    request(HTTP_DELETE, "/hello", NULL, 0, NULL, 0, &r);
+    ck_assert_int_eq(r.status, 405);
+    struct prom_writer *w = prom_writer_new();
+    http_server_write_latency(srv, w, "lat_seconds", "help");
+    const char *t = prom_writer_text(w, NULL);
+    ck_assert_ptr_nonnull(strstr(t, "# TYPE lat_seconds histogram\n"));
+    ck_assert_ptr_nonnull(
+        strstr(t, "\nlat_seconds_count{endpoint=\"/hello\"} 2\n"));
+    ck_assert_ptr_nonnull(
+        strstr(t, "\nlat_seconds_count{endpoint=\"/later\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(t, "\nlat_seconds_count{endpoint=\"other\"} 2\n"));
+    ck_assert_ptr_null(strstr(t, "endpoint=\"/echo\""));
+    /* /later answers after 50 ms: not in the buckets up to 25 ms. */
+    ck_assert_ptr_nonnull(strstr(
+        t, "\nlat_seconds_bucket{endpoint=\"/later\",le=\"0.025\"} 0\n"));
+    const char *sum = strstr(t, "\nlat_seconds_sum{endpoint=\"/later\"} ");
+    ck_assert_ptr_nonnull(sum);
+    ck_assert_double_ge(strtod(strchr(sum, '}') + 2, NULL), 0.049);
+    prom_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_deferred_reply_after_disconnect)
 {
     int fd = raw_connect();
@@ -919,6 +953,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, test_media_type_encoding);
     tcase_add_test(tc, test_body_limit_413);
     tcase_add_test(tc, test_deferred_reply);
+    tcase_add_test(tc, test_latency_per_endpoint);
     tcase_add_test(tc, test_deferred_reply_after_disconnect);
     tcase_add_test(tc, test_deferred_pending_at_server_free);
     tcase_add_test(tc, test_keepalive_many_requests);
