@@ -14,7 +14,10 @@ packages=(
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)
     file                             # CPack's DEB generator (scripts/package.sh)
-    prometheus                       # promtool checks /metrics (e2e_metrics)
+    prometheus                       # promtool checks /metrics (e2e_metrics); on a
+                                     # machine run by systemd this also starts a
+                                     # Prometheus server on :9090 (systemctl
+                                     # disable --now prometheus if unwanted)
 )
 
 missing=()
