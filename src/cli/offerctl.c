@@ -39,12 +39,17 @@ typedef int (*run_fn)(struct ctx *c);
  * answer that holds the content, the columns, and the function that adds
  * the rows from that field (borrowed). show_view runs it. */
 struct view {
-    const char *type;               /* the read Call, "GET_AGENTS" */
-    const char *field;              /* its answer's field, "get_agents" */
-    const char *cols[MAX_COLS + 1]; /* column names, NULL-terminated */
+    const char *type;  /* the read Call, "GET_AGENTS" */
+    const char *field; /* its answer's field, "get_agents" */
     void (*rows)(struct ctx *c, struct octl_table *t, const json_t *ans);
-    size_t max_pos; /* positionals it takes (run_view) */
+    size_t max_pos;                 /* positionals it takes (run_view) */
+    const char *cols[MAX_COLS + 1]; /* column names, NULL-terminated */
 };
+
+/* Define the struct view NAME_view of the row function NAME_rows. */
+#define VIEW(name, type, field, max_pos, ...)                                  \
+    static const struct view name##_view = {                                   \
+        type, field, name##_rows, max_pos, {__VA_ARGS__}}
 
 /* A change that names one agent or framework and nothing else
  * (run_id_change): "offerctl deactivate AGENT_ID". */
@@ -105,34 +110,27 @@ static const struct {
 
 /* ---- Output helpers ---- */
 
-static void errorf(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Write the one-line error "offerctl: <fmt ...>" to the error stream;
+ * with hint, a usage error, followed by where the command's help is. */
+static void say_error(struct ctx *c, bool hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void errorf(struct ctx *c, const char *fmt, ...)
+static void say_error(struct ctx *c, bool hint, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs(OCTL_PROGRAM ": ", c->io->err);
     vfprintf(c->io->err, fmt, ap);
     va_end(ap);
+    if (hint)
+        fprintf(c->io->err, " (see '" OCTL_PROGRAM " %s --help')",
+                c->a->cmd ? c->a->cmd->name : "");
     fputc('\n', c->io->err);
 }
 
-/* A usage error: the reason and where help is; returns OCTL_EXIT_USAGE. */
-static int usage_error(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int usage_error(struct ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs(OCTL_PROGRAM ": ", c->io->err);
-    vfprintf(c->io->err, fmt, ap);
-    va_end(ap);
-    fprintf(c->io->err, " (see '" OCTL_PROGRAM " %s --help')\n",
-            c->a->cmd ? c->a->cmd->name : "");
-    return OCTL_EXIT_USAGE;
-}
+#define errorf(c, ...) say_error((c), false, __VA_ARGS__)
+/* A usage error; evaluates to OCTL_EXIT_USAGE. */
+#define usage_error(c, ...) (say_error((c), true, __VA_ARGS__), OCTL_EXIT_USAGE)
 
 void octl_reply_clear(struct octl_reply *rp)
 {
@@ -430,7 +428,6 @@ static const char *agent_state(const json_t *ag)
 
 static void agents_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i;
     const json_t *ag;
     json_array_foreach(json_object_get(ans, "agents"), i, ag)
@@ -458,13 +455,8 @@ static void agents_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view agents_view = {
-    "GET_AGENTS",
-    "get_agents",
-    {"ID", "HOSTNAME", "STATE", "CPUS", "MEM", "DISK", "RESERVED"},
-    agents_rows,
-    0,
-};
+VIEW(agents, "GET_AGENTS", "get_agents", 0, "ID", "HOSTNAME", "STATE", "CPUS",
+     "MEM", "DISK", "RESERVED");
 
 /* ---- frameworks ---- */
 
@@ -513,13 +505,8 @@ static void frameworks_rows(struct ctx *c, struct octl_table *t,
             framework_row(t, fw, "completed");
 }
 
-static const struct view frameworks_view = {
-    "GET_FRAMEWORKS",
-    "get_frameworks",
-    {"ID", "NAME", "ROLES", "STATE", "CPUS", "MEM", "DISK"},
-    frameworks_rows,
-    0,
-};
+VIEW(frameworks, "GET_FRAMEWORKS", "get_frameworks", 0, "ID", "NAME", "ROLES",
+     "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- tasks ---- */
 
@@ -544,19 +531,13 @@ static void tasks_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view tasks_view = {
-    "GET_TASKS",
-    "get_tasks",
-    {"ID", "NAME", "FRAMEWORK", "AGENT", "STATE", "CPUS", "MEM", "DISK"},
-    tasks_rows,
-    0,
-};
+VIEW(tasks, "GET_TASKS", "get_tasks", 0, "ID", "NAME", "FRAMEWORK", "AGENT",
+     "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- roles ---- */
 
 static void roles_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(ans, "roles"), i, r)
@@ -570,19 +551,13 @@ static void roles_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view roles_view = {
-    "GET_ROLES",
-    "get_roles",
-    {"NAME", "WEIGHT", "FRAMEWORKS", "CPUS", "MEM", "DISK"},
-    roles_rows,
-    0,
-};
+VIEW(roles, "GET_ROLES", "get_roles", 0, "NAME", "WEIGHT", "FRAMEWORKS", "CPUS",
+     "MEM", "DISK");
 
 /* ---- quota ---- */
 
 static void quota_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i;
     const json_t *q;
     json_array_foreach(
@@ -599,9 +574,7 @@ static void quota_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view quota_view = {
-    "GET_QUOTA", "get_quota", {"ROLE", "GUARANTEE", "LIMIT"}, quota_rows, 0,
-};
+VIEW(quota, "GET_QUOTA", "get_quota", 0, "ROLE", "GUARANTEE", "LIMIT");
 
 static int cmd_quota(struct ctx *c)
 {
@@ -648,7 +621,6 @@ static int cmd_quota(struct ctx *c)
 
 static void weights_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i;
     const json_t *w;
     json_array_foreach(json_object_get(ans, "weight_infos"), i, w)
@@ -659,9 +631,7 @@ static void weights_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view weights_view = {
-    "GET_WEIGHTS", "get_weights", {"ROLE", "WEIGHT"}, weights_rows, 0,
-};
+VIEW(weights, "GET_WEIGHTS", "get_weights", 0, "ROLE", "WEIGHT");
 
 static int cmd_weights(struct ctx *c)
 {
@@ -728,7 +698,6 @@ static bool is_volume(const json_t *r)
 
 static void volumes_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i, k;
     const json_t *ag, *r;
     json_array_foreach(json_object_get(ans, "agents"), i, ag)
@@ -758,13 +727,8 @@ static void volumes_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view volumes_view = {
-    "GET_AGENTS",
-    "get_agents",
-    {"AGENT", "ID", "ROLE", "SIZE", "PATH", "MODE"},
-    volumes_rows,
-    0,
-};
+VIEW(volumes, "GET_AGENTS", "get_agents", 0, "AGENT", "ID", "ROLE", "SIZE",
+     "PATH", "MODE");
 
 /* The volume `id` on agent `agent`, as GET_AGENTS shows it (a new
  * reference), or NULL with the exit status in *rc. */
@@ -918,7 +882,6 @@ static long long jll(const json_t *o, const char *a, const char *b)
 static void schedule_rows(struct ctx *c, struct octl_table *t,
                           const json_t *ans)
 {
-    (void)c;
     size_t i, k;
     const json_t *w, *m;
     json_array_foreach(
@@ -944,13 +907,8 @@ static void schedule_rows(struct ctx *c, struct octl_table *t,
     }
 }
 
-static const struct view schedule_view = {
-    "GET_MAINTENANCE_SCHEDULE",
-    "get_maintenance_schedule",
-    {"MACHINE", "START (UTC)", "DURATION"},
-    schedule_rows,
-    0,
-};
+VIEW(schedule, "GET_MAINTENANCE_SCHEDULE", "get_maintenance_schedule", 0,
+     "MACHINE", "START (UTC)", "DURATION");
 
 /* Read a schedule document: JSON text, '-' (stdin) or a file. */
 static json_t *load_schedule(struct ctx *c, const char *arg, int *rc)
@@ -987,7 +945,6 @@ static void status_row(struct octl_table *t, const char *machine,
 
 static void status_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     const json_t *st = json_object_get(ans, "status");
     size_t i, k;
     const json_t *d, *s;
@@ -1008,13 +965,8 @@ static void status_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view status_view = {
-    "GET_MAINTENANCE_STATUS",
-    "get_maintenance_status",
-    {"MACHINE", "MODE", "FRAMEWORK", "ANSWER"},
-    status_rows,
-    0,
-};
+VIEW(status, "GET_MAINTENANCE_STATUS", "get_maintenance_status", 0, "MACHINE",
+     "MODE", "FRAMEWORK", "ANSWER");
 
 /* A machine named by hostname or IP alone is completed from the schedule
  * (machines are matched on both), when the schedule names it once. */
@@ -1373,7 +1325,6 @@ static int cmd_logs(struct ctx *c)
 
 static void state_rows(struct ctx *c, struct octl_table *t, const json_t *gs)
 {
-    (void)c;
     const json_t *ags = json_object_get(gs, "get_agents");
     const json_t *fws = json_object_get(gs, "get_frameworks");
     const json_t *tks = json_object_get(gs, "get_tasks");
@@ -1417,9 +1368,7 @@ static void state_rows(struct ctx *c, struct octl_table *t, const json_t *gs)
     json_decref(by);
 }
 
-static const struct view state_view = {
-    "GET_STATE", "get_state", {"WHAT", "COUNT"}, state_rows, 0,
-};
+VIEW(state, "GET_STATE", "get_state", 0, "WHAT", "COUNT");
 
 static int cmd_health(struct ctx *c)
 {
@@ -1461,7 +1410,6 @@ static int cmd_version(struct ctx *c)
 
 static void flags_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    (void)c;
     size_t i;
     const json_t *f;
     json_array_foreach(json_object_get(ans, "flags"), i, f)
@@ -1475,9 +1423,7 @@ static void flags_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view flags_view = {
-    "GET_FLAGS", "get_flags", {"FLAG", "VALUE"}, flags_rows, 0,
-};
+VIEW(flags, "GET_FLAGS", "get_flags", 0, "FLAG", "VALUE");
 
 /* The metrics whose names start with the PREFIX argument (if any). */
 static void metrics_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
@@ -1495,9 +1441,7 @@ static void metrics_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-static const struct view metrics_view = {
-    "GET_METRICS", "get_metrics", {"METRIC", "VALUE"}, metrics_rows, 1,
-};
+VIEW(metrics, "GET_METRICS", "get_metrics", 1, "METRIC", "VALUE");
 
 /* ---- The command table ---- */
 
