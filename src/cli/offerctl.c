@@ -37,19 +37,21 @@ typedef int (*run_fn)(struct ctx *c);
 
 /* A read command printed as a table: one read call, the field of its
  * answer that holds the content, the columns, and the function that adds
- * the rows from that field (borrowed). show_view runs it. */
+ * the rows: called once with that field, or, with `list`, once for each
+ * element of that array of the field (all borrowed). show_view runs it. */
 struct view {
     const char *type;  /* the read Call, "GET_AGENTS" */
     const char *field; /* its answer's field, "get_agents" */
-    void (*rows)(struct ctx *c, struct octl_table *t, const json_t *ans);
+    const char *list;  /* an array of the field, one row each; or NULL */
+    void (*rows)(struct ctx *c, struct octl_table *t, const json_t *j);
     size_t max_pos;                 /* positionals it takes (run_view) */
     const char *cols[MAX_COLS + 1]; /* column names, NULL-terminated */
 };
 
 /* Define the struct view NAME_view of the row function NAME_rows. */
-#define VIEW(name, type, field, max_pos, ...)                                  \
+#define VIEW(name, type, field, list, max_pos, ...)                            \
     static const struct view name##_view = {                                   \
-        type, field, name##_rows, max_pos, {__VA_ARGS__}}
+        type, field, list, name##_rows, max_pos, {__VA_ARGS__}}
 
 /* A change that names one agent or framework and nothing else
  * (run_id_change): "offerctl deactivate AGENT_ID". */
@@ -347,7 +349,13 @@ static int show_view(struct ctx *c, const struct view *v)
         while (ncols < MAX_COLS && v->cols[ncols] != NULL)
             ncols++;
         struct octl_table *t = octl_table_new(ncols, v->cols);
-        v->rows(c, t, ans);
+        size_t i;
+        const json_t *e;
+        if (v->list == NULL)
+            v->rows(c, t, ans);
+        else
+            json_array_foreach(json_object_get(ans, v->list), i, e)
+                v->rows(c, t, e);
         octl_table_print(t, c->io->out);
         octl_table_free(t);
     }
@@ -455,8 +463,8 @@ static void agents_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-VIEW(agents, "GET_AGENTS", "get_agents", 0, "ID", "HOSTNAME", "STATE", "CPUS",
-     "MEM", "DISK", "RESERVED");
+VIEW(agents, "GET_AGENTS", "get_agents", NULL, 0, "ID", "HOSTNAME", "STATE",
+     "CPUS", "MEM", "DISK", "RESERVED");
 
 /* ---- frameworks ---- */
 
@@ -505,8 +513,8 @@ static void frameworks_rows(struct ctx *c, struct octl_table *t,
             framework_row(t, fw, "completed");
 }
 
-VIEW(frameworks, "GET_FRAMEWORKS", "get_frameworks", 0, "ID", "NAME", "ROLES",
-     "STATE", "CPUS", "MEM", "DISK");
+VIEW(frameworks, "GET_FRAMEWORKS", "get_frameworks", NULL, 0, "ID", "NAME",
+     "ROLES", "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- tasks ---- */
 
@@ -531,28 +539,23 @@ static void tasks_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-VIEW(tasks, "GET_TASKS", "get_tasks", 0, "ID", "NAME", "FRAMEWORK", "AGENT",
-     "STATE", "CPUS", "MEM", "DISK");
+VIEW(tasks, "GET_TASKS", "get_tasks", NULL, 0, "ID", "NAME", "FRAMEWORK",
+     "AGENT", "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- roles ---- */
 
-static void roles_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
+static void roles_rows(struct ctx *c, struct octl_table *t, const json_t *r)
 {
-    size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(ans, "roles"), i, r)
-    {
-        octl_table_set(t, 0, jstr(r, "name"));
-        set_num(t, 1, r, "weight");
-        octl_table_setf(t, 2, "%zu",
-                        json_array_size(json_object_get(r, "frameworks")));
-        set_res_cells(t, 3, json_object_get(r, "resources"));
-        octl_table_end_row(t);
-    }
+    octl_table_set(t, 0, jstr(r, "name"));
+    set_num(t, 1, r, "weight");
+    octl_table_setf(t, 2, "%zu",
+                    json_array_size(json_object_get(r, "frameworks")));
+    set_res_cells(t, 3, json_object_get(r, "resources"));
+    octl_table_end_row(t);
 }
 
-VIEW(roles, "GET_ROLES", "get_roles", 0, "NAME", "WEIGHT", "FRAMEWORKS", "CPUS",
-     "MEM", "DISK");
+VIEW(roles, "GET_ROLES", "get_roles", "roles", 0, "NAME", "WEIGHT",
+     "FRAMEWORKS", "CPUS", "MEM", "DISK");
 
 /* ---- quota ---- */
 
@@ -574,7 +577,7 @@ static void quota_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-VIEW(quota, "GET_QUOTA", "get_quota", 0, "ROLE", "GUARANTEE", "LIMIT");
+VIEW(quota, "GET_QUOTA", "get_quota", NULL, 0, "ROLE", "GUARANTEE", "LIMIT");
 
 static int cmd_quota(struct ctx *c)
 {
@@ -619,19 +622,15 @@ static int cmd_quota(struct ctx *c)
 
 /* ---- weights ---- */
 
-static void weights_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
+static void weights_rows(struct ctx *c, struct octl_table *t, const json_t *w)
 {
-    size_t i;
-    const json_t *w;
-    json_array_foreach(json_object_get(ans, "weight_infos"), i, w)
-    {
-        octl_table_set(t, 0, jstr(w, "role"));
-        set_num(t, 1, w, "weight");
-        octl_table_end_row(t);
-    }
+    octl_table_set(t, 0, jstr(w, "role"));
+    set_num(t, 1, w, "weight");
+    octl_table_end_row(t);
 }
 
-VIEW(weights, "GET_WEIGHTS", "get_weights", 0, "ROLE", "WEIGHT");
+VIEW(weights, "GET_WEIGHTS", "get_weights", "weight_infos", 0, "ROLE",
+     "WEIGHT");
 
 static int cmd_weights(struct ctx *c)
 {
@@ -727,8 +726,8 @@ static void volumes_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-VIEW(volumes, "GET_AGENTS", "get_agents", 0, "AGENT", "ID", "ROLE", "SIZE",
-     "PATH", "MODE");
+VIEW(volumes, "GET_AGENTS", "get_agents", NULL, 0, "AGENT", "ID", "ROLE",
+     "SIZE", "PATH", "MODE");
 
 /* The volume `id` on agent `agent`, as GET_AGENTS shows it (a new
  * reference), or NULL with the exit status in *rc. */
@@ -907,7 +906,7 @@ static void schedule_rows(struct ctx *c, struct octl_table *t,
     }
 }
 
-VIEW(schedule, "GET_MAINTENANCE_SCHEDULE", "get_maintenance_schedule", 0,
+VIEW(schedule, "GET_MAINTENANCE_SCHEDULE", "get_maintenance_schedule", NULL, 0,
      "MACHINE", "START (UTC)", "DURATION");
 
 /* Read a schedule document: JSON text, '-' (stdin) or a file. */
@@ -965,8 +964,8 @@ static void status_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
     }
 }
 
-VIEW(status, "GET_MAINTENANCE_STATUS", "get_maintenance_status", 0, "MACHINE",
-     "MODE", "FRAMEWORK", "ANSWER");
+VIEW(status, "GET_MAINTENANCE_STATUS", "get_maintenance_status", NULL, 0,
+     "MACHINE", "MODE", "FRAMEWORK", "ANSWER");
 
 /* A machine named by hostname or IP alone is completed from the schedule
  * (machines are matched on both), when the schedule names it once. */
@@ -1368,7 +1367,7 @@ static void state_rows(struct ctx *c, struct octl_table *t, const json_t *gs)
     json_decref(by);
 }
 
-VIEW(state, "GET_STATE", "get_state", 0, "WHAT", "COUNT");
+VIEW(state, "GET_STATE", "get_state", NULL, 0, "WHAT", "COUNT");
 
 static int cmd_health(struct ctx *c)
 {
@@ -1408,40 +1407,29 @@ static int cmd_version(struct ctx *c)
     return rc;
 }
 
-static void flags_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
+static void flags_rows(struct ctx *c, struct octl_table *t, const json_t *f)
 {
-    size_t i;
-    const json_t *f;
-    json_array_foreach(json_object_get(ans, "flags"), i, f)
-    {
-        octl_table_set(t, 0, jstr(f, "name"));
-        octl_table_set(t, 1,
-                       json_is_string(json_object_get(f, "value"))
-                           ? jstr(f, "value")
-                           : NULL);
-        octl_table_end_row(t);
-    }
+    octl_table_set(t, 0, jstr(f, "name"));
+    octl_table_set(
+        t, 1,
+        json_is_string(json_object_get(f, "value")) ? jstr(f, "value") : NULL);
+    octl_table_end_row(t);
 }
 
-VIEW(flags, "GET_FLAGS", "get_flags", 0, "FLAG", "VALUE");
+VIEW(flags, "GET_FLAGS", "get_flags", "flags", 0, "FLAG", "VALUE");
 
 /* The metrics whose names start with the PREFIX argument (if any). */
-static void metrics_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
+static void metrics_rows(struct ctx *c, struct octl_table *t, const json_t *m)
 {
     const char *prefix = c->a->npos ? c->a->pos[0] : "";
-    size_t i;
-    const json_t *m;
-    json_array_foreach(json_object_get(ans, "metrics"), i, m)
-    {
-        if (strncmp(jstr(m, "name"), prefix, strlen(prefix)) != 0)
-            continue;
-        octl_table_set(t, 0, jstr(m, "name"));
-        set_num(t, 1, m, "value");
-        octl_table_end_row(t);
-    }
+    if (strncmp(jstr(m, "name"), prefix, strlen(prefix)) != 0)
+        return;
+    octl_table_set(t, 0, jstr(m, "name"));
+    set_num(t, 1, m, "value");
+    octl_table_end_row(t);
 }
 
-VIEW(metrics, "GET_METRICS", "get_metrics", 1, "METRIC", "VALUE");
+VIEW(metrics, "GET_METRICS", "get_metrics", "metrics", 1, "METRIC", "VALUE");
 
 /* ---- The command table ---- */
 
