@@ -3,7 +3,6 @@
  */
 #include "agent/state_json.h"
 
-#include "common/json_pb.h"
 #include "common/log.h"
 #include "common/flags.h"
 #include "common/hmap.h"
@@ -153,18 +152,6 @@ static json_t *framework_json(const char *id,
     return f;
 }
 
-/* A JSON array of l's resources as mesos.v1.Resource objects. */
-static json_t *resources_full(const res_list *l)
-{
-    size_t n;
-    Mesos__V1__Resource **pb = res_list_to_pb(l, true, &n);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, jpb_to_json(&pb[i]->base));
-    res_pb_array_free(pb, n);
-    return arr;
-}
-
 /* "resources", "reserved_resources", "unreserved_resources" and
  * "reserved_resources_full" of the agent's total into j. */
 static void set_resources(json_t *j, const struct agent_state_view *v)
@@ -194,7 +181,7 @@ static void set_resources(json_t *j, const struct agent_state_view *v)
                 strcmp(res_reservation_role(&total.v[k]), role) == 0)
                 res_list_add(&of_role, &total.v[k]);
         json_object_set_new(by_role, role, agent_resources_json(&of_role));
-        json_object_set_new(full, role, resources_full(&of_role));
+        json_object_set_new(full, role, res_list_to_json(&of_role));
         res_list_clear(&of_role);
     }
     json_object_set_new(j, "reserved_resources", by_role);
@@ -221,7 +208,7 @@ json_t *agent_state_json(const struct agent_state_view *v)
     set_resources(j, v);
     json_object_set_new(j, "checkpointed_resources",
                         v->checkpointed != NULL
-                            ? resources_full(v->checkpointed)
+                            ? res_list_to_json(v->checkpointed)
                             : json_array());
     json_object_set_new(j, "checkpointed_resources_version",
                         json_integer((json_int_t)v->checkpointed_version));

@@ -51,6 +51,7 @@ int main(int argc, char **argv)
         .err = stderr,
     };
     int rc = octl_run(&a, &io);
+    octl_http_clear(&h);
     event_base_free(h.base);
     if (fflush(stdout) != 0 && rc == 0)
         rc = OCTL_EXIT_REFUSED;

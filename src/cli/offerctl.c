@@ -32,6 +32,38 @@ typedef int (*run_fn)(struct ctx *c);
 
 #define OPT(o) (1u << (o))
 
+/* Most columns of a table. */
+#define MAX_COLS 8
+
+/* A read command printed as a table: one read call, the field of its
+ * answer that holds the content, the columns, and the function that adds
+ * the rows: called once with that field, or, with `list`, once for each
+ * element of that array of the field (all borrowed). show_view runs it. */
+struct view {
+    const char *type;  /* the read Call, "GET_AGENTS" */
+    const char *field; /* its answer's field, "get_agents" */
+    const char *list;  /* an array of the field, one row each; or NULL */
+    void (*rows)(struct ctx *c, struct octl_table *t, const json_t *j);
+    size_t max_pos;                 /* positionals it takes (run_view) */
+    const char *cols[MAX_COLS + 1]; /* column names, NULL-terminated */
+};
+
+/* Define the struct view NAME_view of the row function NAME_rows. */
+#define VIEW(name, type, field, list, max_pos, ...)                            \
+    static const struct view name##_view = {                                   \
+        type, field, list, name##_rows, max_pos, {__VA_ARGS__}}
+
+/* A change that names one agent or framework and nothing else
+ * (run_id_change): "offerctl deactivate AGENT_ID". */
+struct id_change {
+    const char *type;  /* the Call, "DEACTIVATE_AGENT" */
+    const char *field; /* its payload's field, "deactivate_agent" */
+    const char *key;   /* the id's field in the payload, "agent_id" */
+    const char *what;  /* the argument, "AGENT_ID" */
+    const char *noun;  /* the done line: "<noun> <id> <verb>" */
+    const char *verb;
+};
+
 struct octl_cmd {
     const char *name;
     run_fn run;
@@ -39,6 +71,8 @@ struct octl_cmd {
     const char *synopsis; /* usage lines, each "offerctl ..." */
     const char *summary;  /* one line for the command list */
     const char *details;  /* more text for --help; may be NULL */
+    const void *data;     /* run_view: its struct view; run_id_change: its
+                             struct id_change; else NULL */
 };
 
 /* ---- Options ---- */
@@ -78,34 +112,27 @@ static const struct {
 
 /* ---- Output helpers ---- */
 
-static void errorf(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Write the one-line error "offerctl: <fmt ...>" to the error stream;
+ * with hint, a usage error, followed by where the command's help is. */
+static void say_error(struct ctx *c, bool hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void errorf(struct ctx *c, const char *fmt, ...)
+static void say_error(struct ctx *c, bool hint, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs(OCTL_PROGRAM ": ", c->io->err);
     vfprintf(c->io->err, fmt, ap);
     va_end(ap);
+    if (hint)
+        fprintf(c->io->err, " (see '" OCTL_PROGRAM " %s --help')",
+                c->a->cmd ? c->a->cmd->name : "");
     fputc('\n', c->io->err);
 }
 
-/* A usage error: the reason and where help is; returns OCTL_EXIT_USAGE. */
-static int usage_error(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int usage_error(struct ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs(OCTL_PROGRAM ": ", c->io->err);
-    vfprintf(c->io->err, fmt, ap);
-    va_end(ap);
-    fprintf(c->io->err, " (see '" OCTL_PROGRAM " %s --help')\n",
-            c->a->cmd ? c->a->cmd->name : "");
-    return OCTL_EXIT_USAGE;
-}
+#define errorf(c, ...) say_error((c), false, __VA_ARGS__)
+/* A usage error; evaluates to OCTL_EXIT_USAGE. */
+#define usage_error(c, ...) (say_error((c), true, __VA_ARGS__), OCTL_EXIT_USAGE)
 
 void octl_reply_clear(struct octl_reply *rp)
 {
@@ -257,21 +284,6 @@ static int need_pos(struct ctx *c, size_t skip, size_t min, size_t max,
     return 0;
 }
 
-/* Print "<what>" as the human answer to a change. */
-static void done_line(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void done_line(struct ctx *c, const char *fmt, ...)
-{
-    if (c->a->json)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(c->io->out, fmt, ap);
-    va_end(ap);
-    fputc('\n', c->io->out);
-}
-
 /* Cells of three scalar columns from a resources array. */
 static void set_res_cells(struct octl_table *t, size_t col, const json_t *arr)
 {
@@ -279,6 +291,16 @@ static void set_res_cells(struct octl_table *t, size_t col, const json_t *arr)
     octl_table_set(t, col, octl_fmt_num(octl_res_sum(arr, "cpus"), b, 64));
     octl_table_set(t, col + 1, octl_fmt_mb(octl_res_sum(arr, "mem"), b, 64));
     octl_table_set(t, col + 2, octl_fmt_mb(octl_res_sum(arr, "disk"), b, 64));
+}
+
+/* The number o[key] in the table's units ("2", "0.5"). */
+static void set_num(struct octl_table *t, size_t col, const json_t *o,
+                    const char *key)
+{
+    char b[64];
+    octl_table_set(
+        t, col,
+        octl_fmt_num(json_number_value(json_object_get(o, key)), b, sizeof(b)));
 }
 
 /* "used/total" of one scalar. */
@@ -293,6 +315,73 @@ static void set_used_total(struct octl_table *t, size_t col, const json_t *used,
     else
         octl_table_setf(t, col, "%s/%s", octl_fmt_mb(a, u, 64),
                         octl_fmt_mb(b, tt, 64));
+}
+
+/* Send the change Call `type` with {field: payload} (payload stolen); once
+ * the master accepts it, print the done line (fmt ...) unless --json.
+ * Returns 0 or the exit status. */
+static int change(struct ctx *c, const char *type, const char *field,
+                  json_t *payload, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int change(struct ctx *c, const char *type, const char *field,
+                  json_t *payload, const char *fmt, ...)
+{
+    int rc = call_master(c, octl_call_new(type, field, payload), NULL);
+    if (rc != 0 || c->a->json)
+        return rc;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(c->io->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', c->io->out);
+    return 0;
+}
+
+/* Run v's read call and print its table (with --json, the answer).
+ * Returns 0 or the exit status. */
+static int show_view(struct ctx *c, const struct view *v)
+{
+    json_t *root, *ans;
+    int rc = read_call(c, v->type, v->field, &root, &ans);
+    if (rc == 0 && ans != NULL) {
+        size_t ncols = 0;
+        while (ncols < MAX_COLS && v->cols[ncols] != NULL)
+            ncols++;
+        struct octl_table *t = octl_table_new(ncols, v->cols);
+        size_t i;
+        const json_t *e;
+        if (v->list == NULL)
+            v->rows(c, t, ans);
+        else
+            json_array_foreach(json_object_get(ans, v->list), i, e)
+                v->rows(c, t, e);
+        octl_table_print(t, c->io->out);
+        octl_table_free(t);
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* A command that is its view: check the positionals, show it. */
+static int run_view(struct ctx *c)
+{
+    const struct view *v = c->a->cmd->data;
+    int rc = need_pos(c, 0, 0, v->max_pos, "");
+    return rc != 0 ? rc : show_view(c, v);
+}
+
+/* A command that is its id_change. */
+static int run_id_change(struct ctx *c)
+{
+    const struct id_change *ic = c->a->cmd->data;
+    int rc = need_pos(c, 0, 1, 1, ic->what);
+    if (rc != 0)
+        return rc;
+    const char *id = c->a->pos[0];
+    return change(c, ic->type, ic->field,
+                  json_pack("{s:o}", ic->key, octl_id_json(id)), "%s %s %s",
+                  ic->noun, id, ic->verb);
 }
 
 /* ---- agents ---- */
@@ -345,22 +434,10 @@ static const char *agent_state(const json_t *ag)
     return jtrue(ag, "active") ? "active" : "disconnected";
 }
 
-static int cmd_agents(struct ctx *c)
+static void agents_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_AGENTS", "get_agents", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"ID",  "HOSTNAME", "STATE",   "CPUS",
-                                       "MEM", "DISK",     "RESERVED"};
-    struct octl_table *t = octl_table_new(7, cols);
     size_t i;
-    json_t *ag;
+    const json_t *ag;
     json_array_foreach(json_object_get(ans, "agents"), i, ag)
     {
         const json_t *info = json_object_get(ag, "agent_info");
@@ -384,11 +461,10 @@ static int cmd_agents(struct ctx *c)
         octl_table_set(t, 2, "recovered");
         octl_table_end_row(t);
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(agents, "GET_AGENTS", "get_agents", NULL, 0, "ID", "HOSTNAME", "STATE",
+     "CPUS", "MEM", "DISK", "RESERVED");
 
 /* ---- frameworks ---- */
 
@@ -425,129 +501,68 @@ static void framework_row(struct octl_table *t, const json_t *fw,
     octl_table_end_row(t);
 }
 
-static int cmd_frameworks(struct ctx *c)
+static void frameworks_rows(struct ctx *c, struct octl_table *t,
+                            const json_t *ans)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_FRAMEWORKS", "get_frameworks", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"ID",   "NAME", "ROLES", "STATE",
-                                       "CPUS", "MEM",  "DISK"};
-    struct octl_table *t = octl_table_new(7, cols);
     size_t i;
-    json_t *fw;
+    const json_t *fw;
     json_array_foreach(json_object_get(ans, "frameworks"), i, fw)
         framework_row(t, fw, NULL);
     if (opt_set(c, OCTL_OPT_ALL))
         json_array_foreach(json_object_get(ans, "completed_frameworks"), i, fw)
             framework_row(t, fw, "completed");
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(frameworks, "GET_FRAMEWORKS", "get_frameworks", NULL, 0, "ID", "NAME",
+     "ROLES", "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- tasks ---- */
 
-static void task_row(struct octl_table *t, const json_t *task)
+static void tasks_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    octl_table_set(t, 0, jid(task, "task_id"));
-    octl_table_set(t, 1, jstr(task, "name"));
-    octl_table_set(t, 2, jid(task, "framework_id"));
-    octl_table_set(t, 3, jid(task, "agent_id"));
-    octl_table_set(t, 4, jstr(task, "state"));
-    set_res_cells(t, 5, json_object_get(task, "resources"));
-    octl_table_end_row(t);
-}
-
-static int cmd_tasks(struct ctx *c)
-{
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_TASKS", "get_tasks", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"ID",    "NAME", "FRAMEWORK", "AGENT",
-                                       "STATE", "CPUS", "MEM",       "DISK"};
-    struct octl_table *t = octl_table_new(8, cols);
     static const char *const lists[] = {"pending_tasks", "tasks",
                                         "unreachable_tasks", "completed_tasks"};
     size_t nlists = opt_set(c, OCTL_OPT_ALL) ? 4 : 3;
     for (size_t l = 0; l < nlists; l++) {
         size_t i;
-        json_t *task;
+        const json_t *task;
         json_array_foreach(json_object_get(ans, lists[l]), i, task)
-            task_row(t, task);
+        {
+            octl_table_set(t, 0, jid(task, "task_id"));
+            octl_table_set(t, 1, jstr(task, "name"));
+            octl_table_set(t, 2, jid(task, "framework_id"));
+            octl_table_set(t, 3, jid(task, "agent_id"));
+            octl_table_set(t, 4, jstr(task, "state"));
+            set_res_cells(t, 5, json_object_get(task, "resources"));
+            octl_table_end_row(t);
+        }
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(tasks, "GET_TASKS", "get_tasks", NULL, 0, "ID", "NAME", "FRAMEWORK",
+     "AGENT", "STATE", "CPUS", "MEM", "DISK");
 
 /* ---- roles ---- */
 
-static int cmd_roles(struct ctx *c)
+static void roles_rows(struct ctx *c, struct octl_table *t, const json_t *r)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_ROLES", "get_roles", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"NAME", "WEIGHT", "FRAMEWORKS",
-                                       "CPUS", "MEM",    "DISK"};
-    struct octl_table *t = octl_table_new(6, cols);
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(ans, "roles"), i, r)
-    {
-        char b[64];
-        octl_table_set(t, 0, jstr(r, "name"));
-        octl_table_set(
-            t, 1,
-            octl_fmt_num(json_number_value(json_object_get(r, "weight")), b,
-                         64));
-        octl_table_setf(t, 2, "%zu",
-                        json_array_size(json_object_get(r, "frameworks")));
-        set_res_cells(t, 3, json_object_get(r, "resources"));
-        octl_table_end_row(t);
-    }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
+    octl_table_set(t, 0, jstr(r, "name"));
+    set_num(t, 1, r, "weight");
+    octl_table_setf(t, 2, "%zu",
+                    json_array_size(json_object_get(r, "frameworks")));
+    set_res_cells(t, 3, json_object_get(r, "resources"));
+    octl_table_end_row(t);
 }
+
+VIEW(roles, "GET_ROLES", "get_roles", "roles", 0, "NAME", "WEIGHT",
+     "FRAMEWORKS", "CPUS", "MEM", "DISK");
 
 /* ---- quota ---- */
 
-static int quota_show(struct ctx *c)
+static void quota_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_QUOTA", "get_quota", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"ROLE", "GUARANTEE", "LIMIT"};
-    struct octl_table *t = octl_table_new(3, cols);
     size_t i;
-    json_t *q;
+    const json_t *q;
     json_array_foreach(
         json_object_get(json_object_get(ans, "status"), "configs"), i, q)
     {
@@ -560,11 +575,9 @@ static int quota_show(struct ctx *c)
         free(l);
         octl_table_end_row(t);
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(quota, "GET_QUOTA", "get_quota", NULL, 0, "ROLE", "GUARANTEE", "LIMIT");
 
 static int cmd_quota(struct ctx *c)
 {
@@ -572,20 +585,15 @@ static int cmd_quota(struct ctx *c)
     char err[512];
     if (sub == NULL || (strcmp(sub, "set") != 0 && strcmp(sub, "remove") != 0))
         return sub ? usage_error(c, "unknown quota command '%s'", sub)
-                   : quota_show(c);
+                   : show_view(c, &quota_view);
     int rc = need_pos(c, 1, 1, 1, "ROLE");
     if (rc != 0)
         return rc;
     const char *role = c->a->pos[1];
-    if (strcmp(sub, "remove") == 0) {
-        rc = call_master(c,
-                         octl_call_new("REMOVE_QUOTA", "remove_quota",
-                                       json_pack("{s:s}", "role", role)),
-                         NULL);
-        if (rc == 0)
-            done_line(c, "quota of role %s removed", role);
-        return rc;
-    }
+    if (strcmp(sub, "remove") == 0)
+        return change(c, "REMOVE_QUOTA", "remove_quota",
+                      json_pack("{s:s}", "role", role),
+                      "quota of role %s removed", role);
     if (!opt_set(c, OCTL_OPT_GUARANTEE) && !opt_set(c, OCTL_OPT_LIMIT))
         return usage_error(c, "give --guarantee=RESOURCES, --limit=RESOURCES "
                               "or both");
@@ -608,14 +616,21 @@ static int cmd_quota(struct ctx *c)
     json_t *upd = json_pack("{s:[o]}", "quota_configs", cfg);
     if (opt_set(c, OCTL_OPT_FORCE))
         json_object_set_new(upd, "force", json_true());
-    rc = call_master(c, octl_call_new("UPDATE_QUOTA", "update_quota", upd),
-                     NULL);
-    if (rc == 0)
-        done_line(c, "quota of role %s set", role);
-    return rc;
+    return change(c, "UPDATE_QUOTA", "update_quota", upd,
+                  "quota of role %s set", role);
 }
 
 /* ---- weights ---- */
+
+static void weights_rows(struct ctx *c, struct octl_table *t, const json_t *w)
+{
+    octl_table_set(t, 0, jstr(w, "role"));
+    set_num(t, 1, w, "weight");
+    octl_table_end_row(t);
+}
+
+VIEW(weights, "GET_WEIGHTS", "get_weights", "weight_infos", 0, "ROLE",
+     "WEIGHT");
 
 static int cmd_weights(struct ctx *c)
 {
@@ -623,32 +638,8 @@ static int cmd_weights(struct ctx *c)
     const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
     if (sub != NULL && strcmp(sub, "set") != 0)
         return usage_error(c, "unknown weights command '%s'", sub);
-    if (sub == NULL) {
-        json_t *root, *ans;
-        int rc = read_call(c, "GET_WEIGHTS", "get_weights", &root, &ans);
-        if (rc != 0 || ans == NULL) {
-            json_decref(root);
-            return rc;
-        }
-        static const char *const cols[] = {"ROLE", "WEIGHT"};
-        struct octl_table *t = octl_table_new(2, cols);
-        size_t i;
-        json_t *w;
-        json_array_foreach(json_object_get(ans, "weight_infos"), i, w)
-        {
-            char b[64];
-            octl_table_set(t, 0, jstr(w, "role"));
-            octl_table_set(
-                t, 1,
-                octl_fmt_num(json_number_value(json_object_get(w, "weight")), b,
-                             64));
-            octl_table_end_row(t);
-        }
-        octl_table_print(t, c->io->out);
-        octl_table_free(t);
-        json_decref(root);
-        return 0;
-    }
+    if (sub == NULL)
+        return show_view(c, &weights_view);
     int rc = need_pos(c, 1, 1, OCTL_MAX_POS, "ROLE=WEIGHT");
     if (rc != 0)
         return rc;
@@ -661,13 +652,8 @@ static int cmd_weights(struct ctx *c)
         }
         json_array_append_new(infos, w);
     }
-    rc = call_master(c,
-                     octl_call_new("UPDATE_WEIGHTS", "update_weights",
-                                   json_pack("{s:o}", "weight_infos", infos)),
-                     NULL);
-    if (rc == 0)
-        done_line(c, "weights set");
-    return rc;
+    return change(c, "UPDATE_WEIGHTS", "update_weights",
+                  json_pack("{s:o}", "weight_infos", infos), "weights set");
 }
 
 /* ---- reserve, unreserve, volumes ---- */
@@ -687,11 +673,8 @@ static int reservation_call(struct ctx *c, bool reserve)
     const char *field = reserve ? "reserve_resources" : "unreserve_resources";
     json_t *p = json_pack("{s:o,s:o}", "agent_id", octl_id_json(c->a->pos[0]),
                           "resources", res);
-    rc = call_master(c, octl_call_new(type, field, p), NULL);
-    if (rc == 0)
-        done_line(c, "%s on agent %s", reserve ? "reserved" : "unreserved",
-                  c->a->pos[0]);
-    return rc;
+    return change(c, type, field, p, "%s on agent %s",
+                  reserve ? "reserved" : "unreserved", c->a->pos[0]);
 }
 
 static int cmd_reserve(struct ctx *c)
@@ -712,22 +695,10 @@ static bool is_volume(const json_t *r)
                "id") != NULL;
 }
 
-static int volumes_list(struct ctx *c)
+static void volumes_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_AGENTS", "get_agents", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"AGENT", "ID",   "ROLE",
-                                       "SIZE",  "PATH", "MODE"};
-    struct octl_table *t = octl_table_new(6, cols);
     size_t i, k;
-    json_t *ag, *r;
+    const json_t *ag, *r;
     json_array_foreach(json_object_get(ans, "agents"), i, ag)
     {
         json_array_foreach(json_object_get(ag, "total_resources"), k, r)
@@ -753,11 +724,10 @@ static int volumes_list(struct ctx *c)
             octl_table_end_row(t);
         }
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(volumes, "GET_AGENTS", "get_agents", NULL, 0, "AGENT", "ID", "ROLE",
+     "SIZE", "PATH", "MODE");
 
 /* The volume `id` on agent `agent`, as GET_AGENTS shows it (a new
  * reference), or NULL with the exit status in *rc. */
@@ -840,14 +810,10 @@ static int volume_resize(struct ctx *c, bool grow)
     } else {
         json_object_set_new(p, "subtract", json_pack("{s:f}", "value", mb));
     }
-    rc = call_master(c,
-                     grow ? octl_call_new("GROW_VOLUME", "grow_volume", p)
-                          : octl_call_new("SHRINK_VOLUME", "shrink_volume", p),
-                     NULL);
-    if (rc == 0)
-        done_line(c, "volume %s on agent %s %s", id, agent,
+    return change(c, grow ? "GROW_VOLUME" : "SHRINK_VOLUME",
+                  grow ? "grow_volume" : "shrink_volume", p,
+                  "volume %s on agent %s %s", id, agent,
                   grow ? "grown" : "shrunk");
-    return rc;
 }
 
 static int cmd_volumes(struct ctx *c)
@@ -855,7 +821,7 @@ static int cmd_volumes(struct ctx *c)
     char err[512];
     const char *sub = c->a->npos > 0 ? c->a->pos[0] : NULL;
     if (sub == NULL)
-        return volumes_list(c);
+        return show_view(c, &volumes_view);
     if (strcmp(sub, "grow") == 0 || strcmp(sub, "shrink") == 0)
         return volume_resize(c, strcmp(sub, "grow") == 0);
     bool create = strcmp(sub, "create") == 0;
@@ -889,15 +855,10 @@ static int cmd_volumes(struct ctx *c)
     }
     json_t *p = json_pack("{s:o,s:o}", "agent_id", octl_id_json(agent),
                           "volumes", vols);
-    rc = call_master(
-        c,
-        create ? octl_call_new("CREATE_VOLUMES", "create_volumes", p)
-               : octl_call_new("DESTROY_VOLUMES", "destroy_volumes", p),
-        NULL);
-    if (rc == 0)
-        done_line(c, "volume %s on agent %s", create ? "created" : "destroyed",
+    return change(c, create ? "CREATE_VOLUMES" : "DESTROY_VOLUMES",
+                  create ? "create_volumes" : "destroy_volumes", p,
+                  "volume %s on agent %s", create ? "created" : "destroyed",
                   agent);
-    return rc;
 }
 
 /* ---- maintenance ---- */
@@ -917,19 +878,11 @@ static long long jll(const json_t *o, const char *a, const char *b)
         json_object_get(json_object_get(o, a), b));
 }
 
-static int maint_schedule_show(struct ctx *c)
+static void schedule_rows(struct ctx *c, struct octl_table *t,
+                          const json_t *ans)
 {
-    json_t *root, *ans;
-    int rc = read_call(c, "GET_MAINTENANCE_SCHEDULE",
-                       "get_maintenance_schedule", &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
-    }
-    static const char *const cols[] = {"MACHINE", "START (UTC)", "DURATION"};
-    struct octl_table *t = octl_table_new(3, cols);
     size_t i, k;
-    json_t *w, *m;
+    const json_t *w, *m;
     json_array_foreach(
         json_object_get(json_object_get(ans, "schedule"), "windows"), i, w)
     {
@@ -951,11 +904,10 @@ static int maint_schedule_show(struct ctx *c)
             octl_table_end_row(t);
         }
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(schedule, "GET_MAINTENANCE_SCHEDULE", "get_maintenance_schedule", NULL, 0,
+     "MACHINE", "START (UTC)", "DURATION");
 
 /* Read a schedule document: JSON text, '-' (stdin) or a file. */
 static json_t *load_schedule(struct ctx *c, const char *arg, int *rc)
@@ -977,53 +929,43 @@ static json_t *load_schedule(struct ctx *c, const char *arg, int *rc)
     return j;
 }
 
-static int maint_status(struct ctx *c)
+/* One row of the status table (machine text borrowed). */
+static void status_row(struct octl_table *t, const char *machine,
+                       const char *mode, const json_t *status)
 {
-    json_t *root, *ans;
-    int rc = read_call(c, "GET_MAINTENANCE_STATUS", "get_maintenance_status",
-                       &root, &ans);
-    if (rc != 0 || ans == NULL) {
-        json_decref(root);
-        return rc;
+    octl_table_set(t, 0, machine);
+    octl_table_set(t, 1, mode);
+    if (status != NULL) {
+        octl_table_set(t, 2, jid(status, "framework_id"));
+        octl_table_set(t, 3, jstr(status, "status"));
     }
-    static const char *const cols[] = {"MACHINE", "MODE", "FRAMEWORK",
-                                       "ANSWER"};
-    struct octl_table *t = octl_table_new(4, cols);
+    octl_table_end_row(t);
+}
+
+static void status_rows(struct ctx *c, struct octl_table *t, const json_t *ans)
+{
     const json_t *st = json_object_get(ans, "status");
     size_t i, k;
-    json_t *d, *s;
+    const json_t *d, *s;
     json_array_foreach(json_object_get(st, "draining_machines"), i, d)
     {
         char *mt = machine_text(json_object_get(d, "id"));
         const json_t *sts = json_object_get(d, "statuses");
-        if (json_array_size(sts) == 0) {
-            octl_table_set(t, 0, mt);
-            octl_table_set(t, 1, "DRAINING");
-            octl_table_end_row(t);
-        }
-        json_array_foreach(sts, k, s)
-        {
-            octl_table_set(t, 0, mt);
-            octl_table_set(t, 1, "DRAINING");
-            octl_table_set(t, 2, jid(s, "framework_id"));
-            octl_table_set(t, 3, jstr(s, "status"));
-            octl_table_end_row(t);
-        }
+        if (json_array_size(sts) == 0)
+            status_row(t, mt, "DRAINING", NULL);
+        json_array_foreach(sts, k, s) status_row(t, mt, "DRAINING", s);
         free(mt);
     }
     json_array_foreach(json_object_get(st, "down_machines"), i, d)
     {
         char *mt = machine_text(d);
-        octl_table_set(t, 0, mt);
-        octl_table_set(t, 1, "DOWN");
-        octl_table_end_row(t);
+        status_row(t, mt, "DOWN", NULL);
         free(mt);
     }
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(status, "GET_MAINTENANCE_STATUS", "get_maintenance_status", NULL, 0,
+     "MACHINE", "MODE", "FRAMEWORK", "ANSWER");
 
 /* A machine named by hostname or IP alone is completed from the schedule
  * (machines are matched on both), when the schedule names it once. */
@@ -1087,14 +1029,10 @@ static int maint_machines(struct ctx *c, bool down)
         }
         json_decref(root);
     }
-    const char *type = down ? "START_MAINTENANCE" : "STOP_MAINTENANCE";
-    const char *field = down ? "start_maintenance" : "stop_maintenance";
-    rc = call_master(
-        c, octl_call_new(type, field, json_pack("{s:o}", "machines", machines)),
-        NULL);
-    if (rc == 0)
-        done_line(c, "%zu machine(s) %s", c->a->npos - 1, down ? "down" : "up");
-    return rc;
+    return change(c, down ? "START_MAINTENANCE" : "STOP_MAINTENANCE",
+                  down ? "start_maintenance" : "stop_maintenance",
+                  json_pack("{s:o}", "machines", machines), "%zu machine(s) %s",
+                  c->a->npos - 1, down ? "down" : "up");
 }
 
 static int cmd_maintenance(struct ctx *c)
@@ -1107,24 +1045,19 @@ static int cmd_maintenance(struct ctx *c)
         if (rc != 0)
             return rc;
         if (c->a->npos == 1)
-            return maint_schedule_show(c);
+            return show_view(c, &schedule_view);
         json_t *s = load_schedule(c, c->a->pos[1], &rc);
         if (s == NULL)
             return rc;
-        rc = call_master(c,
-                         octl_call_new("UPDATE_MAINTENANCE_SCHEDULE",
-                                       "update_maintenance_schedule",
-                                       json_pack("{s:o}", "schedule", s)),
-                         NULL);
-        if (rc == 0)
-            done_line(c, "maintenance schedule updated");
-        return rc;
+        return change(
+            c, "UPDATE_MAINTENANCE_SCHEDULE", "update_maintenance_schedule",
+            json_pack("{s:o}", "schedule", s), "maintenance schedule updated");
     }
     if (strcmp(sub, "down") == 0 || strcmp(sub, "up") == 0)
         return maint_machines(c, strcmp(sub, "down") == 0);
     if (strcmp(sub, "status") == 0) {
         int rc = need_pos(c, 1, 0, 0, "");
-        return rc != 0 ? rc : maint_status(c);
+        return rc != 0 ? rc : show_view(c, &status_view);
     }
     return usage_error(c, "unknown maintenance command '%s'", sub);
 }
@@ -1152,54 +1085,24 @@ static int cmd_drain(struct ctx *c)
     }
     if (opt_set(c, OCTL_OPT_MARK_GONE))
         json_object_set_new(p, "mark_gone", json_true());
-    rc = call_master(c, octl_call_new("DRAIN_AGENT", "drain_agent", p), NULL);
-    if (rc == 0)
-        done_line(c, "agent %s draining", c->a->pos[0]);
-    return rc;
+    return change(c, "DRAIN_AGENT", "drain_agent", p, "agent %s draining",
+                  c->a->pos[0]);
 }
 
-static int agent_toggle(struct ctx *c, const char *type, const char *field,
-                        const char *done)
-{
-    int rc = need_pos(c, 0, 1, 1, "AGENT_ID");
-    if (rc != 0)
-        return rc;
-    rc = call_master(c,
-                     octl_call_new(type, field,
-                                   json_pack("{s:o}", "agent_id",
-                                             octl_id_json(c->a->pos[0]))),
-                     NULL);
-    if (rc == 0)
-        done_line(c, "agent %s %s", c->a->pos[0], done);
-    return rc;
-}
+static const struct id_change deactivate_change = {
+    "DEACTIVATE_AGENT", "deactivate_agent", "agent_id", "AGENT_ID", "agent",
+    "deactivated",
+};
 
-static int cmd_deactivate(struct ctx *c)
-{
-    return agent_toggle(c, "DEACTIVATE_AGENT", "deactivate_agent",
-                        "deactivated");
-}
+static const struct id_change reactivate_change = {
+    "REACTIVATE_AGENT", "reactivate_agent", "agent_id", "AGENT_ID", "agent",
+    "reactivated",
+};
 
-static int cmd_reactivate(struct ctx *c)
-{
-    return agent_toggle(c, "REACTIVATE_AGENT", "reactivate_agent",
-                        "reactivated");
-}
-
-static int cmd_teardown(struct ctx *c)
-{
-    int rc = need_pos(c, 0, 1, 1, "FRAMEWORK_ID");
-    if (rc != 0)
-        return rc;
-    rc = call_master(c,
-                     octl_call_new("TEARDOWN", "teardown",
-                                   json_pack("{s:o}", "framework_id",
-                                             octl_id_json(c->a->pos[0]))),
-                     NULL);
-    if (rc == 0)
-        done_line(c, "framework %s torn down", c->a->pos[0]);
-    return rc;
-}
+static const struct id_change teardown_change = {
+    "TEARDOWN",     "teardown",  "framework_id",
+    "FRAMEWORK_ID", "framework", "torn down",
+};
 
 /* ---- logs ---- */
 
@@ -1419,17 +1322,8 @@ static int cmd_logs(struct ctx *c)
 
 /* ---- state, health, version, flags, metrics ---- */
 
-static int cmd_state(struct ctx *c)
+static void state_rows(struct ctx *c, struct octl_table *t, const json_t *gs)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *gs;
-    rc = read_call(c, "GET_STATE", "get_state", &root, &gs);
-    if (rc != 0 || gs == NULL) {
-        json_decref(root);
-        return rc;
-    }
     const json_t *ags = json_object_get(gs, "get_agents");
     const json_t *fws = json_object_get(gs, "get_frameworks");
     const json_t *tks = json_object_get(gs, "get_tasks");
@@ -1437,8 +1331,6 @@ static int cmd_state(struct ctx *c)
     const json_t *x;
     json_array_foreach(json_object_get(ags, "agents"), i, x) active +=
         jtrue(x, "active");
-    static const char *const cols[] = {"WHAT", "COUNT"};
-    struct octl_table *t = octl_table_new(2, cols);
     octl_table_set(t, 0, "agents");
     octl_table_setf(t, 1, "%zu (%zu active, %zu recovered)",
                     json_array_size(json_object_get(ags, "agents")), active,
@@ -1473,11 +1365,9 @@ static int cmd_state(struct ctx *c)
         octl_table_end_row(t);
     }
     json_decref(by);
-    octl_table_print(t, c->io->out);
-    octl_table_free(t);
-    json_decref(root);
-    return 0;
 }
+
+VIEW(state, "GET_STATE", "get_state", NULL, 0, "WHAT", "COUNT");
 
 static int cmd_health(struct ctx *c)
 {
@@ -1517,77 +1407,42 @@ static int cmd_version(struct ctx *c)
     return rc;
 }
 
-static int cmd_flags(struct ctx *c)
+static void flags_rows(struct ctx *c, struct octl_table *t, const json_t *f)
 {
-    int rc = need_pos(c, 0, 0, 0, "");
-    if (rc != 0)
-        return rc;
-    json_t *root, *ans;
-    rc = read_call(c, "GET_FLAGS", "get_flags", &root, &ans);
-    if (rc == 0 && ans != NULL) {
-        static const char *const cols[] = {"FLAG", "VALUE"};
-        struct octl_table *t = octl_table_new(2, cols);
-        size_t i;
-        json_t *f;
-        json_array_foreach(json_object_get(ans, "flags"), i, f)
-        {
-            octl_table_set(t, 0, jstr(f, "name"));
-            octl_table_set(t, 1,
-                           json_is_string(json_object_get(f, "value"))
-                               ? jstr(f, "value")
-                               : NULL);
-            octl_table_end_row(t);
-        }
-        octl_table_print(t, c->io->out);
-        octl_table_free(t);
-    }
-    json_decref(root);
-    return rc;
+    octl_table_set(t, 0, jstr(f, "name"));
+    octl_table_set(
+        t, 1,
+        json_is_string(json_object_get(f, "value")) ? jstr(f, "value") : NULL);
+    octl_table_end_row(t);
 }
 
-static int cmd_metrics(struct ctx *c)
+VIEW(flags, "GET_FLAGS", "get_flags", "flags", 0, "FLAG", "VALUE");
+
+/* The metrics whose names start with the PREFIX argument (if any). */
+static void metrics_rows(struct ctx *c, struct octl_table *t, const json_t *m)
 {
-    int rc = need_pos(c, 0, 0, 1, "");
-    if (rc != 0)
-        return rc;
     const char *prefix = c->a->npos ? c->a->pos[0] : "";
-    json_t *root, *ans;
-    rc = read_call(c, "GET_METRICS", "get_metrics", &root, &ans);
-    if (rc == 0 && ans != NULL) {
-        static const char *const cols[] = {"METRIC", "VALUE"};
-        struct octl_table *t = octl_table_new(2, cols);
-        size_t i;
-        json_t *m;
-        json_array_foreach(json_object_get(ans, "metrics"), i, m)
-        {
-            if (strncmp(jstr(m, "name"), prefix, strlen(prefix)) != 0)
-                continue;
-            char b[64];
-            octl_table_set(t, 0, jstr(m, "name"));
-            octl_table_set(
-                t, 1,
-                octl_fmt_num(json_number_value(json_object_get(m, "value")), b,
-                             64));
-            octl_table_end_row(t);
-        }
-        octl_table_print(t, c->io->out);
-        octl_table_free(t);
-    }
-    json_decref(root);
-    return rc;
+    if (strncmp(jstr(m, "name"), prefix, strlen(prefix)) != 0)
+        return;
+    octl_table_set(t, 0, jstr(m, "name"));
+    set_num(t, 1, m, "value");
+    octl_table_end_row(t);
 }
+
+VIEW(metrics, "GET_METRICS", "get_metrics", "metrics", 1, "METRIC", "VALUE");
 
 /* ---- The command table ---- */
 
 static const struct octl_cmd commands[] = {
-    {"agents", cmd_agents, 0, "agents",
-     "agents: state, allocated/total cpus, mem, disk, reserved roles", NULL},
-    {"frameworks", cmd_frameworks, OPT(OCTL_OPT_ALL), "frameworks [--all]",
-     "frameworks: roles, state, allocated resources", NULL},
-    {"tasks", cmd_tasks, OPT(OCTL_OPT_ALL), "tasks [--all]",
-     "tasks not completed (--all: completed too)", NULL},
-    {"roles", cmd_roles, 0, "roles",
-     "roles: weight, frameworks, allocated resources", NULL},
+    {"agents", run_view, 0, "agents",
+     "agents: state, allocated/total cpus, mem, disk, reserved roles", NULL,
+     &agents_view},
+    {"frameworks", run_view, OPT(OCTL_OPT_ALL), "frameworks [--all]",
+     "frameworks: roles, state, allocated resources", NULL, &frameworks_view},
+    {"tasks", run_view, OPT(OCTL_OPT_ALL), "tasks [--all]",
+     "tasks not completed (--all: completed too)", NULL, &tasks_view},
+    {"roles", run_view, 0, "roles",
+     "roles: weight, frameworks, allocated resources", NULL, &roles_view},
     {"quota", cmd_quota,
      OPT(OCTL_OPT_GUARANTEE) | OPT(OCTL_OPT_LIMIT) | OPT(OCTL_OPT_FORCE),
      "quota\n"
@@ -1597,21 +1452,24 @@ static const struct octl_cmd commands[] = {
      "show, set or remove quota",
      "RESOURCES are scalars in Mesos's text form (cpus:2;mem:512) or a JSON\n"
      "array of Resource objects. set replaces the role's guarantees and\n"
-     "limits; one left out is unset."},
+     "limits; one left out is unset.",
+     NULL},
     {"weights", cmd_weights, 0,
      "weights\n  offerctl weights set ROLE=WEIGHT...",
-     "show or set role weights", NULL},
+     "show or set role weights", NULL, NULL},
     {"reserve", cmd_reserve, OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL),
      "reserve AGENT_ID RESOURCES [--role=ROLE] [--principal=P]",
      "reserve an agent's resources to a role",
      "RESOURCES: Mesos's text form, each entry reserved to the role it\n"
      "names (cpus(db):2) or to --role (--role=db cpus:2;mem:512); or a\n"
      "JSON array of Resource objects with their reservations, sent as\n"
-     "given."},
+     "given.",
+     NULL},
     {"unreserve", cmd_unreserve, OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL),
      "unreserve AGENT_ID RESOURCES [--role=ROLE] [--principal=P]",
      "undo a dynamic reservation",
-     "RESOURCES as for reserve; the reservation must match the one made."},
+     "RESOURCES as for reserve; the reservation must match the one made.",
+     NULL},
     {"volumes", cmd_volumes,
      OPT(OCTL_OPT_ROLE) | OPT(OCTL_OPT_PRINCIPAL) | OPT(OCTL_OPT_ID) |
          OPT(OCTL_OPT_CONTAINER_PATH) | OPT(OCTL_OPT_MODE),
@@ -1626,7 +1484,8 @@ static const struct octl_cmd commands[] = {
      "with --role=db) or a JSON array of volumes. destroy finds the volume\n"
      "by its id on the agent, or takes a JSON array. grow adds SIZE MB of\n"
      "the disk reserved beside the volume (GROW_VOLUME); shrink gives SIZE\n"
-     "MB of it back as reserved disk (SHRINK_VOLUME)."},
+     "MB of it back as reserved disk (SHRINK_VOLUME).",
+     NULL},
     {"maintenance", cmd_maintenance, 0,
      "maintenance schedule [SCHEDULE]\n"
      "  offerctl maintenance down MACHINE...\n"
@@ -1636,16 +1495,18 @@ static const struct octl_cmd commands[] = {
      "SCHEDULE is a mesos.v1.maintenance.Schedule in JSON: the text itself,\n"
      "a file, or - for stdin; it replaces the schedule ({\"windows\": []}\n"
      "clears it). MACHINE is HOST/IP; HOST or IP alone is completed from\n"
-     "the schedule."},
+     "the schedule.",
+     NULL},
     {"drain", cmd_drain, OPT(OCTL_OPT_MAX_GRACE) | OPT(OCTL_OPT_MARK_GONE),
      "drain AGENT_ID [--max_grace_period=DURATION] [--mark_gone]",
-     "deactivate an agent and kill its tasks", NULL},
-    {"deactivate", cmd_deactivate, 0, "deactivate AGENT_ID",
-     "stop offering an agent's resources; tasks keep running", NULL},
-    {"reactivate", cmd_reactivate, 0, "reactivate AGENT_ID",
-     "undo drain or deactivate", NULL},
-    {"teardown", cmd_teardown, 0, "teardown FRAMEWORK_ID",
-     "remove a framework and kill its tasks", NULL},
+     "deactivate an agent and kill its tasks", NULL, NULL},
+    {"deactivate", run_id_change, 0, "deactivate AGENT_ID",
+     "stop offering an agent's resources; tasks keep running", NULL,
+     &deactivate_change},
+    {"reactivate", run_id_change, 0, "reactivate AGENT_ID",
+     "undo drain or deactivate", NULL, &reactivate_change},
+    {"teardown", run_id_change, 0, "teardown FRAMEWORK_ID",
+     "remove a framework and kill its tasks", NULL, &teardown_change},
     {"logs", cmd_logs,
      OPT(OCTL_OPT_FILE) | OPT(OCTL_OPT_FOLLOW) | OPT(OCTL_OPT_INTERVAL),
      "logs TASK_ID [--file=stdout|stderr|PATH] [--follow] "
@@ -1653,18 +1514,19 @@ static const struct octl_cmd commands[] = {
      "print (--follow: tail) a file of a task's sandbox",
      "The task's agent comes from the master's GET_STATE, its sandbox from\n"
      "the agent's /state; the file is read with /files/read. --follow polls\n"
-     "for what is appended until Ctrl-C."},
-    {"state", cmd_state, 0, "state",
-     "a summary of GET_STATE (--json: all of it)", NULL},
+     "for what is appended until Ctrl-C.",
+     NULL},
+    {"state", run_view, 0, "state",
+     "a summary of GET_STATE (--json: all of it)", NULL, &state_view},
     {"health", cmd_health, 0, "health",
-     "whether the master is healthy (exit 0) or not", NULL},
+     "whether the master is healthy (exit 0) or not", NULL, NULL},
     {"version", cmd_version, 0, "version",
      "offerctl's and the master's "
      "versions",
-     NULL},
-    {"flags", cmd_flags, 0, "flags", "the master's flags", NULL},
-    {"metrics", cmd_metrics, 0, "metrics [PREFIX]",
-     "the master's metrics, those starting with PREFIX", NULL},
+     NULL, NULL},
+    {"flags", run_view, 0, "flags", "the master's flags", NULL, &flags_view},
+    {"metrics", run_view, 0, "metrics [PREFIX]",
+     "the master's metrics, those starting with PREFIX", NULL, &metrics_view},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -8,7 +8,6 @@
 #include "cli/offerctl_build.h"
 
 #include "common/flags.h"
-#include "common/json_pb.h"
 #include "common/mem.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
@@ -50,17 +49,6 @@ static json_t *resources_as_given(const char *text, char *err, size_t errlen)
         return NULL;
     res_list_clear(&l);
     return json_loads(text, 0, NULL);
-}
-
-static json_t *list_to_json(const res_list *l)
-{
-    size_t n;
-    Mesos__V1__Resource **pb = res_list_to_pb(l, true, &n);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, jpb_to_json(&pb[i]->base));
-    res_pb_array_free(pb, n);
-    return arr;
 }
 
 /* Parse text and reserve each entry dynamically; *l (OUT) on success. */
@@ -123,7 +111,7 @@ json_t *octl_reserved_resources(const char *text, const char *role,
     res_list l;
     if (reserve_text(text, role, principal, &l, err, errlen) != 0)
         return NULL;
-    json_t *arr = list_to_json(&l);
+    json_t *arr = res_list_to_json(&l);
     res_list_clear(&l);
     return arr;
 }
@@ -161,7 +149,7 @@ json_t *octl_volume_resources(const char *text, const char *role,
         res_list_clear(&l);
         return NULL;
     }
-    json_t *arr = list_to_json(&l);
+    json_t *arr = res_list_to_json(&l);
     res_list_clear(&l);
     json_t *persistence = json_pack("{s:s}", "id", id);
     if (principal != NULL)

@@ -85,20 +85,29 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 void octl_http_sleep_ms(void *arg, int64_t ms)
 {
     struct octl_http *h = arg;
-    struct event *sigint = evsignal_new(h->base, SIGINT, on_signal, h);
-    struct event *sigterm = evsignal_new(h->base, SIGTERM, on_signal, h);
+    if (h->sigint == NULL) {
+        h->sigint = evsignal_new(h->base, SIGINT, on_signal, h);
+        h->sigterm = evsignal_new(h->base, SIGTERM, on_signal, h);
+        evsignal_add(h->sigint, NULL);
+        evsignal_add(h->sigterm, NULL);
+    }
     struct event *timer = evtimer_new(h->base, on_timer, h->base);
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evsignal_add(sigint, NULL);
-    evsignal_add(sigterm, NULL);
     evtimer_add(timer, &tv);
     event_base_dispatch(h->base);
     event_free(timer);
-    event_free(sigterm);
-    event_free(sigint);
 }
 
 bool octl_http_stopped(void *arg)
 {
     return ((struct octl_http *)arg)->stopped;
+}
+
+void octl_http_clear(struct octl_http *h)
+{
+    if (h->sigint != NULL)
+        event_free(h->sigint);
+    if (h->sigterm != NULL)
+        event_free(h->sigterm);
+    h->sigint = h->sigterm = NULL;
 }

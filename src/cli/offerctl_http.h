@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct event;
 struct event_base;
 
 /* The network side of offerctl. Fill the first four fields, then pass it
@@ -23,7 +24,11 @@ struct octl_http {
     const char *master_host; /* numeric address of the master */
     uint16_t master_port;
     int64_t timeout_ms; /* per request */
-    bool stopped;       /* set by SIGINT/SIGTERM during a pause */
+    bool stopped;       /* set by SIGINT/SIGTERM once a pause has begun */
+    /* The SIGINT and SIGTERM events: added by the first pause and kept
+     * until octl_http_clear, so that a signal during a request between two
+     * pauses also stops the follow instead of killing the process. */
+    struct event *sigint, *sigterm;
 };
 
 /* octl_io.request: send rq to the master (or the agent it names), run the
@@ -31,10 +36,15 @@ struct octl_http {
 void octl_http_request(void *arg, const struct octl_request *rq,
                        struct octl_reply *rp);
 
-/* octl_io.sleep_ms: run the base for ms, or until SIGINT/SIGTERM. */
+/* octl_io.sleep_ms: run the base for ms, or until SIGINT/SIGTERM (from
+ * then on, those signals set `stopped` instead of ending the process). */
 void octl_http_sleep_ms(void *arg, int64_t ms);
 
-/* octl_io.stopped: true once a signal ended a pause. */
+/* octl_io.stopped: true once SIGINT or SIGTERM arrived after a pause began. */
 bool octl_http_stopped(void *arg);
+
+/* Free the signal events of h (before freeing its base); the signals get
+ * their default action back. */
+void octl_http_clear(struct octl_http *h);
 
 #endif

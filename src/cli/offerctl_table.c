@@ -64,14 +64,14 @@ void octl_table_set(struct octl_table *t, size_t col, const char *text)
 
 void octl_table_setf(struct octl_table *t, size_t col, const char *fmt, ...)
 {
-    char buf[1024];
+    char *text;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL; /* out of memory or a bad format: an empty cell */
     va_end(ap);
-    if (n < 0)
-        buf[0] = '\0';
-    octl_table_set(t, col, buf);
+    octl_table_set(t, col, text != NULL ? text : "");
+    free(text);
 }
 
 void octl_table_end_row(struct octl_table *t)

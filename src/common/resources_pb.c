@@ -677,6 +677,17 @@ void res_pb_array_free(Mesos__V1__Resource **v, size_t n)
     free(v);
 }
 
+json_t *res_list_to_json(const res_list *l)
+{
+    size_t n;
+    Mesos__V1__Resource **v = res_list_to_pb(l, true, &n);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, jpb_to_json(&v[i]->base));
+    res_pb_array_free(v, n);
+    return arr;
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 static int from_json(const char *text, const char *default_role, res_list *out,

@@ -26,6 +26,7 @@
 #include "common/resources.h"
 #include "mesos/v1/mesos.pb-c.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -78,6 +79,11 @@ Mesos__V1__Resource **res_list_to_pb(const res_list *l, bool refinement,
 /* Free an array from res_list_to_pb and every message in it; NULL is
  * ignored. */
 void res_pb_array_free(Mesos__V1__Resource **v, size_t n);
+
+/* l as a JSON array of mesos.v1.Resource (post-refinement format, as
+ * res_list_to_pb(l, true) writes them), in the protobuf-JSON mapping.
+ * Returns a new reference (an empty array for an empty list). */
+json_t *res_list_to_json(const res_list *l);
 
 /*
  * Parse text, a JSON array of Resource objects (field names as in

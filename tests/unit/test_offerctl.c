@@ -457,38 +457,6 @@ END_TEST
 
 /* ---- Exit statuses ------------------------------------------------------ */
 
-START_TEST(test_refused_prints_reason)
-{
-    answer("RESERVE_RESOURCES", 409,
-           "Invalid RESERVE operation: the agent does not have cpus:8 "
-           "available\nsecond line\n");
-    ck_assert_int_eq(RUN("reserve", "S1", "cpus:8", "--role=db"),
-                     OCTL_EXIT_REFUSED);
-    ck_assert_str_eq(err_buf, "offerctl: Invalid RESERVE operation: the "
-                              "agent does not have cpus:8 available\n");
-    ck_assert_str_eq(out_buf, "");
-}
-END_TEST
-
-START_TEST(test_refused_empty_body)
-{
-    answer("GET_AGENTS", 503, "");
-    ck_assert_int_eq(RUN("agents"), OCTL_EXIT_REFUSED);
-    ck_assert_str_eq(err_buf, "offerctl: the master answered 503\n");
-}
-END_TEST
-
-START_TEST(test_unreachable)
-{
-    /* The client's reason names the address; it is printed once. */
-    answer("GET_AGENTS", 0, "127.0.0.1:9: connection refused");
-    ck_assert_int_eq(RUN("agents", "--master=127.0.0.1:9"),
-                     OCTL_EXIT_UNREACHABLE);
-    ck_assert_str_eq(err_buf, "offerctl: cannot reach the master at "
-                              "127.0.0.1:9: connection refused\n");
-}
-END_TEST
-
 START_TEST(test_not_json_answer)
 {
     answer("GET_TASKS", 200, "<html>");
@@ -552,24 +520,103 @@ static const char AGENTS[] =
                                                            "\"value\":"
                                                            "\"S2\"}}]}}";
 
-START_TEST(test_agents_table)
-{
-    answer("GET_AGENTS", 200, AGENTS);
-    ck_assert_int_eq(RUN("agents"), 0);
-    ck_assert_str_eq(
-        out_buf, "ID  HOSTNAME  STATE      CPUS   MEM      DISK      RESERVED\n"
-                 "S0  node1     active     1.5/4  1GB/4GB  0MB/12GB  db\n"
-                 "S1  node2     drained    0/2    0MB/0MB  0MB/0MB   -\n"
-                 "S2  node3     recovered  -      -        -         -\n");
-}
-END_TEST
+/* Each read command's table, from a canned answer. */
+static const struct {
+    const char *type; /* the read Call, answered 200 with body */
+    const char *body;
+    const char *argv[3];
+    const char *out; /* all of stdout */
+} table_cases[] = {
+    {"GET_AGENTS",
+     AGENTS,
+     {"agents"},
+     "ID  HOSTNAME  STATE      CPUS   MEM      DISK      RESERVED\n"
+     "S0  node1     active     1.5/4  1GB/4GB  0MB/12GB  db\n"
+     "S1  node2     drained    0/2    0MB/0MB  0MB/0MB   -\n"
+     "S2  node3     recovered  -      -        -         -\n"},
+    {"GET_AGENTS",
+     AGENTS,
+     {"volumes"},
+     "AGENT  ID  ROLE  SIZE  PATH  MODE\n"
+     "S0     pg  db    2GB   data  RW\n"},
+    {"GET_ROLES",
+     "{\"get_roles\":{\"roles\":[{\"name\":\"web\",\"weight\":2.0,"
+     "\"frameworks\":[{\"value\":\"F0\"}],\"resources\":[" RES("cpus",
+                                                               2) "]}]}}",
+     {"roles"},
+     "NAME  WEIGHT  FRAMEWORKS  CPUS  MEM  DISK\n"
+     "web   2       1           2     0MB  0MB\n"},
+    {"GET_QUOTA",
+     "{\"get_quota\":{\"status\":{\"configs\":[{\"role\":\"web\","
+     "\"guarantees\":{\"cpus\":{\"value\":1.5},\"mem\":{\"value\":"
+     "512}},\"limits\":{\"cpus\":{\"value\":4}}},{\"role\":\"db\","
+     "\"limits\":{\"mem\":{\"value\":64}}}]}}}",
+     {"quota"},
+     "ROLE  GUARANTEE         LIMIT\n"
+     "web   cpus:1.5;mem:512  cpus:4\n"
+     "db    -                 mem:64\n"},
+    {"GET_WEIGHTS",
+     "{\"get_weights\":{\"weight_infos\":[{\"weight\":2.5,\"role\":"
+     "\"web\"}]}}",
+     {"weights"},
+     "ROLE  WEIGHT\nweb   2.5\n"},
+    {"GET_MAINTENANCE_SCHEDULE",
+     "{\"get_maintenance_schedule\":{\"schedule\":{\"windows\":[{"
+     "\"machine_ids\":[{\"hostname\":\"node1\",\"ip\":\"10.0.0.1\"}],"
+     "\"unavailability\":{\"start\":{\"nanoseconds\":"
+     "1796053022000000000},\"duration\":{\"nanoseconds\":"
+     "7200000000000}}}]}}}",
+     {"maintenance", "schedule"},
+     "MACHINE         START (UTC)          DURATION\n"
+     "node1/10.0.0.1  2026-11-30 15:37:02  2hrs\n"},
+    {"GET_MAINTENANCE_STATUS",
+     "{\"get_maintenance_status\":{\"status\":{\"draining_machines\":"
+     "[{\"id\":{\"hostname\":\"node1\",\"ip\":\"10.0.0.1\"},"
+     "\"statuses\":[{\"status\":\"ACCEPT\",\"framework_id\":{\"value\":"
+     "\"F0\"}}]}],\"down_machines\":[{\"hostname\":\"node2\",\"ip\":"
+     "\"10.0.0.2\"}]}}}",
+     {"maintenance", "status"},
+     "MACHINE         MODE      FRAMEWORK  ANSWER\n"
+     "node1/10.0.0.1  DRAINING  F0         ACCEPT\n"
+     "node2/10.0.0.2  DOWN      -          -\n"},
+    {"GET_STATE",
+     "{\"get_state\":{\"get_agents\":{\"agents\":[{\"active\":true},"
+     "{\"active\":false}]},\"get_frameworks\":{\"frameworks\":[{"
+     "\"active\":true}],\"completed_frameworks\":[{}]},\"get_tasks\":{"
+     "\"tasks\":[{\"state\":\"TASK_RUNNING\"},{\"state\":"
+     "\"TASK_RUNNING\"}],\"completed_tasks\":[{\"state\":"
+     "\"TASK_FINISHED\"}]}}}",
+     {"state"},
+     "WHAT                 COUNT\n"
+     "agents               2 (1 active, 0 recovered)\n"
+     "frameworks           1 (1 active, 1 completed)\n"
+     "tasks TASK_RUNNING   2\n"
+     "tasks TASK_FINISHED  1\n"},
+    {"GET_FLAGS",
+     "{\"get_flags\":{\"flags\":[{\"name\":\"port\",\"value\":\"5050\"},"
+     "{\"name\":\"offer_timeout\"}]}}",
+     {"flags"},
+     "FLAG           VALUE\n"
+     "port           5050\n"
+     "offer_timeout  -\n"},
+    {"GET_METRICS",
+     "{\"get_metrics\":{\"metrics\":[{\"name\":\"master/uptime_secs\","
+     "\"value\":12.25},{\"name\":\"allocator/mesos/allocation_runs\","
+     "\"value\":3}]}}",
+     {"metrics", "master/"},
+     "METRIC              VALUE\n"
+     "master/uptime_secs  12.25\n"},
+    {"GET_VERSION",
+     "{\"get_version\":{\"version_info\":{\"version\":\"0.1.0\"}}}",
+     {"version"},
+     "offerctl " OFFERD_VERSION "\nmaster   0.1.0\n"},
+};
 
-START_TEST(test_volumes_table)
+START_TEST(test_tables)
 {
-    answer("GET_AGENTS", 200, AGENTS);
-    ck_assert_int_eq(RUN("volumes"), 0);
-    ck_assert_str_eq(out_buf, "AGENT  ID  ROLE  SIZE  PATH  MODE\n"
-                              "S0     pg  db    2GB   data  RW\n");
+    answer(table_cases[_i].type, 200, table_cases[_i].body);
+    ck_assert_int_eq(run_argv(table_cases[_i].argv), 0);
+    ck_assert_str_eq(out_buf, table_cases[_i].out);
 }
 END_TEST
 
@@ -589,13 +636,6 @@ START_TEST(test_volume_destroy_by_id)
             "id")),
         "pg");
     json_decref(call);
-    /* An id the agent does not hold: refused before any change. */
-    reset_fake();
-    answer("GET_AGENTS", 200, AGENTS);
-    ck_assert_int_eq(RUN("volumes", "destroy", "S0", "nope"),
-                     OCTL_EXIT_REFUSED);
-    ck_assert_str_eq(err_buf, "offerctl: agent S0 has no volume 'nope'\n");
-    ck_assert_uint_eq(F.nsent, 1);
 }
 END_TEST
 
@@ -678,56 +718,6 @@ START_TEST(test_tasks_table)
 }
 END_TEST
 
-START_TEST(test_roles_quota_weights_tables)
-{
-    answer("GET_ROLES", 200,
-           "{\"get_roles\":{\"roles\":[{\"name\":\"web\",\"weight\":2.0,"
-           "\"frameworks\":[{\"value\":\"F0\"}],\"resources\":[" RES(
-               "cpus", 2) "]}]}}");
-    ck_assert_int_eq(RUN("roles"), 0);
-    ck_assert_str_eq(out_buf, "NAME  WEIGHT  FRAMEWORKS  CPUS  MEM  DISK\n"
-                              "web   2       1           2     0MB  0MB\n");
-    answer("GET_QUOTA", 200,
-           "{\"get_quota\":{\"status\":{\"configs\":[{\"role\":\"web\","
-           "\"guarantees\":{\"cpus\":{\"value\":1.5},\"mem\":{\"value\":"
-           "512}},\"limits\":{\"cpus\":{\"value\":4}}},{\"role\":\"db\","
-           "\"limits\":{\"mem\":{\"value\":64}}}]}}}");
-    ck_assert_int_eq(RUN("quota"), 0);
-    ck_assert_str_eq(out_buf, "ROLE  GUARANTEE         LIMIT\n"
-                              "web   cpus:1.5;mem:512  cpus:4\n"
-                              "db    -                 mem:64\n");
-    answer("GET_WEIGHTS", 200,
-           "{\"get_weights\":{\"weight_infos\":[{\"weight\":2.5,\"role\":"
-           "\"web\"}]}}");
-    ck_assert_int_eq(RUN("weights"), 0);
-    ck_assert_str_eq(out_buf, "ROLE  WEIGHT\nweb   2.5\n");
-}
-END_TEST
-
-START_TEST(test_maintenance_tables)
-{
-    answer("GET_MAINTENANCE_SCHEDULE", 200,
-           "{\"get_maintenance_schedule\":{\"schedule\":{\"windows\":[{"
-           "\"machine_ids\":[{\"hostname\":\"node1\",\"ip\":\"10.0.0.1\"}],"
-           "\"unavailability\":{\"start\":{\"nanoseconds\":"
-           "1796053022000000000},\"duration\":{\"nanoseconds\":"
-           "7200000000000}}}]}}}");
-    ck_assert_int_eq(RUN("maintenance", "schedule"), 0);
-    ck_assert_str_eq(out_buf, "MACHINE         START (UTC)          DURATION\n"
-                              "node1/10.0.0.1  2026-11-30 15:37:02  2hrs\n");
-    answer("GET_MAINTENANCE_STATUS", 200,
-           "{\"get_maintenance_status\":{\"status\":{\"draining_machines\":"
-           "[{\"id\":{\"hostname\":\"node1\",\"ip\":\"10.0.0.1\"},"
-           "\"statuses\":[{\"status\":\"ACCEPT\",\"framework_id\":{\"value\":"
-           "\"F0\"}}]}],\"down_machines\":[{\"hostname\":\"node2\",\"ip\":"
-           "\"10.0.0.2\"}]}}}");
-    ck_assert_int_eq(RUN("maintenance", "status"), 0);
-    ck_assert_str_eq(out_buf, "MACHINE         MODE      FRAMEWORK  ANSWER\n"
-                              "node1/10.0.0.1  DRAINING  F0         ACCEPT\n"
-                              "node2/10.0.0.2  DOWN      -          -\n");
-}
-END_TEST
-
 /* A machine given by hostname alone is completed from the schedule. */
 START_TEST(test_maintenance_down_completes_machine)
 {
@@ -742,42 +732,6 @@ START_TEST(test_maintenance_down_completes_machine)
                          "\"start_maintenance\":{\"machines\":[{"
                          "\"hostname\":\"node1\",\"ip\":\"10.0.0.1\"}]}}");
     json_decref(call);
-}
-END_TEST
-
-START_TEST(test_state_flags_metrics_version)
-{
-    answer("GET_STATE", 200,
-           "{\"get_state\":{\"get_agents\":{\"agents\":[{\"active\":true},"
-           "{\"active\":false}]},\"get_frameworks\":{\"frameworks\":[{"
-           "\"active\":true}],\"completed_frameworks\":[{}]},\"get_tasks\":{"
-           "\"tasks\":[{\"state\":\"TASK_RUNNING\"},{\"state\":"
-           "\"TASK_RUNNING\"}],\"completed_tasks\":[{\"state\":"
-           "\"TASK_FINISHED\"}]}}}");
-    ck_assert_int_eq(RUN("state"), 0);
-    ck_assert_str_eq(out_buf, "WHAT                 COUNT\n"
-                              "agents               2 (1 active, 0 recovered)\n"
-                              "frameworks           1 (1 active, 1 completed)\n"
-                              "tasks TASK_RUNNING   2\n"
-                              "tasks TASK_FINISHED  1\n");
-    answer("GET_FLAGS", 200,
-           "{\"get_flags\":{\"flags\":[{\"name\":\"port\",\"value\":\"5050\"},"
-           "{\"name\":\"offer_timeout\"}]}}");
-    ck_assert_int_eq(RUN("flags"), 0);
-    ck_assert_str_eq(out_buf, "FLAG           VALUE\n"
-                              "port           5050\n"
-                              "offer_timeout  -\n");
-    answer("GET_METRICS", 200,
-           "{\"get_metrics\":{\"metrics\":[{\"name\":\"master/uptime_secs\","
-           "\"value\":12.25},{\"name\":\"allocator/mesos/allocation_runs\","
-           "\"value\":3}]}}");
-    ck_assert_int_eq(RUN("metrics", "master/"), 0);
-    ck_assert_str_eq(out_buf, "METRIC              VALUE\n"
-                              "master/uptime_secs  12.25\n");
-    answer("GET_VERSION", 200,
-           "{\"get_version\":{\"version_info\":{\"version\":\"0.1.0\"}}}");
-    ck_assert_int_eq(RUN("version"), 0);
-    ck_assert_str_eq(out_buf, "offerctl " OFFERD_VERSION "\nmaster   0.1.0\n");
 }
 END_TEST
 
@@ -832,32 +786,72 @@ START_TEST(test_logs_follow_polls_until_stopped)
 }
 END_TEST
 
-START_TEST(test_logs_unknown_task)
-{
-    answer("GET_STATE", 200, LOGS_STATE);
-    ck_assert_int_eq(RUN("logs", "nope"), OCTL_EXIT_REFUSED);
-    ck_assert_str_eq(err_buf,
-                     "offerctl: no task 'nope' in the master's state\n");
-}
-END_TEST
+/* Refusals: the exit status and the one line on stderr, nothing on
+ * stdout, and no request after the one refused. */
+static const struct {
+    struct {
+        const char *match; /* as in struct canned */
+        int status;
+        const char *body;
+    } answers[2];
+    const char *argv[5];
+    int exit;
+    const char *err; /* all of stderr */
+    size_t nsent;    /* requests sent */
+} refusal_cases[] = {
+    /* The master's reason, its first line. */
+    {{{"RESERVE_RESOURCES", 409,
+       "Invalid RESERVE operation: the agent does not have cpus:8 "
+       "available\nsecond line\n"}},
+     {"reserve", "S1", "cpus:8", "--role=db"},
+     OCTL_EXIT_REFUSED,
+     "offerctl: Invalid RESERVE operation: the agent does not have cpus:8 "
+     "available\n",
+     1},
+    {{{"GET_AGENTS", 503, ""}},
+     {"agents"},
+     OCTL_EXIT_REFUSED,
+     "offerctl: the master answered 503\n",
+     1},
+    /* The client's reason names the address; it is printed once. */
+    {{{"GET_AGENTS", 0, "127.0.0.1:9: connection refused"}},
+     {"agents", "--master=127.0.0.1:9"},
+     OCTL_EXIT_UNREACHABLE,
+     "offerctl: cannot reach the master at 127.0.0.1:9: connection refused\n",
+     1},
+    /* An id the agent does not hold: refused before any change. */
+    {{{"GET_AGENTS", 200, AGENTS}},
+     {"volumes", "destroy", "S0", "nope"},
+     OCTL_EXIT_REFUSED,
+     "offerctl: agent S0 has no volume 'nope'\n",
+     1},
+    {{{"GET_STATE", 200, LOGS_STATE}},
+     {"logs", "nope"},
+     OCTL_EXIT_REFUSED,
+     "offerctl: no task 'nope' in the master's state\n",
+     1},
+    {{{"GET_STATE", 200, LOGS_STATE}, {"/state", 0, "connection refused"}},
+     {"logs", "t1"},
+     OCTL_EXIT_UNREACHABLE,
+     "offerctl: cannot reach the agent at 10.0.0.7:5051: connection refused\n",
+     2},
+    {{{"GET_STATE", 200, LOGS_STATE}, {"/state", 200, "{\"frameworks\":[]}"}},
+     {"logs", "t1"},
+     OCTL_EXIT_REFUSED,
+     "offerctl: agent S0 holds no sandbox of task 't1'\n",
+     2},
+};
 
-START_TEST(test_logs_agent_unreachable)
+START_TEST(test_refusals)
 {
-    answer("GET_STATE", 200, LOGS_STATE);
-    answer("/state", 0, "connection refused");
-    ck_assert_int_eq(RUN("logs", "t1"), OCTL_EXIT_UNREACHABLE);
-    ck_assert_str_eq(err_buf, "offerctl: cannot reach the agent at "
-                              "10.0.0.7:5051: connection refused\n");
-}
-END_TEST
-
-START_TEST(test_logs_no_sandbox)
-{
-    answer("GET_STATE", 200, LOGS_STATE);
-    answer("/state", 200, "{\"frameworks\":[]}");
-    ck_assert_int_eq(RUN("logs", "t1"), OCTL_EXIT_REFUSED);
-    ck_assert_str_eq(err_buf,
-                     "offerctl: agent S0 holds no sandbox of task 't1'\n");
+    for (size_t k = 0; k < 2 && refusal_cases[_i].answers[k].match; k++)
+        answer(refusal_cases[_i].answers[k].match,
+               refusal_cases[_i].answers[k].status,
+               refusal_cases[_i].answers[k].body);
+    ck_assert_int_eq(run_argv(refusal_cases[_i].argv), refusal_cases[_i].exit);
+    ck_assert_str_eq(err_buf, refusal_cases[_i].err);
+    ck_assert_str_eq(out_buf, "");
+    ck_assert_uint_eq(F.nsent, refusal_cases[_i].nsent);
 }
 END_TEST
 
@@ -1091,69 +1085,57 @@ static void teardown(void)
     out_buf = err_buf = NULL;
 }
 
+/* Add a loop test over every entry of the array cases. */
+#define ADD_CASES(tc, fn, cases)                                               \
+    tcase_add_loop_test((tc), (fn), 0, sizeof(cases) / sizeof((cases)[0]))
+
+/* A test case of s with the fake's fixture. */
+static TCase *new_tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *offerctl_suite(void)
 {
     Suite *s = suite_create("offerctl");
-    TCase *tc = tcase_create("parse");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = new_tcase(s, "parse");
     tcase_add_test(tc, test_parse_globals_anywhere);
     tcase_add_test(tc, test_parse_master_env_and_default);
-    tcase_add_loop_test(tc, test_parse_usage_errors, 0,
-                        sizeof(usage_cases) / sizeof(usage_cases[0]));
+    ADD_CASES(tc, test_parse_usage_errors, usage_cases);
     tcase_add_test(tc, test_help_per_command);
-    tcase_add_loop_test(tc, test_bad_arguments, 0,
-                        sizeof(arg_cases) / sizeof(arg_cases[0]));
-    suite_add_tcase(s, tc);
+    ADD_CASES(tc, test_bad_arguments, arg_cases);
 
-    tc = tcase_create("calls");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_change_calls, 0,
-                        sizeof(call_cases) / sizeof(call_cases[0]));
-    tcase_add_loop_test(tc, test_read_calls_json, 0,
-                        sizeof(read_cases) / sizeof(read_cases[0]));
-    tcase_add_test(tc, test_refused_prints_reason);
-    tcase_add_test(tc, test_refused_empty_body);
-    tcase_add_test(tc, test_unreachable);
+    tc = new_tcase(s, "calls");
+    ADD_CASES(tc, test_change_calls, call_cases);
+    ADD_CASES(tc, test_read_calls_json, read_cases);
+    ADD_CASES(tc, test_refusals, refusal_cases);
     tcase_add_test(tc, test_not_json_answer);
     tcase_add_test(tc, test_unhealthy);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("tables");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_agents_table);
-    tcase_add_test(tc, test_volumes_table);
+    tc = new_tcase(s, "tables");
+    ADD_CASES(tc, test_tables, table_cases);
     tcase_add_test(tc, test_volume_destroy_by_id);
     tcase_add_test(tc, test_volume_grow_and_shrink);
     tcase_add_test(tc, test_frameworks_table);
     tcase_add_test(tc, test_tasks_table);
-    tcase_add_test(tc, test_roles_quota_weights_tables);
-    tcase_add_test(tc, test_maintenance_tables);
     tcase_add_test(tc, test_maintenance_down_completes_machine);
-    tcase_add_test(tc, test_state_flags_metrics_version);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("logs");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = new_tcase(s, "logs");
     tcase_add_test(tc, test_logs_reads_until_end);
     tcase_add_test(tc, test_logs_follow_polls_until_stopped);
-    tcase_add_test(tc, test_logs_unknown_task);
-    tcase_add_test(tc, test_logs_agent_unreachable);
-    tcase_add_test(tc, test_logs_no_sandbox);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("blocks");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = new_tcase(s, "blocks");
     tcase_add_test(tc, test_table_alignment);
-    tcase_add_loop_test(tc, test_fmt_mb, 0,
-                        sizeof(mb_cases) / sizeof(mb_cases[0]));
+    ADD_CASES(tc, test_fmt_mb, mb_cases);
     tcase_add_test(tc, test_fmt_num_duration);
     tcase_add_test(tc, test_machine_ids);
     tcase_add_test(tc, test_quantities_sum_and_json);
     tcase_add_test(tc, test_resources_text);
     tcase_add_test(tc, test_docs_cover_every_command);
-    tcase_add_loop_test(tc, test_master_addr, 0,
-                        sizeof(addr_cases) / sizeof(addr_cases[0]));
-    suite_add_tcase(s, tc);
+    ADD_CASES(tc, test_master_addr, addr_cases);
     return s;
 }
 
