@@ -97,18 +97,6 @@ static json_t *resources_model_all(const res_list *l)
     return o;
 }
 
-/* The full form: a JSON array of mesos.v1.Resource. */
-static json_t *resources_full(const res_list *l)
-{
-    size_t n;
-    Mesos__V1__Resource **v = res_list_to_pb(l, true, &n);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, jpb_to_json(&v[i]->base));
-    res_pb_array_free(v, n);
-    return arr;
-}
-
 static bool is_reserved_pred(const struct resource *r, const void *arg)
 {
     (void)arg;
@@ -155,7 +143,7 @@ static json_t *reserved_by_role(const res_list *l)
  * reserved_resources_full: the same keys as reserved_by_role. */
 static json_t *reserved_full_by_role(const res_list *l)
 {
-    return reserved_by_role_as(l, resources_full);
+    return reserved_by_role_as(l, res_list_to_json);
 }
 
 static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
@@ -409,7 +397,7 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     const res_list *total =
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     json_object_set_new(o, "resources", resources_model(total));
-    json_object_set_new(o, "resources_full", resources_full(total));
+    json_object_set_new(o, "resources_full", res_list_to_json(total));
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
     master_agent_usage(ag, &used, &offered);
     json_object_set_new(o, "used_resources", resources_model(&used));
@@ -422,9 +410,11 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     json_object_set_new(o, "unreserved_resources", resources_model(&unres));
     json_object_set_new(o, "reserved_resources_full",
                         reserved_full_by_role(total));
-    json_object_set_new(o, "unreserved_resources_full", resources_full(&unres));
-    json_object_set_new(o, "used_resources_full", resources_full(&used));
-    json_object_set_new(o, "offered_resources_full", resources_full(&offered));
+    json_object_set_new(o, "unreserved_resources_full",
+                        res_list_to_json(&unres));
+    json_object_set_new(o, "used_resources_full", res_list_to_json(&used));
+    json_object_set_new(o, "offered_resources_full",
+                        res_list_to_json(&offered));
     res_list_clear(&unres);
     res_list_clear(&used);
     res_list_clear(&offered);
