@@ -111,8 +111,9 @@ void mfx_peer_free(struct mfx_peer *p);
 void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
                      const char *task_id, const char *state, int u, bool ack);
 
-/* Subscribe fw and ag and wait for fw's first offer; returns the OFFERS
- * event, the first offer's id in offer_id (256 bytes). */
+/* Wait for fw's next OFFERS event (fw and an agent already subscribed:
+ * this subscribes nothing) and assert it came; returns it (new
+ * reference), its first offer's id in offer_id (256 bytes). */
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id);
 
 /* Make the master's allocator know as many scalar resource names as it
