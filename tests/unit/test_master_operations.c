@@ -3,13 +3,16 @@
  * UNRESERVE, CREATE and DESTROY of an ACCEPT with and without an id, the
  * UPDATE_OPERATION_STATUS events (OPERATION_FINISHED once durable,
  * OPERATION_ERROR on refusal, OPERATION_FAILED when the registry refuses),
- * ACKNOWLEDGE_OPERATION_STATUS, RECONCILE_OPERATIONS and GET_OPERATIONS.
+ * ACKNOWLEDGE_OPERATION_STATUS, RECONCILE_OPERATIONS and GET_OPERATIONS,
+ * and what becomes of them when their agent is removed.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "master/agents.h"
+#include "master/frameworks.h"
 #include "master/master_types.h"
 #include "master/operations.h"
 #include "master/registry_mem.h"
@@ -572,6 +575,101 @@ START_TEST(test_removed_framework_operations_forgotten)
 }
 END_TEST
 
+/* The message of an UPDATE_OPERATION_STATUS event (borrowed). */
+static const char *message_of(json_t *ev)
+{
+    return str(status_of(ev), "message");
+}
+
+/* MARK_AGENT_GONE: the operations on the agent, here one finished and not
+ * acknowledged, are reported OPERATION_GONE_BY_OPERATOR (once, no uuid),
+ * then forgotten and counted, as Mesos's markGone and __removeSlave. */
+START_TEST(test_gone_agent_operations_gone_by_operator)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"MARK_AGENT_GONE\",\"mark_agent_gone\":{"
+             "\"agent_id\":{\"value\":\"%s\"}}}",
+             AG.id);
+    struct http_fake *f = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    http_fake_free(f);
+    json_t *ev = expect_status("OPERATION_GONE_BY_OPERATOR", "r1", false, NULL);
+    ck_assert_str_eq(message_of(ev), "Agent has been marked gone");
+    ck_assert_str_eq(str(json_object_get(status_of(ev), "agent_id"), "value"),
+                     AG.id);
+    json_decref(ev);
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/reserve/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/finished") == 1);
+    ck_assert(metric("master/operations/total") == 1);
+    /* Not re-sent: nothing left to retry. */
+    master_ops_set_retry_ms(X.m, 1);
+    mfx_settle(&X);
+    ck_assert(!mfx_has_event(&FW, "UPDATE_OPERATION_STATUS"));
+}
+END_TEST
+
+static bool agent_removed(void *arg)
+{
+    (void)arg;
+    return hmap_count(X.m->agents) == 0;
+}
+
+/* An agent that stops answering pings: its operations are reported
+ * OPERATION_UNREACHABLE ("Agent was marked unreachable"), then forgotten. */
+START_TEST(test_unreachable_agent_operations_unreachable)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    for (int64_t i = 0; i <= X.flags.max_agent_ping_timeouts; i++)
+        master_agents_ping(X.m);
+    ck_assert(mfx_run_until(&X, agent_removed, NULL));
+    json_t *ev = expect_status("OPERATION_UNREACHABLE", "r1", false, NULL);
+    ck_assert_str_eq(message_of(ev), "Agent was marked unreachable");
+    json_decref(ev);
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/unreachable") == 1);
+    ck_assert(metric("master/operations/gone_by_operator") == 0);
+}
+END_TEST
+
+/* An agent that unregisters while an operation on it is still pending
+ * (its registry write not done): no feedback (Mesos sends none), the
+ * operation is forgotten, counted out of pending, and the write's
+ * completion reports nothing. */
+START_TEST(test_removed_agent_pending_operation_forgotten)
+{
+    /* Kept as an ACCEPT keeps it before its write completes (a memory
+     * store completes writes within the call). */
+    Mesos__V1__OperationID oid = MESOS__V1__OPERATION_ID__INIT;
+    oid.value = "r1";
+    Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
+    op.has_type = true;
+    op.type = MESOS__V1__OFFER__OPERATION__TYPE__RESERVE;
+    op.id = &oid;
+    master_ops_count(X.m, op.type, -1,
+                     MESOS__V1__OPERATION_STATE__OPERATION_PENDING);
+    free(master_op_add(X.m, master_framework_find(X.m, FW.id),
+                       master_agent_find(X.m, AG.id), &op));
+    ck_assert(metric("master/operations/pending") == 1);
+    ck_assert_uint_eq(operations_kept(), 1);
+    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UNREGISTER", NULL, NULL), 202);
+    mfx_settle(&X);
+    ck_assert_uint_eq(hmap_count(X.m->agents), 0);
+    ck_assert(!mfx_has_event(&FW, "UPDATE_OPERATION_STATUS"));
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/pending") == 0);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/finished") == 0);
+}
+END_TEST
+
 static Suite *master_operations_suite(void)
 {
     Suite *s = suite_create("master_operations");
@@ -592,6 +690,12 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_reconciliation_answers);
     tcase_add_test(tc, test_removed_framework_operations_forgotten);
     tcase_add_test(tc, test_terminal_update_resent_until_acknowledged);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("agent_removed");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_gone_agent_operations_gone_by_operator);
+    tcase_add_test(tc, test_unreachable_agent_operations_unreachable);
+    tcase_add_test(tc, test_removed_agent_pending_operation_forgotten);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -591,6 +591,13 @@ START_TEST(test_updates_and_hangup)
                          path(ev, "agent_removed", "agent_id"), "value", NULL)),
                      AG.id);
     json_decref(ev);
+    /* Told why, as Mesos's markGone tells it. */
+    ev = mfx_next_event(&X, &AG, "SHUTDOWN");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(
+        json_string_value(path(path(ev, "shutdown", NULL), "message", NULL)),
+        "Agent has been marked gone");
+    json_decref(ev);
 
     http_fake_disconnect(OP.stream);
     ck_assert(mfx_run_until(&X, agent_gone, NULL));
