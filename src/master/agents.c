@@ -1289,6 +1289,7 @@ static void handle_pong(struct master_call_ctx *c)
 
 static void handle_unregister(struct master_call_ctx *c)
 {
+    c->m->metrics.messages_unregister_slave++;
     http_reply(c->req, 202, NULL, NULL, 0);
     master_agent_remove(c->m, c->ag, AGENT_REMOVED_SHUTDOWN,
                         "the agent unregistered");

@@ -111,6 +111,10 @@ void mfx_peer_free(struct mfx_peer *p);
 void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
                      const char *task_id, const char *state, int u, bool ack);
 
+/* The value of the metric name as /metrics/snapshot shows it now
+ * (master_metrics_collect); fails the test when there is none. */
+double mfx_metric(struct mfx *x, const char *name);
+
 /* Wait for fw's next OFFERS event (fw and an agent already subscribed:
  * this subscribes nothing) and assert it came; returns it (new
  * reference), its first offer's id in offer_id (256 bytes). */

@@ -151,28 +151,10 @@ static size_t operations_kept(void)
     return n;
 }
 
-struct metric_query {
-    const char *name;
-    double value;
-    bool found;
-};
-
-static void metric_seen(void *arg, const char *name, double value)
-{
-    struct metric_query *q = arg;
-    if (strcmp(name, q->name) == 0) {
-        q->value = value;
-        q->found = true;
-    }
-}
-
-/* The value of one master/operations/ metric. */
+/* The value of one metric. */
 static double metric(const char *name)
 {
-    struct metric_query q = {name, 0, false};
-    master_ops_metrics(X.m, metric_seen, &q);
-    ck_assert_msg(q.found, "no metric %s", name);
-    return q.value;
+    return mfx_metric(&X, name);
 }
 
 /* Each kind with an id: OPERATION_FINISHED with a uuid and the agent id,

@@ -283,23 +283,9 @@ static void expect_status(const char *want, const char *op_id, char *msg)
     json_decref(ev);
 }
 
-struct metric_query {
-    const char *name;
-    double value;
-};
-
-static void metric_seen(void *arg, const char *name, double value)
-{
-    struct metric_query *q = arg;
-    if (strcmp(name, q->name) == 0)
-        q->value = value;
-}
-
 static double metric(const char *name)
 {
-    struct metric_query q = {name, -1};
-    master_ops_metrics(X.m, metric_seen, &q);
-    return q.value;
+    return mfx_metric(&X, name);
 }
 
 /* The framework reserves disk 300 to web and creates v1 (100) on it, in
