@@ -81,6 +81,13 @@ void mfx_stop(struct mfx *x)
     registry_mem_drop(x->store);
 }
 
+void mfx_teardown(struct mfx *x, struct mfx_peer *const *peers, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mfx_peer_free(peers[i]);
+    mfx_stop(x);
+}
+
 void mfx_settle(struct mfx *x)
 {
     for (int i = 0; i < 4; i++) {

@@ -38,6 +38,30 @@ struct mfx_peer {
     size_t next; /* the next record to read */
 };
 
+/* The standard fixture of a master test file, written once at file scope:
+ * a master X, frameworks FW and FW2, agents AG and AG2, operator
+ * subscribers OP and OP2 (each all zeroes until subscribed), setup()
+ * starting X with the default flags and teardown() freeing every peer
+ * (freeing one never subscribed does nothing) and stopping X. A file whose
+ * cases start X otherwise writes its own setup and leaves this one
+ * unused. */
+#define MFX_STANDARD_FIXTURE                                                   \
+    static struct mfx X;                                                       \
+    static struct mfx_peer FW, FW2, AG, AG2, OP, OP2;                          \
+    __attribute__((unused)) static void setup(void)                            \
+    {                                                                          \
+        mfx_start(&X, NULL);                                                   \
+    }                                                                          \
+    static void teardown(void)                                                 \
+    {                                                                          \
+        struct mfx_peer *peers[] = {&FW, &FW2, &AG, &AG2, &OP, &OP2};          \
+        mfx_teardown(&X, peers, sizeof(peers) / sizeof(peers[0]));             \
+    }
+
+/* Free the n peers' streams, then stop x (MFX_STANDARD_FIXTURE's
+ * teardown). */
+void mfx_teardown(struct mfx *x, struct mfx_peer *const *peers, size_t n);
+
 /* Start a master (flags: defaults, then the "--name=value" strings of
  * extra_flags, NULL-terminated, may be NULL). Aborts the test on failure. */
 void mfx_start(struct mfx *x, const char *const *extra_flags);

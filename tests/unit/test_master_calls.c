@@ -23,20 +23,7 @@
     "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\"],\"capabilities\":[{"  \
     "\"type\":\"MULTI_ROLE\"},{\"type\":\"PARTITION_AWARE\"}]}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 /* A framework and an agent (cpus:2;mem:1024), and the framework's first
  * offer. */

@@ -34,23 +34,16 @@
     "\"volume\":{\"container_path\":\"data\",\"mode\":\"RW\"}},"               \
     "\"allocation_info\":{\"role\":\"web\"}}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG;
+MFX_STANDARD_FIXTURE
+
 static char OFFER[256];
 
-static void setup(void)
+static void setup_offer(void)
 {
     mfx_start(&X, NULL);
     mfx_framework_subscribe(&X, &FW, FW_INFO);
     mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024;disk:1000");
     json_decref(mfx_first_offer(&X, &FW, OFFER));
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
 }
 
 /* ACCEPT the current offer with one operation: type, the name of its list
@@ -656,7 +649,7 @@ static Suite *master_operations_suite(void)
 {
     Suite *s = suite_create("master_operations");
     TCase *tc = tcase_create("feedback");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_each_kind_with_id_finishes);
     tcase_add_test(tc, test_each_kind_without_id_no_feedback);
     tcase_add_test(tc, test_refusal_is_operation_error);
@@ -667,14 +660,14 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_registry_failure_without_id_undone);
     suite_add_tcase(s, tc);
     tc = tcase_create("calls");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_acknowledgement_answers);
     tcase_add_test(tc, test_reconciliation_answers);
     tcase_add_test(tc, test_removed_framework_operations_forgotten);
     tcase_add_test(tc, test_terminal_update_resent_until_acknowledged);
     suite_add_tcase(s, tc);
     tc = tcase_create("agent_removed");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_gone_agent_operations_gone_by_operator);
     tcase_add_test(tc, test_unreachable_agent_operations_unreachable);
     tcase_add_test(tc, test_removed_agent_pending_operation_forgotten);

@@ -23,21 +23,7 @@
 
 #define FW_INFO "{\"user\":\"u\",\"name\":\"fw\",\"failover_timeout\":60}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG, AG2;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_peer_free(&AG2);
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 static void metric_json(void *arg, const char *name, double v)
 {
