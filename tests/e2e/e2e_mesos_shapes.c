@@ -572,21 +572,8 @@ START_TEST(test_mesos_shapes)
     api_conn_close(&fw);
     api_conn_close(&js);
     api_conn_close(&pb);
-    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
-    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
-    e2e_proc_cleanup(&agent);
-    e2e_proc_cleanup(&master);
+    e2e_stop_master_agent(&master, &agent);
 }
 END_TEST
 
-static Suite *mesos_shapes_suite(void)
-{
-    Suite *s = suite_create("e2e_mesos_shapes");
-    TCase *tc = tcase_create("shapes");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_mesos_shapes);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-E2E_CHECK_MAIN(mesos_shapes_suite)
+E2E_ONE_TEST_MAIN("e2e_mesos_shapes", "shapes", test_mesos_shapes, 120)

@@ -214,21 +214,9 @@ START_TEST(test_operator_stream_json_and_protobuf)
     api_conn_close(&fw);
     api_conn_close(&js);
     api_conn_close(&pb);
-    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
-    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
-    e2e_proc_cleanup(&agent);
-    e2e_proc_cleanup(&master);
+    e2e_stop_master_agent(&master, &agent);
 }
 END_TEST
 
-static Suite *operator_stream_suite(void)
-{
-    Suite *s = suite_create("e2e_operator_stream");
-    TCase *tc = tcase_create("stream");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_operator_stream_json_and_protobuf);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-E2E_CHECK_MAIN(operator_stream_suite)
+E2E_ONE_TEST_MAIN("e2e_operator_stream", "stream",
+                  test_operator_stream_json_and_protobuf, 120)
