@@ -69,20 +69,8 @@ static void ack_until(struct conn *fw, const char *final)
         ck_assert_msg(ev != NULL, "no update before %s", final);
         json_t *st = json_object_get(json_object_get(ev, "update"), "status");
         const char *state = json_string_value(json_object_get(st, "state"));
-        const char *uuid = json_string_value(json_object_get(st, "uuid"));
         bool done = strcmp(state, final) == 0;
-        if (uuid != NULL) {
-            json_t *ack = json_object();
-            json_object_set(ack, "agent_id", json_object_get(st, "agent_id"));
-            json_object_set(ack, "task_id", json_object_get(st, "task_id"));
-            json_object_set_new(ack, "uuid", json_string(uuid));
-            char *payload = json_dumps(ack, JSON_COMPACT);
-            ck_assert_int_eq(api_fw_call(fw, master.port, "ACKNOWLEDGE",
-                                         "acknowledge", payload),
-                             202);
-            free(payload);
-            json_decref(ack);
-        }
+        api_fw_ack_status(fw, master.port, st);
         json_decref(ev);
         if (done)
             return;
