@@ -396,8 +396,9 @@ void master_ops_agent_feedback(struct master *m, const char *agent_id,
     size_t n;
     struct op **v = ops_on_agent(m, agent_id, &n);
     for (size_t i = 0; i < n; i++) {
+        /* A framework not connected learns by reconciling (as Mesos). */
         struct framework *fw = master_framework_find(m, v[i]->fw_id);
-        if (fw == NULL)
+        if (fw == NULL || fw->stream == NULL)
             continue;
         Mesos__V1__OperationStatus *st =
             status_new(v[i], state, message, false);

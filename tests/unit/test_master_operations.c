@@ -20,7 +20,8 @@
 
 #define FW_INFO                                                                \
     "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\"],\"principal\":"       \
-    "\"p1\",\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}"
+    "\"p1\",\"failover_timeout\":600,\"capabilities\":[{\"type\":"             \
+    "\"MULTI_ROLE\"}]}"
 
 /* Offer resources reserved (or not) to web, allocated to web. */
 #define RESV(name, value)                                                      \
@@ -589,6 +590,36 @@ START_TEST(test_gone_agent_operations_gone_by_operator)
 }
 END_TEST
 
+static bool fw_disconnected(void *arg)
+{
+    (void)arg;
+    const struct framework *fw = master_framework_find(X.m, FW.id);
+    return fw != NULL && fw->stream == NULL;
+}
+
+/* A framework not connected when the agent is marked gone is not sent the
+ * feedback (nothing dropped: it learns by reconciling, as in Mesos). */
+START_TEST(test_gone_agent_disconnected_framework_not_told)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    http_fake_disconnect(FW.stream);
+    ck_assert(mfx_run_until(&X, fw_disconnected, NULL));
+    double dropped = metric("master/dropped_messages");
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"MARK_AGENT_GONE\",\"mark_agent_gone\":{"
+             "\"agent_id\":{\"value\":\"%s\"}}}",
+             AG.id);
+    struct http_fake *f = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    http_fake_free(f);
+    ck_assert(metric("master/dropped_messages") == dropped);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+}
+END_TEST
+
 static bool agent_removed(void *arg)
 {
     (void)arg;
@@ -669,6 +700,7 @@ static Suite *master_operations_suite(void)
     tc = tcase_create("agent_removed");
     tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_gone_agent_operations_gone_by_operator);
+    tcase_add_test(tc, test_gone_agent_disconnected_framework_not_told);
     tcase_add_test(tc, test_unreachable_agent_operations_unreachable);
     tcase_add_test(tc, test_removed_agent_pending_operation_forgotten);
     suite_add_tcase(s, tc);
