@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
-#include <unistd.h>
 
 #include "common/json_pb.h"
 #include "common/log.h"
@@ -19,6 +17,7 @@
 #include "common/mem.h"
 #include "master/frameworks.h"
 #include "master/send.h"
+#include "master/system_endpoints.h"
 #include "offerd/registry.pb-c.h"
 
 /* What the endpoints keep between requests. */
@@ -198,28 +197,26 @@ static void handle_registry(struct http_request *req, void *arg)
 
 /* ---- /system/stats.json -------------------------------------------------- */
 
+/* master_system_metrics's readings under Mesos's /system/stats.json keys:
+ * "system/load_1min" is "avg_load_1min", the counts are integers. */
+static void put_system_stat(void *arg, const char *name, double v)
+{
+    json_t *o = arg;
+    const char *key = strncmp(name, "system/", 7) == 0 ? name + 7 : name;
+    if (strncmp(key, "load_", 5) == 0) {
+        char avg[32];
+        snprintf(avg, sizeof(avg), "avg_%s", key);
+        json_object_set_new(o, avg, json_real(v));
+    } else {
+        json_object_set_new(o, key, json_integer((json_int_t)v));
+    }
+}
+
 static void handle_system_stats(struct http_request *req, void *arg)
 {
     (void)arg;
     json_t *o = json_object();
-    double load[3];
-    if (getloadavg(load, 3) == 3) {
-        json_object_set_new(o, "avg_load_1min", json_real(load[0]));
-        json_object_set_new(o, "avg_load_5min", json_real(load[1]));
-        json_object_set_new(o, "avg_load_15min", json_real(load[2]));
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus > 0)
-        json_object_set_new(o, "cpus_total", json_integer(cpus));
-    struct sysinfo si;
-    if (sysinfo(&si) == 0) {
-        json_object_set_new(
-            o, "mem_total_bytes",
-            json_integer((json_int_t)((uint64_t)si.totalram * si.mem_unit)));
-        json_object_set_new(
-            o, "mem_free_bytes",
-            json_integer((json_int_t)((uint64_t)si.freeram * si.mem_unit)));
-    }
+    master_system_metrics(put_system_stat, o);
     http_reply_json_jsonp(req, 200, o);
     json_decref(o);
 }

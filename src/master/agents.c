@@ -23,6 +23,7 @@
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
+#include "master/operations.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/registry.h"
@@ -142,10 +143,11 @@ static void send_shutdown(struct agent *ag, const char *message)
     master_send_to_agent(ag, &ev);
 }
 
-void master_agent_shutdown(struct master *m, struct agent *ag)
+void master_agent_shutdown(struct master *m, struct agent *ag,
+                           const char *message)
 {
     (void)m;
-    send_shutdown(ag, NULL);
+    send_shutdown(ag, message);
 }
 
 /* The state tasks of a removed agent are reported in to their framework. */
@@ -206,6 +208,11 @@ void master_agent_remove(struct master *m, struct agent *ag,
     }
     free(tasks);
     master_send_agent_failure(m, ag->id);
+    /* Its operations go too: nobody could acknowledge their updates. */
+    master_ops_forget_agent(
+        m, ag->id,
+        unreachable ? MESOS__V1__OPERATION_STATE__OPERATION_UNREACHABLE
+                    : MESOS__V1__OPERATION_STATE__OPERATION_GONE_BY_OPERATOR);
 
     if (ag->stream != NULL) {
         http_stream_close(ag->stream);
@@ -276,6 +283,9 @@ void master_agents_ping(struct master *m)
             char why[128];
             snprintf(why, sizeof(why), "agent did not answer %u pings in a row",
                      ag->missed_pings);
+            master_ops_agent_feedback(
+                m, ag->id, MESOS__V1__OPERATION_STATE__OPERATION_UNREACHABLE,
+                "Agent was marked unreachable");
             master_agent_remove(m, ag, AGENT_REMOVED_UNREACHABLE, why);
             continue;
         }
@@ -1096,6 +1106,15 @@ static void handle_subscribe(struct master_call_ctx *c)
 /* Mesos's message for a gone agent, in its SHUTDOWN and its tasks' updates. */
 #define GONE_MESSAGE "Agent has been marked gone"
 
+void master_agent_remove_gone(struct master *m, struct agent *ag)
+{
+    send_shutdown(ag, GONE_MESSAGE);
+    master_ops_agent_feedback(
+        m, ag->id, MESOS__V1__OPERATION_STATE__OPERATION_GONE_BY_OPERATOR,
+        GONE_MESSAGE);
+    master_agent_remove(m, ag, AGENT_REMOVED_BY_OPERATOR, GONE_MESSAGE);
+}
+
 /* One MARK_AGENT_GONE, run in its turn among the operator changes
  * (changes.c), so two calls for one agent never overlap. */
 struct gone_change {
@@ -1121,10 +1140,8 @@ static void gone_applied(struct master *m, struct master_change *c)
     m->marking_gone = NULL;
     hmap_put(m->gone_agents, g->id, (void *)1);
     struct agent *ag = master_agent_find(m, g->id);
-    if (ag != NULL) {
-        send_shutdown(ag, GONE_MESSAGE);
-        master_agent_remove(m, ag, AGENT_REMOVED_BY_OPERATOR, GONE_MESSAGE);
-    }
+    if (ag != NULL)
+        master_agent_remove_gone(m, ag);
     /* A recovered agent's tasks are unknown until it re-registers, which
      * it no longer may (Mesos sends no updates for them either). */
     master_persist_free_recovered(hmap_del(m->recovered_agents, g->id));
@@ -1272,6 +1289,7 @@ static void handle_pong(struct master_call_ctx *c)
 
 static void handle_unregister(struct master_call_ctx *c)
 {
+    c->m->metrics.messages_unregister_slave++;
     http_reply(c->req, 202, NULL, NULL, 0);
     master_agent_remove(c->m, c->ag, AGENT_REMOVED_SHUTDOWN,
                         "the agent unregistered");

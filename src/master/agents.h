@@ -31,6 +31,11 @@ void master_agent_remove(struct master *m, struct agent *ag,
  * register again with that id. */
 void master_agent_mark_gone(struct master *m, struct http_request *req,
                             const char *id);
+/* ag, recorded gone (in m->gone_agents, durably), goes as Mesos's
+ * markGone does: SHUTDOWN "Agent has been marked gone", its operations'
+ * frameworks told OPERATION_GONE_BY_OPERATOR, then master_agent_remove
+ * (tasks GONE_BY_OPERATOR or LOST). ag is freed. */
+void master_agent_remove_gone(struct master *m, struct agent *ag);
 /* After --agent_reregister_timeout: agents from the registry that did not
  * come back are marked unreachable. */
 void master_agents_reregister_timeout(struct master *m);
@@ -41,8 +46,10 @@ struct task **master_agent_tasks(const struct agent *ag, size_t *n);
  * allocation roles). */
 void master_agent_usage(const struct agent *ag, res_list *used,
                         res_list *offered);
-/* Send ag a SHUTDOWN event (it kills its tasks and exits). */
-void master_agent_shutdown(struct master *m, struct agent *ag);
+/* Send ag a SHUTDOWN event (it kills its tasks and exits), with message
+ * (borrowed; may be NULL) for its log. */
+void master_agent_shutdown(struct master *m, struct agent *ag,
+                           const char *message);
 /* The periodic ping: count misses, remove agents past the limit, ping the
  * rest. */
 void master_agents_ping(struct master *m);

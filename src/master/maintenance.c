@@ -475,7 +475,7 @@ static void down_applied(struct master *m, struct master_change *c)
         char why[512];
         snprintf(why, sizeof(why), "machine %s/%s is down for maintenance",
                  v[i]->info->hostname, v[i]->ip);
-        master_agent_shutdown(m, v[i]);
+        master_agent_shutdown(m, v[i], "Operator initiated 'Machine DOWN'");
         master_agent_remove(m, v[i], AGENT_REMOVED_BY_OPERATOR, why);
     }
     free(v);
@@ -755,9 +755,7 @@ static void drained_done(struct master *m, bool ok, const char *err, void *arg)
         log_info("agent %s drained", ag->id);
         if (d->mark_gone) {
             hmap_put(m->gone_agents, ag->id, (void *)1);
-            master_agent_shutdown(m, ag);
-            master_agent_remove(m, ag, AGENT_REMOVED_BY_OPERATOR,
-                                "the agent was drained and marked gone");
+            master_agent_remove_gone(m, ag);
         }
     }
     free(d->agent_id);

@@ -266,6 +266,10 @@ struct master_metrics {
     uint64_t messages_kill_task;
     uint64_t messages_status_update;
     uint64_t messages_status_update_acknowledgement;
+    /* ACKNOWLEDGEs forwarded to a connected agent, and the others (agent
+     * unknown or disconnected, task update not from this master). */
+    uint64_t valid_status_update_acknowledgements;
+    uint64_t invalid_status_update_acknowledgements;
     uint64_t messages_reconcile_tasks;
     uint64_t messages_reconcile_operations;
     uint64_t messages_operation_status_update_acknowledgement;
@@ -274,6 +278,7 @@ struct master_metrics {
     uint64_t messages_framework_to_executor;
     uint64_t messages_register_slave;
     uint64_t messages_reregister_slave;
+    uint64_t messages_unregister_slave; /* the agent API's UNREGISTER */
     uint64_t valid_status_updates;
     uint64_t invalid_status_updates;
     uint64_t valid_framework_to_executor_messages;

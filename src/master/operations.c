@@ -147,10 +147,12 @@ void master_ops_forget_framework(struct master *m, const char *fw_id)
     free(mine);
 }
 
+/* from: -1 for a new operation (counted in total), -2 for one already
+ * counted whose previous state stays counted (a terminal one). */
 static void counts_update(struct op_counts *c, int from,
                           Mesos__V1__OperationState to)
 {
-    if (from < 0)
+    if (from == -1)
         c->total++;
     for (size_t i = 0; i < NSTATES; i++) {
         if (from >= 0 && (int)count_states[i].state == from)
@@ -369,6 +371,58 @@ int master_op_acknowledge(struct master *m, struct framework *fw,
     hmap_del(m->ops->ops, o->key);
     op_free(o);
     return 0;
+}
+
+/* The operations kept on agent_id: a new array of *n (caller frees). */
+static struct op **ops_on_agent(const struct master *m, const char *agent_id,
+                                size_t *n)
+{
+    size_t count = hmap_count(m->ops->ops), k = 0, pos = 0;
+    struct op **v = xcalloc(count ? count : 1, sizeof(*v));
+    void *val;
+    while (hmap_next(m->ops->ops, &pos, NULL, &val) && k < count) {
+        struct op *o = val;
+        if (strcmp(o->agent_id, agent_id) == 0)
+            v[k++] = o;
+    }
+    *n = k;
+    return v;
+}
+
+void master_ops_agent_feedback(struct master *m, const char *agent_id,
+                               Mesos__V1__OperationState state,
+                               const char *message)
+{
+    size_t n;
+    struct op **v = ops_on_agent(m, agent_id, &n);
+    for (size_t i = 0; i < n; i++) {
+        /* A framework not connected learns by reconciling (as Mesos). */
+        struct framework *fw = master_framework_find(m, v[i]->fw_id);
+        if (fw == NULL || fw->stream == NULL)
+            continue;
+        Mesos__V1__OperationStatus *st =
+            status_new(v[i], state, message, false);
+        send_status(fw, st);
+        jpb_free(&st->base);
+    }
+    free(v);
+}
+
+void master_ops_forget_agent(struct master *m, const char *agent_id,
+                             Mesos__V1__OperationState state)
+{
+    size_t n;
+    struct op **v = ops_on_agent(m, agent_id, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct op *o = v[i];
+        master_ops_count(m, o->info->type,
+                         o->terminal ? -2 : (int)o->latest->state, state);
+        log_info("framework %s: forgetting operation '%s' of removed agent %s",
+                 o->fw_id, o->info->id->value, agent_id);
+        hmap_del(m->ops->ops, o->key);
+        op_free(o);
+    }
+    free(v);
 }
 
 /* Mesos's answer for an operation the master does not know. */

@@ -48,8 +48,26 @@ void master_ops_set_retry_ms(struct master *m, long ms);
  * acknowledge them). A change still being written completes as usual. */
 void master_ops_forget_framework(struct master *m, const char *fw_id);
 
+/* Tell the frameworks of the operations kept on agent_id (with an id,
+ * frameworks connected) that they are now `state` (OPERATION_UNREACHABLE
+ * or OPERATION_GONE_BY_OPERATOR) with message, without a uuid: not
+ * retried, not acknowledged (Mesos's sendBulkOperationFeedback, when an
+ * agent is marked unreachable or gone). Changes nothing kept. */
+void master_ops_agent_feedback(struct master *m, const char *agent_id,
+                               Mesos__V1__OperationState state,
+                               const char *message);
+
+/* The agent agent_id is removed: forget every operation kept on it (its
+ * retries stop; a change still being written completes unreported) and
+ * count each as `state` in the metrics, a pending one moving out of
+ * OPERATION_PENDING, as Mesos's __removeSlave does (OPERATION_UNREACHABLE
+ * for an unreachable agent, OPERATION_GONE_BY_OPERATOR otherwise). */
+void master_ops_forget_agent(struct master *m, const char *agent_id,
+                             Mesos__V1__OperationState state);
+
 /* Count an operation of type moving from state `from` to `to` in Mesos's
- * master/operations/ metrics (from: -1 for a new operation). Terminal
+ * master/operations/ metrics (from: -1 for a new operation, -2 for one
+ * counted already whose state `to` adds to, not replaces). Terminal
  * states count for good (lifetime totals); OPERATION_PENDING is the number
  * pending now; total counts every operation. Applied and refused
  * operations are counted, with or without an id, from frameworks and

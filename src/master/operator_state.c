@@ -17,7 +17,6 @@
 
 #include "common/flags.h"
 #include "common/json_pb.h"
-#include "common/log.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "common/task_state.h"
@@ -521,16 +520,6 @@ static Mesos__V1__Master__Response__GetMetrics *get_metrics(struct master *m)
     return gm;
 }
 
-/* Mesos answers glog's verbosity (--v, 0 by default). offerd has levels,
- * not verbosity: DEBUG, the level that writes the most, is verbosity 1. */
-static Mesos__V1__Master__Response__GetLoggingLevel *get_logging_level(void)
-{
-    Mesos__V1__Master__Response__GetLoggingLevel *gl = xmalloc(sizeof(*gl));
-    mesos__v1__master__response__get_logging_level__init(gl);
-    gl->level = log_get_level() == LOG_LEVEL_DEBUG ? 1 : 0;
-    return gl;
-}
-
 static Mesos__V1__Master__Response__GetMaster *get_master(struct master *m)
 {
     Mesos__V1__MasterInfo info;
@@ -631,10 +620,6 @@ master_opst_response(struct master *m, Mesos__V1__Master__Call__Type type)
     case MESOS__V1__MASTER__CALL__TYPE__GET_METRICS:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_METRICS;
         r->get_metrics = get_metrics(m);
-        break;
-    case MESOS__V1__MASTER__CALL__TYPE__GET_LOGGING_LEVEL:
-        r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_LOGGING_LEVEL;
-        r->get_logging_level = get_logging_level();
         break;
     case MESOS__V1__MASTER__CALL__TYPE__GET_MASTER:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_MASTER;

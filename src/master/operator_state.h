@@ -37,8 +37,8 @@ Mesos__V1__VersionInfo *master_opst_version(void);
 
 /* The Response to a read call of the operator API (GET_STATE, GET_AGENTS,
  * GET_FRAMEWORKS, GET_TASKS, GET_EXECUTORS, GET_OPERATIONS, GET_ROLES,
- * GET_FLAGS, GET_METRICS, GET_LOGGING_LEVEL, GET_MASTER), or NULL for any
- * other type. */
+ * GET_FLAGS, GET_METRICS, GET_MASTER), or NULL for any other type
+ * (GET_LOGGING_LEVEL is operator_api.c's: it reads the log toggle). */
 Mesos__V1__Master__Response *
 master_opst_response(struct master *m, Mesos__V1__Master__Call__Type type);
 

@@ -509,6 +509,14 @@ void master_task_acknowledge(struct master *m, struct framework *fw,
     if (ag != NULL)
         ack_to_agent(m, ag, fw->id, task_id, uuid, uuid_len);
     struct task *t = hmap_get(fw->tasks, task_id);
+    /* Mesos counts as invalid an acknowledgement for an agent not
+     * registered or not connected, or for a task whose update did not come
+     * through this master; valid what it forwards to the agent. */
+    if (ag == NULL || ag->stream == NULL ||
+        (t != NULL && !t->has_status_update_state))
+        m->metrics.invalid_status_update_acknowledgements++;
+    else
+        m->metrics.valid_status_update_acknowledgements++;
     if (t != NULL && t->has_terminal_uuid && uuid_len == 16 &&
         memcmp(t->terminal_uuid, uuid, 16) == 0 &&
         task_state_is_terminal(t->state)) {

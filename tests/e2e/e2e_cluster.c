@@ -49,29 +49,23 @@ static void cluster_start(int n, const char *const *master_extra)
          master_extra++)
         margs[k++] = *master_extra;
     margs[k] = NULL;
-    ck_assert_int_eq(e2e_start_master(&master, margs), 0);
+    char hostname[MAX_AGENTS][32];
+    const char *aargs[MAX_AGENTS][3];
+    const char *const *lists[MAX_AGENTS];
     for (int i = 0; i < n; i++) {
-        char hostname[32];
-        snprintf(hostname, sizeof(hostname), "--hostname=agent%d", i);
-        const char *aargs[] = {AGENT_RES, hostname, NULL};
-        ck_assert_int_eq(e2e_start_agent(&agents[i], master.port, aargs), 0);
+        snprintf(hostname[i], sizeof(hostname[i]), "--hostname=agent%d", i);
+        aargs[i][0] = AGENT_RES;
+        aargs[i][1] = hostname[i];
+        aargs[i][2] = NULL;
+        lists[i] = aargs[i];
     }
     nagents = n;
-    ck_assert_msg(e2e_wait_agents(&master, n, 20000) == 0,
-                  "%d agents did not register", n);
-    base = event_base_new();
-    ck_assert_ptr_nonnull(base);
+    base = e2e_cluster_start(&master, margs, agents, n, lists);
 }
 
 static void cluster_stop(void)
 {
-    if (base != NULL) {
-        event_base_free(base);
-        base = NULL;
-    }
-    for (int i = 0; i < nagents; i++)
-        e2e_proc_cleanup(&agents[i]);
-    e2e_proc_cleanup(&master);
+    e2e_cluster_stop(&master, agents, nagents, &base);
 }
 
 /* Tasks an agent runs (its /state, every framework); with

@@ -274,7 +274,6 @@ static void ack_until_settled(struct conn *fw)
         const char *state = json_string_value(json_object_get(st, "state"));
         const char *task = json_string_value(
             json_object_get(json_object_get(st, "task_id"), "value"));
-        const char *uuid = json_string_value(json_object_get(st, "uuid"));
         if (strcmp(task, "t1") == 0 && strcmp(state, "TASK_RUNNING") == 0)
             t1_running = true;
         if (strcmp(task, "t2") == 0 && strcmp(state, "TASK_FINISHED") == 0)
@@ -283,18 +282,7 @@ static void ack_until_settled(struct conn *fw)
                           strcmp(state, "TASK_ERROR") != 0 &&
                           strcmp(state, "TASK_LOST") != 0,
                       "task %s: %s", task, state);
-        if (uuid != NULL) {
-            json_t *ack = json_object();
-            json_object_set(ack, "agent_id", json_object_get(st, "agent_id"));
-            json_object_set(ack, "task_id", json_object_get(st, "task_id"));
-            json_object_set_new(ack, "uuid", json_string(uuid));
-            char *payload = json_dumps(ack, JSON_COMPACT);
-            ck_assert_int_eq(api_fw_call(fw, master.port, "ACKNOWLEDGE",
-                                         "acknowledge", payload),
-                             202);
-            free(payload);
-            json_decref(ack);
-        }
+        api_fw_ack_status(fw, master.port, st);
         json_decref(ev);
     }
 }
@@ -572,21 +560,8 @@ START_TEST(test_mesos_shapes)
     api_conn_close(&fw);
     api_conn_close(&js);
     api_conn_close(&pb);
-    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
-    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
-    e2e_proc_cleanup(&agent);
-    e2e_proc_cleanup(&master);
+    e2e_stop_master_agent(&master, &agent);
 }
 END_TEST
 
-static Suite *mesos_shapes_suite(void)
-{
-    Suite *s = suite_create("e2e_mesos_shapes");
-    TCase *tc = tcase_create("shapes");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_mesos_shapes);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-E2E_CHECK_MAIN(mesos_shapes_suite)
+E2E_ONE_TEST_MAIN("e2e_mesos_shapes", "shapes", test_mesos_shapes, 120)

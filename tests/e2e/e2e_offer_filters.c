@@ -22,35 +22,31 @@ static struct event_base *base;
 
 /* A master allocating every 50 ms and n agents, agent-ra on rack "ra" and
  * agent-rb on rack "rb" (TEXT attributes), all registered. */
+/* The master and n agents (at most 2), agent i on rack ra or rb. */
 static void cluster_start(int n)
 {
     const char *margs[] = {"--allocation_interval=50ms", NULL};
-    ck_assert_int_eq(e2e_start_master(&master, margs), 0);
     static const char *const racks[] = {"ra", "rb"};
+    char hostname[2][32], attrs[2][32];
+    const char *aargs[2][4];
+    const char *const *lists[2];
     for (int i = 0; i < n; i++) {
-        char hostname[32], attrs[32];
-        snprintf(hostname, sizeof(hostname), "--hostname=agent-%s", racks[i]);
-        snprintf(attrs, sizeof(attrs), "--attributes=rack:%s", racks[i]);
-        const char *aargs[] = {"--resources=cpus:2;mem:512;disk:1024", hostname,
-                               attrs, NULL};
-        ck_assert_int_eq(e2e_start_agent(&agents[i], master.port, aargs), 0);
+        snprintf(hostname[i], sizeof(hostname[i]), "--hostname=agent-%s",
+                 racks[i]);
+        snprintf(attrs[i], sizeof(attrs[i]), "--attributes=rack:%s", racks[i]);
+        aargs[i][0] = "--resources=cpus:2;mem:512;disk:1024";
+        aargs[i][1] = hostname[i];
+        aargs[i][2] = attrs[i];
+        aargs[i][3] = NULL;
+        lists[i] = aargs[i];
     }
     nagents = n;
-    ck_assert_msg(e2e_wait_agents(&master, n, 20000) == 0,
-                  "the agents did not register");
-    base = event_base_new();
-    ck_assert_ptr_nonnull(base);
+    base = e2e_cluster_start(&master, margs, agents, n, lists);
 }
 
 static void cluster_stop(void)
 {
-    if (base != NULL) {
-        event_base_free(base);
-        base = NULL;
-    }
-    for (int i = 0; i < nagents; i++)
-        e2e_proc_cleanup(&agents[i]);
-    e2e_proc_cleanup(&master);
+    e2e_cluster_stop(&master, agents, nagents, &base);
 }
 
 static bool declined_some(void *arg)

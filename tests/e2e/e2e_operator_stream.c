@@ -69,20 +69,8 @@ static void ack_until(struct conn *fw, const char *final)
         ck_assert_msg(ev != NULL, "no update before %s", final);
         json_t *st = json_object_get(json_object_get(ev, "update"), "status");
         const char *state = json_string_value(json_object_get(st, "state"));
-        const char *uuid = json_string_value(json_object_get(st, "uuid"));
         bool done = strcmp(state, final) == 0;
-        if (uuid != NULL) {
-            json_t *ack = json_object();
-            json_object_set(ack, "agent_id", json_object_get(st, "agent_id"));
-            json_object_set(ack, "task_id", json_object_get(st, "task_id"));
-            json_object_set_new(ack, "uuid", json_string(uuid));
-            char *payload = json_dumps(ack, JSON_COMPACT);
-            ck_assert_int_eq(api_fw_call(fw, master.port, "ACKNOWLEDGE",
-                                         "acknowledge", payload),
-                             202);
-            free(payload);
-            json_decref(ack);
-        }
+        api_fw_ack_status(fw, master.port, st);
         json_decref(ev);
         if (done)
             return;
@@ -214,21 +202,9 @@ START_TEST(test_operator_stream_json_and_protobuf)
     api_conn_close(&fw);
     api_conn_close(&js);
     api_conn_close(&pb);
-    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
-    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
-    e2e_proc_cleanup(&agent);
-    e2e_proc_cleanup(&master);
+    e2e_stop_master_agent(&master, &agent);
 }
 END_TEST
 
-static Suite *operator_stream_suite(void)
-{
-    Suite *s = suite_create("e2e_operator_stream");
-    TCase *tc = tcase_create("stream");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_operator_stream_json_and_protobuf);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
-E2E_CHECK_MAIN(operator_stream_suite)
+E2E_ONE_TEST_MAIN("e2e_operator_stream", "stream",
+                  test_operator_stream_json_and_protobuf, 120)

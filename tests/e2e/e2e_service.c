@@ -7,6 +7,7 @@
  * stops it with one line naming the file.
  */
 #include "harness.h"
+#include "notify_socket.h"
 
 #include "common/fs.h"
 
@@ -17,42 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-/* Bind a datagram socket in the abstract namespace, as systemd's
- * NOTIFY_SOCKET, and name it in the environment the daemons inherit. */
+/* Bind a test NOTIFY_SOCKET in the abstract namespace, its reads bounded
+ * to 10 s, and name it in the environment the daemons inherit. */
 static int notify_socket(const char *what)
 {
     char name[108];
     snprintf(name, sizeof(name), "@offerd-e2e-%s-%ld", what, (long)getpid());
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path + 1, name + 1, strlen(name) - 1);
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa,
-                          (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-                                      strlen(name))),
-                     0);
-    /* Bounds each wait for a datagram below. */
-    struct timeval tv = {10, 0};
-    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)),
-                     0);
+    int fd = notify_socket_bind(name, 10);
     setenv("NOTIFY_SOCKET", name, 1);
     return fd;
-}
-
-/* Wait (at most the socket's 10 s) for the next datagram; it must be want. */
-static void expect_notify(int fd, const char *want)
-{
-    char buf[256];
-    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
-    ck_assert_msg(n > 0, "no %s from the daemon within 10 s", want);
-    buf[n] = '\0';
-    ck_assert_str_eq(buf, want);
 }
 
 START_TEST(test_master_notifies_systemd)
@@ -62,9 +38,9 @@ START_TEST(test_master_notifies_systemd)
     ck_assert_int_eq(e2e_start_master(&master, NULL), 0);
     unsetenv("NOTIFY_SOCKET");
     /* It answers /health (e2e_start_master waited for it) and said so. */
-    expect_notify(fd, "READY=1");
+    notify_socket_expect(fd, "READY=1");
     ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
-    expect_notify(fd, "STOPPING=1");
+    notify_socket_expect(fd, "STOPPING=1");
     e2e_proc_cleanup(&master);
     close(fd);
 }
@@ -77,10 +53,10 @@ START_TEST(test_agent_notifies_systemd)
     int fd = notify_socket("agent");
     ck_assert_int_eq(e2e_start_agent(&agent, master.port, NULL), 0);
     unsetenv("NOTIFY_SOCKET");
-    expect_notify(fd, "READY=1");
+    notify_socket_expect(fd, "READY=1");
     ck_assert_int_eq(e2e_wait_agents(&master, 1, 10000), 0);
     ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
-    expect_notify(fd, "STOPPING=1");
+    notify_socket_expect(fd, "STOPPING=1");
     e2e_proc_cleanup(&agent);
     e2e_proc_cleanup(&master);
     close(fd);

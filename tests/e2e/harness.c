@@ -1110,3 +1110,41 @@ void e2e_stream_close(struct e2e_stream *s)
     s->len = s->cap = 0;
     e2e_response_free(&s->head);
 }
+
+/* ---- Clusters --------------------------------------------------------- */
+
+struct event_base *e2e_cluster_start(struct e2e_proc *master,
+                                     const char *const *margs,
+                                     struct e2e_proc *agents, int n,
+                                     const char *const *const *aargs)
+{
+    ck_assert_int_eq(e2e_start_master(master, margs), 0);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(e2e_start_agent(&agents[i], master->port, aargs[i]),
+                         0);
+    ck_assert_msg(e2e_wait_agents(master, n, 20000) == 0,
+                  "%d agents did not register", n);
+    struct event_base *base = event_base_new();
+    ck_assert_ptr_nonnull(base);
+    return base;
+}
+
+void e2e_cluster_stop(struct e2e_proc *master, struct e2e_proc *agents, int n,
+                      struct event_base **base)
+{
+    if (*base != NULL) {
+        event_base_free(*base);
+        *base = NULL;
+    }
+    for (int i = 0; i < n; i++)
+        e2e_proc_cleanup(&agents[i]);
+    e2e_proc_cleanup(master);
+}
+
+void e2e_stop_master_agent(struct e2e_proc *master, struct e2e_proc *agent)
+{
+    ck_assert_int_eq(e2e_proc_stop(agent, SIGTERM, 10000), 0);
+    ck_assert_int_eq(e2e_proc_stop(master, SIGTERM, 10000), 0);
+    e2e_proc_cleanup(agent);
+    e2e_proc_cleanup(master);
+}

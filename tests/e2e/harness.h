@@ -59,6 +59,21 @@ int e2e_main(Suite *(*suite_fn)(void));
         return e2e_main(suite_fn);                                             \
     }
 
+/* A binary of one test case: the suite suite_name (a string), whose one
+ * case, case_name, runs test with a limit of timeout_secs, run by
+ * E2E_CHECK_MAIN. */
+#define E2E_ONE_TEST_MAIN(suite_name, case_name, test, timeout_secs)           \
+    static Suite *e2e_one_test_suite(void)                                     \
+    {                                                                          \
+        Suite *s = suite_create(suite_name);                                   \
+        TCase *tc = tcase_create(case_name);                                   \
+        tcase_set_timeout(tc, timeout_secs);                                   \
+        tcase_add_test(tc, test);                                              \
+        suite_add_tcase(s, tc);                                                \
+        return s;                                                              \
+    }                                                                          \
+    E2E_CHECK_MAIN(e2e_one_test_suite)
+
 /* Pick a port free on 127.0.0.1 right now (bind port 0, read it, close).
  * Another process may take it before use; callers retry. Returns 0 on
  * failure. */
@@ -106,6 +121,25 @@ int e2e_restart_agent(struct e2e_proc *p, uint16_t master_port,
 /* Poll the master's /metrics/snapshot until master/slaves_active is n or
  * timeout_ms pass. Returns 0, or -1. */
 int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms);
+
+/* A small cluster for a test case: start the master with margs, then n
+ * agents, agent i with aargs[i] (each list NULL-terminated, as for
+ * e2e_start_agent), wait up to 20 s until all are active, and return a new
+ * event base for the case's frameworks. Fails the test on any error. */
+struct event_base *e2e_cluster_start(struct e2e_proc *master,
+                                     const char *const *margs,
+                                     struct e2e_proc *agents, int n,
+                                     const char *const *const *aargs);
+
+/* Undo e2e_cluster_start: free *base (when not NULL; set to NULL), clean
+ * up the n agents and then the master (e2e_proc_cleanup). */
+void e2e_cluster_stop(struct e2e_proc *master, struct e2e_proc *agents, int n,
+                      struct event_base **base);
+
+/* Stop the agent, then the master, each with SIGTERM and up to 10 s,
+ * asserting both exit 0, and clean both up: the end of a case that ran
+ * one of each. */
+void e2e_stop_master_agent(struct e2e_proc *master, struct e2e_proc *agent);
 
 /* SIGKILL every process whose working directory lies under dir (the tasks
  * and supervisors an agent started in its sandboxes outlive a killed

@@ -391,3 +391,19 @@ int api_agent_pong(struct conn *ag, uint16_t port, json_t *ping)
                  json_object_get(json_object_get(ping, "ping"), "sequence")));
     return api_post(port, "/api/v1/agent", ag->stream_id, body, NULL, 0);
 }
+
+void api_fw_ack_status(struct conn *c, uint16_t port, json_t *status)
+{
+    const char *uuid = json_string_value(json_object_get(status, "uuid"));
+    if (uuid == NULL)
+        return;
+    json_t *ack = json_object();
+    json_object_set(ack, "agent_id", json_object_get(status, "agent_id"));
+    json_object_set(ack, "task_id", json_object_get(status, "task_id"));
+    json_object_set_new(ack, "uuid", json_string(uuid));
+    char *payload = json_dumps(ack, JSON_COMPACT);
+    ck_assert_int_eq(
+        api_fw_call(c, port, "ACKNOWLEDGE", "acknowledge", payload), 202);
+    free(payload);
+    json_decref(ack);
+}

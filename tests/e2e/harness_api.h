@@ -78,6 +78,10 @@ void api_subscribe_framework_call(struct conn *c, uint16_t port,
  * status. */
 int api_fw_call(struct conn *c, uint16_t port, const char *type,
                 const char *field, const char *payload);
+/* ACKNOWLEDGE the status of an UPDATE event (status: the event's
+ * update.status, borrowed) when it carries a uuid, asserting 202; nothing
+ * for a status without one. */
+void api_fw_ack_status(struct conn *c, uint16_t port, json_t *status);
 /* Wait for an OFFERS event; copy out the first offer's id and agent id
  * (256 bytes each). Returns the event (caller json_decref's), or NULL. */
 json_t *api_wait_offer(struct conn *fw, char *offer_id, char *agent_id,

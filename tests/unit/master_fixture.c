@@ -22,6 +22,7 @@
 #include "master/registry_mem.h"
 #include "master/registry_private.h"
 #include "master/scheduler_api.h"
+#include "master/state_endpoints.h"
 
 static void start_master(struct mfx *x)
 {
@@ -78,6 +79,13 @@ void mfx_stop(struct mfx *x)
     master_flags_fini(&x->flags);
     event_base_free(x->base);
     registry_mem_drop(x->store);
+}
+
+void mfx_teardown(struct mfx *x, struct mfx_peer *const *peers, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mfx_peer_free(peers[i]);
+    mfx_stop(x);
 }
 
 void mfx_settle(struct mfx *x)
@@ -368,6 +376,29 @@ void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
              ag->id, task_id, uuid);
     ck_assert_int_eq(
         mfx_framework_call(x, fw, "ACKNOWLEDGE", "acknowledge", payload), 202);
+}
+
+struct mfx_metric_query {
+    const char *name;
+    double value;
+    bool found;
+};
+
+static void mfx_metric_seen(void *arg, const char *name, double value)
+{
+    struct mfx_metric_query *q = arg;
+    if (strcmp(name, q->name) == 0) {
+        q->value = value;
+        q->found = true;
+    }
+}
+
+double mfx_metric(struct mfx *x, const char *name)
+{
+    struct mfx_metric_query q = {name, 0, false};
+    master_metrics_collect(x->m, mfx_metric_seen, &q);
+    ck_assert_msg(q.found, "no metric %s", name);
+    return q.value;
 }
 
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id)

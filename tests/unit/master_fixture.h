@@ -38,6 +38,30 @@ struct mfx_peer {
     size_t next; /* the next record to read */
 };
 
+/* The standard fixture of a master test file, written once at file scope:
+ * a master X, frameworks FW and FW2, agents AG and AG2, operator
+ * subscribers OP and OP2 (each all zeroes until subscribed), setup()
+ * starting X with the default flags and teardown() freeing every peer
+ * (freeing one never subscribed does nothing) and stopping X. A file whose
+ * cases start X otherwise writes its own setup and leaves this one
+ * unused. */
+#define MFX_STANDARD_FIXTURE                                                   \
+    static struct mfx X;                                                       \
+    static struct mfx_peer FW, FW2, AG, AG2, OP, OP2;                          \
+    __attribute__((unused)) static void setup(void)                            \
+    {                                                                          \
+        mfx_start(&X, NULL);                                                   \
+    }                                                                          \
+    static void teardown(void)                                                 \
+    {                                                                          \
+        struct mfx_peer *peers[] = {&FW, &FW2, &AG, &AG2, &OP, &OP2};          \
+        mfx_teardown(&X, peers, sizeof(peers) / sizeof(peers[0]));             \
+    }
+
+/* Free the n peers' streams, then stop x (MFX_STANDARD_FIXTURE's
+ * teardown). */
+void mfx_teardown(struct mfx *x, struct mfx_peer *const *peers, size_t n);
+
 /* Start a master (flags: defaults, then the "--name=value" strings of
  * extra_flags, NULL-terminated, may be NULL). Aborts the test on failure. */
 void mfx_start(struct mfx *x, const char *const *extra_flags);
@@ -111,8 +135,13 @@ void mfx_peer_free(struct mfx_peer *p);
 void mfx_task_update(struct mfx *x, struct mfx_peer *fw, struct mfx_peer *ag,
                      const char *task_id, const char *state, int u, bool ack);
 
-/* Subscribe fw and ag and wait for fw's first offer; returns the OFFERS
- * event, the first offer's id in offer_id (256 bytes). */
+/* The value of the metric name as /metrics/snapshot shows it now
+ * (master_metrics_collect); fails the test when there is none. */
+double mfx_metric(struct mfx *x, const char *name);
+
+/* Wait for fw's next OFFERS event (fw and an agent already subscribed:
+ * this subscribes nothing) and assert it came; returns it (new
+ * reference), its first offer's id in offer_id (256 bytes). */
 json_t *mfx_first_offer(struct mfx *x, struct mfx_peer *fw, char *offer_id);
 
 /* Make the master's allocator know as many scalar resource names as it

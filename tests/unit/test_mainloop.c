@@ -6,6 +6,7 @@
 #include "common/mainloop.h"
 
 #include "check_main.h"
+#include "notify_socket.h"
 
 #include <check.h>
 #include <event2/event.h>
@@ -15,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 struct raiser {
@@ -80,30 +79,15 @@ START_TEST(test_notifies_ready_and_stopping)
 {
     char name[64];
     snprintf(name, sizeof(name), "@offerd-mainloop-test-%ld", (long)getpid());
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path + 1, name + 1, strlen(name) - 1);
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa,
-                          (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-                                      strlen(name))),
-                     0);
+    int fd = notify_socket_bind(name, 5);
     setenv("NOTIFY_SOCKET", name, 1);
 
     run_until(SIGTERM);
     ck_assert_ptr_null(getenv("NOTIFY_SOCKET"));
 
-    const char *want[] = {"READY=1", "STOPPING=1"};
-    for (size_t i = 0; i < 2; i++) {
-        char buf[64];
-        /* Both were sent before run_until returned: nothing to wait for. */
-        ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-        ck_assert_int_gt(n, 0);
-        buf[n] = '\0';
-        ck_assert_str_eq(buf, want[i]);
-    }
+    /* Both were sent before run_until returned: no wait. */
+    notify_socket_expect(fd, "READY=1");
+    notify_socket_expect(fd, "STOPPING=1");
     close(fd);
 }
 END_TEST

@@ -23,20 +23,7 @@
     "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\"],\"capabilities\":[{"  \
     "\"type\":\"MULTI_ROLE\"},{\"type\":\"PARTITION_AWARE\"}]}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 /* A framework and an agent (cpus:2;mem:1024), and the framework's first
  * offer. */
@@ -382,6 +369,58 @@ START_TEST(test_update_forwarded_and_acknowledged)
     json_t *ack = mfx_next_event(&X, &AG, "ACKNOWLEDGE");
     ck_assert_ptr_nonnull(ack);
     json_decref(ack);
+    ck_assert(mfx_metric(&X, "master/valid_status_update_acknowledgements") ==
+              1);
+    ck_assert(mfx_metric(&X, "master/invalid_status_update_acknowledgements") ==
+              0);
+}
+END_TEST
+
+/* Mesos's invalid acknowledgements: for an agent the master does not have,
+ * for an agent whose stream is gone, for a task whose update did not come
+ * through this master; each counted, none counted valid. */
+START_TEST(test_acknowledgement_metrics)
+{
+    char uuid[64];
+    running_task(uuid, sizeof(uuid));
+    json_decref(mfx_next_event(&X, &FW, "UPDATE"));
+    char payload[512];
+    /* Unknown agent. */
+    snprintf(payload, sizeof(payload),
+             "{\"agent_id\":{\"value\":\"no-such-agent\"},\"task_id\":{"
+             "\"value\":\"t1\"},\"uuid\":\"%s\"}",
+             uuid);
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "ACKNOWLEDGE", "acknowledge", payload),
+        202);
+    ck_assert(mfx_metric(&X, "master/invalid_status_update_acknowledgements") ==
+              1);
+    /* A task whose update the master has not seen. */
+    struct task *t = hmap_get(fw_state()->tasks, "t1");
+    t->has_status_update_state = false;
+    snprintf(payload, sizeof(payload),
+             "{\"agent_id\":{\"value\":\"%s\"},\"task_id\":{\"value\":"
+             "\"t1\"},\"uuid\":\"%s\"}",
+             AG.id, uuid);
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "ACKNOWLEDGE", "acknowledge", payload),
+        202);
+    ck_assert(mfx_metric(&X, "master/invalid_status_update_acknowledgements") ==
+              2);
+    t->has_status_update_state = true;
+    /* The agent disconnected. */
+    http_fake_disconnect(AG.stream);
+    mfx_settle(&X);
+    ck_assert_ptr_null(master_agent_find(X.m, AG.id)->stream);
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "ACKNOWLEDGE", "acknowledge", payload),
+        202);
+    ck_assert(mfx_metric(&X, "master/invalid_status_update_acknowledgements") ==
+              3);
+    ck_assert(mfx_metric(&X, "master/valid_status_update_acknowledgements") ==
+              0);
+    ck_assert(mfx_metric(&X, "master/messages_status_update_acknowledgement") ==
+              3);
 }
 END_TEST
 
@@ -771,6 +810,7 @@ static Suite *master_calls_suite(void)
     tc = tcase_create("updates");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_update_forwarded_and_acknowledged);
+    tcase_add_test(tc, test_acknowledgement_metrics);
     tcase_add_test(tc, test_update_refusals);
     tcase_add_test(tc, test_reconcile_answers);
     suite_add_tcase(s, tc);

@@ -32,21 +32,7 @@
     "\"SCALAR\",\"scalar\":{\"value\":64},\"allocation_info\":{\"role\":"      \
     "\"web\"}}]"
 
-static struct mfx X;
-static struct mfx_peer FW, AG, OP;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
-    mfx_peer_free(&OP);
-}
+MFX_STANDARD_FIXTURE
 
 /* ---- Helpers ----------------------------------------------------------- */
 

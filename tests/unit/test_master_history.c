@@ -26,25 +26,11 @@
     "[{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{\"value\":0.1}},{"    \
     "\"name\":\"mem\",\"type\":\"SCALAR\",\"scalar\":{\"value\":32}}]"
 
-static struct mfx X;
-static struct mfx_peer FW, FW2, AG;
+MFX_STANDARD_FIXTURE
 
 static void start_with(const char *const *flags)
 {
     mfx_start(&X, flags);
-}
-
-static void setup(void)
-{
-    start_with(NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&FW2);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
 }
 
 /* GET target through the master's routes; returns the body as JSON (NULL

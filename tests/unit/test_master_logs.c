@@ -20,17 +20,7 @@
 #include <limits.h>
 #include <unistd.h>
 
-static struct mfx X;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 /* An operator call's status and body (body copied into out, n bytes). */
 static int op(const char *call_json, char *out, size_t n)

@@ -24,21 +24,7 @@
     "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\",\"batch\"],"           \
     "\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG, AG2;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_peer_free(&AG2);
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 static uint64_t cycles(void)
 {

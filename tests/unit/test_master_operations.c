@@ -3,13 +3,16 @@
  * UNRESERVE, CREATE and DESTROY of an ACCEPT with and without an id, the
  * UPDATE_OPERATION_STATUS events (OPERATION_FINISHED once durable,
  * OPERATION_ERROR on refusal, OPERATION_FAILED when the registry refuses),
- * ACKNOWLEDGE_OPERATION_STATUS, RECONCILE_OPERATIONS and GET_OPERATIONS.
+ * ACKNOWLEDGE_OPERATION_STATUS, RECONCILE_OPERATIONS and GET_OPERATIONS,
+ * and what becomes of them when their agent is removed.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "master/agents.h"
+#include "master/frameworks.h"
 #include "master/master_types.h"
 #include "master/operations.h"
 #include "master/registry_mem.h"
@@ -17,7 +20,8 @@
 
 #define FW_INFO                                                                \
     "{\"user\":\"u\",\"name\":\"fw\",\"roles\":[\"web\"],\"principal\":"       \
-    "\"p1\",\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}"
+    "\"p1\",\"failover_timeout\":600,\"capabilities\":[{\"type\":"             \
+    "\"MULTI_ROLE\"}]}"
 
 /* Offer resources reserved (or not) to web, allocated to web. */
 #define RESV(name, value)                                                      \
@@ -31,23 +35,16 @@
     "\"volume\":{\"container_path\":\"data\",\"mode\":\"RW\"}},"               \
     "\"allocation_info\":{\"role\":\"web\"}}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG;
+MFX_STANDARD_FIXTURE
+
 static char OFFER[256];
 
-static void setup(void)
+static void setup_offer(void)
 {
     mfx_start(&X, NULL);
     mfx_framework_subscribe(&X, &FW, FW_INFO);
     mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024;disk:1000");
     json_decref(mfx_first_offer(&X, &FW, OFFER));
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
 }
 
 /* ACCEPT the current offer with one operation: type, the name of its list
@@ -148,28 +145,10 @@ static size_t operations_kept(void)
     return n;
 }
 
-struct metric_query {
-    const char *name;
-    double value;
-    bool found;
-};
-
-static void metric_seen(void *arg, const char *name, double value)
-{
-    struct metric_query *q = arg;
-    if (strcmp(name, q->name) == 0) {
-        q->value = value;
-        q->found = true;
-    }
-}
-
-/* The value of one master/operations/ metric. */
+/* The value of one metric. */
 static double metric(const char *name)
 {
-    struct metric_query q = {name, 0, false};
-    master_ops_metrics(X.m, metric_seen, &q);
-    ck_assert_msg(q.found, "no metric %s", name);
-    return q.value;
+    return mfx_metric(&X, name);
 }
 
 /* Each kind with an id: OPERATION_FINISHED with a uuid and the agent id,
@@ -572,11 +551,136 @@ START_TEST(test_removed_framework_operations_forgotten)
 }
 END_TEST
 
+/* The message of an UPDATE_OPERATION_STATUS event (borrowed). */
+static const char *message_of(json_t *ev)
+{
+    return str(status_of(ev), "message");
+}
+
+/* MARK_AGENT_GONE: the operations on the agent, here one finished and not
+ * acknowledged, are reported OPERATION_GONE_BY_OPERATOR (once, no uuid),
+ * then forgotten and counted, as Mesos's markGone and __removeSlave. */
+START_TEST(test_gone_agent_operations_gone_by_operator)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"MARK_AGENT_GONE\",\"mark_agent_gone\":{"
+             "\"agent_id\":{\"value\":\"%s\"}}}",
+             AG.id);
+    struct http_fake *f = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    http_fake_free(f);
+    json_t *ev = expect_status("OPERATION_GONE_BY_OPERATOR", "r1", false, NULL);
+    ck_assert_str_eq(message_of(ev), "Agent has been marked gone");
+    ck_assert_str_eq(str(json_object_get(status_of(ev), "agent_id"), "value"),
+                     AG.id);
+    json_decref(ev);
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/reserve/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/finished") == 1);
+    ck_assert(metric("master/operations/total") == 1);
+    /* Not re-sent: nothing left to retry. */
+    master_ops_set_retry_ms(X.m, 1);
+    mfx_settle(&X);
+    ck_assert(!mfx_has_event(&FW, "UPDATE_OPERATION_STATUS"));
+}
+END_TEST
+
+static bool fw_disconnected(void *arg)
+{
+    (void)arg;
+    const struct framework *fw = master_framework_find(X.m, FW.id);
+    return fw != NULL && fw->stream == NULL;
+}
+
+/* A framework not connected when the agent is marked gone is not sent the
+ * feedback (nothing dropped: it learns by reconciling, as in Mesos). */
+START_TEST(test_gone_agent_disconnected_framework_not_told)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    http_fake_disconnect(FW.stream);
+    ck_assert(mfx_run_until(&X, fw_disconnected, NULL));
+    double dropped = metric("master/dropped_messages");
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"MARK_AGENT_GONE\",\"mark_agent_gone\":{"
+             "\"agent_id\":{\"value\":\"%s\"}}}",
+             AG.id);
+    struct http_fake *f = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    http_fake_free(f);
+    ck_assert(metric("master/dropped_messages") == dropped);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+}
+END_TEST
+
+static bool agent_removed(void *arg)
+{
+    (void)arg;
+    return hmap_count(X.m->agents) == 0;
+}
+
+/* An agent that stops answering pings: its operations are reported
+ * OPERATION_UNREACHABLE ("Agent was marked unreachable"), then forgotten. */
+START_TEST(test_unreachable_agent_operations_unreachable)
+{
+    ck_assert_int_eq(accept_op("RESERVE", "r1", "resources", RESV("cpus", "1")),
+                     202);
+    json_decref(expect_status("OPERATION_FINISHED", "r1", true, NULL));
+    for (int64_t i = 0; i <= X.flags.max_agent_ping_timeouts; i++)
+        master_agents_ping(X.m);
+    ck_assert(mfx_run_until(&X, agent_removed, NULL));
+    json_t *ev = expect_status("OPERATION_UNREACHABLE", "r1", false, NULL);
+    ck_assert_str_eq(message_of(ev), "Agent was marked unreachable");
+    json_decref(ev);
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/unreachable") == 1);
+    ck_assert(metric("master/operations/gone_by_operator") == 0);
+}
+END_TEST
+
+/* An agent that unregisters while an operation on it is still pending
+ * (its registry write not done): no feedback (Mesos sends none), the
+ * operation is forgotten, counted out of pending, and the write's
+ * completion reports nothing. */
+START_TEST(test_removed_agent_pending_operation_forgotten)
+{
+    /* Kept as an ACCEPT keeps it before its write completes (a memory
+     * store completes writes within the call). */
+    Mesos__V1__OperationID oid = MESOS__V1__OPERATION_ID__INIT;
+    oid.value = "r1";
+    Mesos__V1__Offer__Operation op = MESOS__V1__OFFER__OPERATION__INIT;
+    op.has_type = true;
+    op.type = MESOS__V1__OFFER__OPERATION__TYPE__RESERVE;
+    op.id = &oid;
+    master_ops_count(X.m, op.type, -1,
+                     MESOS__V1__OPERATION_STATE__OPERATION_PENDING);
+    free(master_op_add(X.m, master_framework_find(X.m, FW.id),
+                       master_agent_find(X.m, AG.id), &op));
+    ck_assert(metric("master/operations/pending") == 1);
+    ck_assert_uint_eq(operations_kept(), 1);
+    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UNREGISTER", NULL, NULL), 202);
+    mfx_settle(&X);
+    ck_assert_uint_eq(hmap_count(X.m->agents), 0);
+    ck_assert(!mfx_has_event(&FW, "UPDATE_OPERATION_STATUS"));
+    ck_assert_uint_eq(operations_kept(), 0);
+    ck_assert(metric("master/operations/pending") == 0);
+    ck_assert(metric("master/operations/gone_by_operator") == 1);
+    ck_assert(metric("master/operations/finished") == 0);
+}
+END_TEST
+
 static Suite *master_operations_suite(void)
 {
     Suite *s = suite_create("master_operations");
     TCase *tc = tcase_create("feedback");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_each_kind_with_id_finishes);
     tcase_add_test(tc, test_each_kind_without_id_no_feedback);
     tcase_add_test(tc, test_refusal_is_operation_error);
@@ -587,11 +691,18 @@ static Suite *master_operations_suite(void)
     tcase_add_test(tc, test_registry_failure_without_id_undone);
     suite_add_tcase(s, tc);
     tc = tcase_create("calls");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
     tcase_add_test(tc, test_acknowledgement_answers);
     tcase_add_test(tc, test_reconciliation_answers);
     tcase_add_test(tc, test_removed_framework_operations_forgotten);
     tcase_add_test(tc, test_terminal_update_resent_until_acknowledged);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("agent_removed");
+    tcase_add_checked_fixture(tc, setup_offer, teardown);
+    tcase_add_test(tc, test_gone_agent_operations_gone_by_operator);
+    tcase_add_test(tc, test_gone_agent_disconnected_framework_not_told);
+    tcase_add_test(tc, test_unreachable_agent_operations_unreachable);
+    tcase_add_test(tc, test_removed_agent_pending_operation_forgotten);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -27,22 +27,7 @@
     "\"SCALAR\",\"scalar\":{\"value\":64},\"allocation_info\":{\"role\":"      \
     "\"web\"}}]"
 
-static struct mfx X;
-static struct mfx_peer FW, AG, OP, OP2;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
-    mfx_peer_free(&OP);
-    mfx_peer_free(&OP2);
-}
+MFX_STANDARD_FIXTURE
 
 /* ---- Helpers ----------------------------------------------------------- */
 
@@ -590,6 +575,13 @@ START_TEST(test_updates_and_hangup)
     ck_assert_str_eq(json_string_value(path(
                          path(ev, "agent_removed", "agent_id"), "value", NULL)),
                      AG.id);
+    json_decref(ev);
+    /* Told why, as Mesos's markGone tells it. */
+    ev = mfx_next_event(&X, &AG, "SHUTDOWN");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(
+        json_string_value(path(path(ev, "shutdown", NULL), "message", NULL)),
+        "Agent has been marked gone");
     json_decref(ev);
 
     http_fake_disconnect(OP.stream);

@@ -23,21 +23,7 @@
 
 #define FW_INFO "{\"user\":\"u\",\"name\":\"fw\",\"failover_timeout\":60}"
 
-static struct mfx X;
-static struct mfx_peer FW, AG, AG2;
-
-static void setup(void)
-{
-    mfx_start(&X, NULL);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_peer_free(&AG2);
-    mfx_stop(&X);
-}
+MFX_STANDARD_FIXTURE
 
 static void metric_json(void *arg, const char *name, double v)
 {
@@ -52,15 +38,9 @@ static json_t *metrics(void)
     return o;
 }
 
-/* One metric's value; fails the test when it is missing. */
 static double metric(const char *name)
 {
-    json_t *o = metrics();
-    json_t *v = json_object_get(o, name);
-    ck_assert_msg(v != NULL, "no metric %s", name);
-    double d = json_real_value(v);
-    json_decref(o);
-    return d;
+    return mfx_metric(&X, name);
 }
 
 /* GET target through the master's routes: the JSON body of a 200. */
@@ -249,9 +229,11 @@ START_TEST(test_metric_removal_reasons)
     mfx_agent_subscribe(&X, &AG, "h1", "cpus:1;mem:128");
     mfx_agent_subscribe(&X, &AG2, "h2", "cpus:1;mem:128");
     ck_assert_double_eq(metric("master/slave_removals/reason_unregistered"), 0);
+    ck_assert_double_eq(metric("master/messages_unregister_slave"), 0);
     ck_assert_int_eq(mfx_agent_call(&X, &AG, "UNREGISTER", NULL, NULL), 202);
     mfx_settle(&X);
     ck_assert_double_eq(metric("master/slave_removals/reason_unregistered"), 1);
+    ck_assert_double_eq(metric("master/messages_unregister_slave"), 1);
     ck_assert_double_eq(metric("master/slave_removals/reason_unhealthy"), 0);
     ck_assert_double_eq(metric("master/slave_unreachable_completed"), 0);
 
@@ -265,6 +247,7 @@ START_TEST(test_metric_removal_reasons)
     ck_assert_double_eq(metric("master/slave_unreachable_canceled"), 0);
     ck_assert_double_eq(metric("master/slave_removals/reason_registered"), 0);
     ck_assert_double_eq(metric("master/slave_removals"), 2);
+    ck_assert_double_eq(metric("master/messages_unregister_slave"), 1);
 }
 END_TEST
 

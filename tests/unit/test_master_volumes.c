@@ -40,8 +40,8 @@
 /* Short allocation cycles: refused resources come back quickly. */
 static const char *const FLAGS[] = {"--allocation_interval=50ms", NULL};
 
-static struct mfx X;
-static struct mfx_peer FW, AG;
+MFX_STANDARD_FIXTURE
+
 static char OFFER[256];
 
 /* JSON of disk reserved to web: size units, the volume v1 when vol, with
@@ -283,23 +283,9 @@ static void expect_status(const char *want, const char *op_id, char *msg)
     json_decref(ev);
 }
 
-struct metric_query {
-    const char *name;
-    double value;
-};
-
-static void metric_seen(void *arg, const char *name, double value)
-{
-    struct metric_query *q = arg;
-    if (strcmp(name, q->name) == 0)
-        q->value = value;
-}
-
 static double metric(const char *name)
 {
-    struct metric_query q = {name, -1};
-    master_ops_metrics(X.m, metric_seen, &q);
-    return q.value;
+    return mfx_metric(&X, name);
 }
 
 /* The framework reserves disk 300 to web and creates v1 (100) on it, in
@@ -323,13 +309,6 @@ static void setup_framework_volume(void)
     ck_assert_int_eq(vol, 100000);
     ck_assert_int_eq(resv, 200000);
     assert_sizes(100, 200);
-}
-
-static void teardown(void)
-{
-    mfx_peer_free(&FW);
-    mfx_peer_free(&AG);
-    mfx_stop(&X);
 }
 
 /* GROW_VOLUME with an id: OPERATION_FINISHED once durable, the agent sent

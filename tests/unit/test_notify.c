@@ -6,47 +6,14 @@
 #include "common/notify.h"
 
 #include "check_main.h"
+#include "notify_socket.h"
 
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
-
-/* Bind a datagram socket at name (a path, or "@..." for the abstract
- * namespace) as systemd does for NOTIFY_SOCKET. */
-static int bind_notify_socket(const char *name)
-{
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    size_t len = strlen(name);
-    ck_assert_uint_lt(len, sizeof(sa.sun_path));
-    memcpy(sa.sun_path, name, len);
-    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
-    if (name[0] == '@')
-        sa.sun_path[0] = '\0';
-    else
-        salen++;
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, salen), 0);
-    struct timeval tv = {5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
-}
-
-static void expect_datagram(int fd, const char *want)
-{
-    char buf[256];
-    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
-    ck_assert_int_gt(n, 0);
-    buf[n] = '\0';
-    ck_assert_str_eq(buf, want);
-}
 
 START_TEST(test_send_to_path)
 {
@@ -54,11 +21,11 @@ START_TEST(test_send_to_path)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof(path), "%s/notify", dir);
-    int fd = bind_notify_socket(path);
+    int fd = notify_socket_bind(path, 5);
     ck_assert_int_eq(notify_send(path, "READY=1"), 0);
-    expect_datagram(fd, "READY=1");
+    notify_socket_expect(fd, "READY=1");
     ck_assert_int_eq(notify_send(path, "STOPPING=1"), 0);
-    expect_datagram(fd, "STOPPING=1");
+    notify_socket_expect(fd, "STOPPING=1");
     close(fd);
     unlink(path);
     rmdir(dir);
@@ -69,9 +36,9 @@ START_TEST(test_send_to_abstract)
 {
     char name[64];
     snprintf(name, sizeof(name), "@offerd-notify-test-%ld", (long)getpid());
-    int fd = bind_notify_socket(name);
+    int fd = notify_socket_bind(name, 5);
     ck_assert_int_eq(notify_send(name, "READY=1"), 0);
-    expect_datagram(fd, "READY=1");
+    notify_socket_expect(fd, "READY=1");
     close(fd);
 }
 END_TEST
