@@ -442,7 +442,7 @@ static int jfail(struct jctx *c, const char *fmt, ...)
     return -1;
 }
 
-static const char *json_kind(const json_t *v)
+const char *jpb_json_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -538,7 +538,7 @@ static int json_get_integer(struct jctx *c, const json_t *v, ProtobufCType t,
         if (overflow)
             return jfail(c, "value %s out of range for %s", shown, tn);
     } else {
-        return jfail(c, "expected an integer, got %s", json_kind(v));
+        return jfail(c, "expected an integer, got %s", jpb_json_kind(v));
     }
 
     if (is_signed) {
@@ -585,7 +585,7 @@ static int json_get_real(struct jctx *c, const json_t *v, ProtobufCType t,
             return jfail(c, "expected a number, got string");
         return 0;
     } else {
-        return jfail(c, "expected a number, got %s", json_kind(v));
+        return jfail(c, "expected a number, got %s", jpb_json_kind(v));
     }
     /* Doubles that round to FLT_MAX are still floats; from the midpoint
      * between FLT_MAX and 2^128 on they are not. */
@@ -617,7 +617,7 @@ static int json_get_enum(struct jctx *c, const json_t *v,
             return jfail(c, "unknown enum value %" JSON_INTEGER_FORMAT, i);
     } else {
         return jfail(c, "expected an enum name or number, got %s",
-                     json_kind(v));
+                     jpb_json_kind(v));
     }
     *out = ev->value;
     return 0;
@@ -679,7 +679,7 @@ static int set_value(struct jctx *c, const ProtobufCFieldDescriptor *f,
         return 0;
     case PROTOBUF_C_TYPE_BOOL:
         if (!json_is_boolean(v))
-            return jfail(c, "expected a boolean, got %s", json_kind(v));
+            return jfail(c, "expected a boolean, got %s", jpb_json_kind(v));
         *(protobuf_c_boolean *)slot = json_is_true(v) ? 1 : 0;
         return 0;
     case PROTOBUF_C_TYPE_ENUM: {
@@ -691,7 +691,7 @@ static int set_value(struct jctx *c, const ProtobufCFieldDescriptor *f,
     }
     case PROTOBUF_C_TYPE_STRING: {
         if (!json_is_string(v))
-            return jfail(c, "expected a string, got %s", json_kind(v));
+            return jfail(c, "expected a string, got %s", jpb_json_kind(v));
         const char *s = json_string_value(v);
         size_t n = json_string_length(v);
         if (strlen(s) != n)
@@ -701,7 +701,8 @@ static int set_value(struct jctx *c, const ProtobufCFieldDescriptor *f,
     }
     case PROTOBUF_C_TYPE_BYTES: {
         if (!json_is_string(v))
-            return jfail(c, "expected a base64 string, got %s", json_kind(v));
+            return jfail(c, "expected a base64 string, got %s",
+                         jpb_json_kind(v));
         ProtobufCBinaryData bd;
         if (b64_decode(json_string_value(v), json_string_length(v), &bd.data,
                        &bd.len) != 0)
@@ -711,7 +712,7 @@ static int set_value(struct jctx *c, const ProtobufCFieldDescriptor *f,
     }
     case PROTOBUF_C_TYPE_MESSAGE: {
         if (!json_is_object(v))
-            return jfail(c, "expected an object, got %s", json_kind(v));
+            return jfail(c, "expected an object, got %s", jpb_json_kind(v));
         if (depth + 1 > JPB_MAX_DEPTH)
             return jfail(c, "message nesting deeper than %d", JPB_MAX_DEPTH);
         const ProtobufCMessageDescriptor *sd = f->descriptor;
@@ -730,7 +731,7 @@ static int set_map(struct jctx *c, ProtobufCMessage *msg,
                    int depth)
 {
     if (!json_is_object(v))
-        return jfail(c, "expected an object, got %s", json_kind(v));
+        return jfail(c, "expected an object, got %s", jpb_json_kind(v));
     size_t n = json_object_size(v);
     if (n == 0)
         return 0;
@@ -780,7 +781,7 @@ static int set_field(struct jctx *c, ProtobufCMessage *msg,
         return set_map(c, msg, f, v, depth);
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
         if (!json_is_array(v))
-            return jfail(c, "expected an array, got %s", json_kind(v));
+            return jfail(c, "expected an array, got %s", jpb_json_kind(v));
         size_t n = json_array_size(v);
         if (n == 0)
             return 0;
@@ -871,7 +872,7 @@ ProtobufCMessage *jpb_from_json(const ProtobufCMessageDescriptor *desc,
     struct jctx c = {.err = err, .errlen = errlen};
     if (json == NULL || !json_is_object(json)) {
         jfail(&c, "expected an object, got %s",
-              json == NULL ? "nothing" : json_kind(json));
+              json == NULL ? "nothing" : jpb_json_kind(json));
         return NULL;
     }
     ProtobufCMessage *msg = new_message(desc);

@@ -93,6 +93,10 @@ ProtobufCMessage *jpb_from_json_text(const ProtobufCMessageDescriptor *desc,
                                      const char *text, size_t len, char *err,
                                      size_t errlen);
 
+/* The JSON type of v as a word ("object", "array", "string", "number",
+ * "boolean", "null"), as the decoders' errors name it. */
+const char *jpb_json_kind(const json_t *v);
+
 /* Convert msg to a new JSON object (caller json_decref's it). */
 json_t *jpb_to_json(const ProtobufCMessage *msg);
 

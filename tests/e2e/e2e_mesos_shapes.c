@@ -75,27 +75,6 @@ static void free_lines(char **lines, size_t n)
     free(lines);
 }
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        break;
-    }
-    return "null";
-}
-
 /* Count the values at path (dotted keys, "[]" for every element, "*" for
  * every member) under v; *bad counts those whose type is not want, and
  * *got keeps the type of the last one found. */
@@ -104,7 +83,7 @@ static void walk(const json_t *v, const char *path, const char *want,
 {
     if (*path == '\0') {
         (*found)++;
-        *got = type_name(v);
+        *got = jpb_json_kind(v);
         if (strcmp(*got, want) != 0)
             (*bad)++;
         return;
