@@ -105,9 +105,6 @@ static const char *validate_task(struct framework *fw, struct agent *ag,
                  ti->agent_id->value, ag->id);
         return err;
     }
-    if (ti->command != NULL && ti->executor != NULL)
-        return "Task should have at least one (but not both) of CommandInfo "
-               "or ExecutorInfo present";
     if (ti->command != NULL && ti->command->shell == 0 &&
         ti->command->has_shell && ti->command->value == NULL)
         return "command.value: required (the program to run)";
@@ -210,7 +207,7 @@ static void launch(struct master *m, struct framework *fw, struct agent *ag,
         char err[1024];
         res_list res;
         const char *e = NULL;
-        if (tasks[i]->command == NULL && tasks[i]->executor == NULL)
+        if ((tasks[i]->command == NULL) == (tasks[i]->executor == NULL))
             e = "Task should have at least one (but not both) of "
                 "CommandInfo or ExecutorInfo present";
         else

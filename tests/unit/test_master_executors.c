@@ -270,6 +270,24 @@ START_TEST(test_executor_validation)
         ck_assert_uint_eq(hmap_count(fw_state()->tasks), 0);
         json_decref(mfx_first_offer(&X, &FW, offer_id));
     }
+    /* A task with both a command and an executor. */
+    {
+        char *ex1 = executor_json("e1", "CUSTOM", EXEC_CMD, HALF);
+        char *t1 = task_json("t1", ex1);
+        t1[strlen(t1) - 1] = '\0';
+        char *both = NULL;
+        ck_assert_int_gt(
+            asprintf(&both, "%s,\"command\":{\"value\":\"true\"}}", t1), 0);
+        ck_assert_int_eq(accept_launch(offer_id, both), 202);
+        json_t *ev1 = mfx_next_event(&X, &FW, "UPDATE");
+        ck_assert_ptr_nonnull(strstr(update_field(ev1, "message"),
+                                     "at least one (but not both)"));
+        json_decref(ev1);
+        json_decref(mfx_first_offer(&X, &FW, offer_id));
+        free(both);
+        free(t1);
+        free(ex1);
+    }
     /* An executor id that names no directory. */
     char *ex = executor_json("a/b", "CUSTOM", EXEC_CMD, HALF);
     char *t = task_json("t1", ex);
@@ -316,22 +334,50 @@ START_TEST(test_launch_group_tracks_executor)
     json_decref(mfx_first_offer(&X, &FW, offer_id));
     char *t2 = NULL;
     ck_assert_int_gt(
-        asprintf(&t2,
-                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{"
-                 "\"type\":\"LAUNCH_GROUP\",\"launch_group\":{\"executor\":%s,"
-                 "\"task_group\":{\"tasks\":[{\"name\":\"b\",\"task_id\":{"
-                 "\"value\":\"b\"},\"agent_id\":{\"value\":\"%s\"},"
-                 "\"resources\":" HALF
-                 ",\"command\":{\"value\":\"true\"}}]}}}],"
-                 "\"filters\":{\"refuse_seconds\":0}}",
-                 offer_id, ex, AG.id),
+        asprintf(
+            &t2,
+            "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{"
+            "\"type\":\"LAUNCH_GROUP\",\"launch_group\":{\"executor\":%s,"
+            "\"task_group\":{\"tasks\":[{\"name\":\"b\",\"task_id\":{"
+            "\"value\":\"b\"},\"agent_id\":{\"value\":\"%s\"},\"executor\":%s,"
+            "\"resources\":" HALF ",\"command\":{\"value\":\"true\"}}]}}}],"
+            "\"filters\":{\"refuse_seconds\":0}}",
+            offer_id, ex, AG.id, ex),
         0);
+    /* (task b repeats the group's executor, which Mesos allows) */
     ck_assert_int_eq(mfx_framework_call(&X, &FW, "ACCEPT", "accept", t2), 202);
     ev = mfx_next_event(&X, &AG, "RUN_TASK_GROUP");
     ck_assert_ptr_nonnull(ev);
     json_decref(ev);
     ck_assert_int_eq(agent_used_cpus(), 1500);
     ck_assert_uint_eq(hmap_count(fw_state()->executors), 1);
+
+    /* A task of a group with another executor than the group's. */
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    char *other = executor_json("g2", "DEFAULT", NULL, NULL);
+    char *t3 = NULL;
+    ck_assert_int_gt(
+        asprintf(&t3,
+                 "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{"
+                 "\"type\":\"LAUNCH_GROUP\",\"launch_group\":{\"executor\":%s,"
+                 "\"task_group\":{\"tasks\":[{\"name\":\"c\",\"task_id\":{"
+                 "\"value\":\"c\"},\"agent_id\":{\"value\":\"%s\"},"
+                 "\"executor\":%s,\"resources\":" HALF
+                 ",\"command\":{\"value\":\"true\"}}]}}}]}",
+                 offer_id, ex, AG.id, other),
+        0);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "ACCEPT", "accept", t3), 202);
+    ev = mfx_next_event(&X, &FW, "UPDATE");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(update_field(ev, "state"), "TASK_ERROR");
+    ck_assert_ptr_nonnull(
+        strstr(update_field(ev, "message"), "is different from executor 'g1'"));
+    json_decref(ev);
+    mfx_settle(&X);
+    ck_assert(!mfx_has_event(&AG, "RUN_TASK_GROUP"));
+    ck_assert_int_eq(agent_used_cpus(), 1500);
+    free(t3);
+    free(other);
     free(t1);
     free(t2);
     free(ex);
