@@ -208,8 +208,12 @@ static void kill_task_processes(struct container *c, const struct agent_task *t)
 static void check_task(struct agent_iso *iso, const struct agent_task *t,
                        struct container *c, int64_t now)
 {
-    if (c->lim.limited)
+    if (c->lim.limited) {
+        /* Until its processes are gone (one may have been forking, or
+         * the task's pid not yet known, at the first kill). */
+        kill_task_processes(c, t);
         return;
+    }
     if (c->cg != NULL) {
         struct agent_cg_stats s;
         if (agent_cg_stats(c->cg, &s) == 0 && s.oom_kills > 0) {
@@ -220,7 +224,9 @@ static void check_task(struct agent_iso *iso, const struct agent_task *t,
             return;
         }
     }
-    if (t->sandbox == NULL || now < c->disk_next_ns ||
+    /* Measured once it runs: a kill needs its pid without a cgroup. */
+    if (t->sandbox == NULL || t->phase != AGENT_TASK_RUNNING ||
+        t->task_pid <= 0 || now < c->disk_next_ns ||
         (!iso->flags.enforce_container_disk_quota && c->cg == NULL))
         return;
     c->disk_next_ns = now + iso->flags.container_disk_watch_interval_ns;
