@@ -11,6 +11,7 @@
 #include "agent/isolator.h"
 #include "agent/tasks.h"
 #include "common/fs.h"
+#include "common/json_pb.h"
 #include "common/mem.h"
 
 #include "check_main.h"
@@ -598,6 +599,146 @@ START_TEST(test_isolator_falls_back_or_refuses)
 }
 END_TEST
 
+/* An isolator on a fake v2 hierarchy under tmp (work_dir tmp/work) with a
+ * task of mem:64;cpus:0.5 whose run id is "run-1". */
+struct iso_fixture {
+    struct event_base *base;
+    struct agent_tasks *ts;
+    struct agent_iso *iso;
+    struct agent_task *t;
+    char *work, *rootdir, *dir;
+};
+
+static void iso_fixture_start(struct iso_fixture *x)
+{
+    memset(x, 0, sizeof(*x));
+    struct agent_cg_hier h;
+    fake_v2(&h);
+    x->rootdir = xasprintf("%s/offerd", tmp);
+    ck_assert_int_eq(mkdir(x->rootdir, 0755), 0);
+    put(x->rootdir, "cgroup.subtree_control", "");
+    x->dir = xasprintf("%s/run-1", x->rootdir);
+    x->work = xasprintf("%s/work", tmp);
+    x->base = event_base_new();
+    struct agent_tasks_cbs cbs = {NULL, NULL, NULL};
+    x->ts = agent_tasks_new(x->base, &cbs);
+    struct agent_iso_flags f;
+    struct flag_def defs[AGENT_ISO_FLAGS_ROWS];
+    agent_iso_flag_defs(&f, defs);
+    f.cgroups_root = "offerd";
+    f.mode = AGENT_ISOLATION_CGROUPS;
+    char err[512];
+    x->iso = agent_iso_new(x->base, &f, &h, x->work, x->ts, err, sizeof(err));
+    ck_assert_msg(x->iso != NULL, "%s", err);
+    static const char info[] =
+        "{\"name\": \"t\", \"task_id\": {\"value\": \"t1\"}, \"agent_id\": "
+        "{\"value\": \"a\"}, \"resources\": [{\"name\": \"mem\", \"type\": "
+        "\"SCALAR\", \"scalar\": {\"value\": 64}}, {\"name\": \"cpus\", "
+        "\"type\": \"SCALAR\", \"scalar\": {\"value\": 0.5}}]}";
+    Mesos__V1__TaskInfo *ti = (Mesos__V1__TaskInfo *)jpb_from_json_text(
+        &mesos__v1__task_info__descriptor, info, strlen(info), err,
+        sizeof(err));
+    ck_assert_msg(ti != NULL, "%s", err);
+    x->t = agent_tasks_add(x->ts, "fw", ti);
+    jpb_free(&ti->base);
+    snprintf(x->t->run_id, sizeof(x->t->run_id), "run-1");
+}
+
+static void iso_fixture_stop(struct iso_fixture *x)
+{
+    agent_iso_free(x->iso);
+    agent_tasks_free(x->ts);
+    event_base_free(x->base);
+    fs_remove_tree(tmp);
+    free(x->work);
+    free(x->rootdir);
+    free(x->dir);
+}
+
+static bool marker_exists(const struct iso_fixture *x)
+{
+    char *p = xasprintf("%s/meta/cgroups/run-1", x->work);
+    bool there = access(p, F_OK) == 0;
+    free(p);
+    return there;
+}
+
+START_TEST(test_iso_oom_is_a_memory_limitation)
+{
+    struct iso_fixture x;
+    iso_fixture_start(&x);
+    /* The task's cgroup as the kernel leaves it after an OOM kill. */
+    ck_assert_int_eq(mkdir(x.dir, 0755), 0);
+    put(x.dir, "memory.current", "1000\n");
+    put(x.dir, "memory.peak", "67108864\n");
+    put(x.dir, "memory.max", "67108864\n");
+    put(x.dir, "memory.events", "oom 1\noom_kill 1\n");
+    put(x.dir, "cgroup.procs", "");
+    struct agent_iso_limitation lim;
+    agent_iso_ended(x.iso, x.t, &lim);
+    ck_assert(lim.limited);
+    ck_assert_int_eq(
+        lim.reason,
+        MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LIMITATION_MEMORY);
+    ck_assert_str_eq(lim.message,
+                     "Memory limit exceeded: Requested: 64MB Maximum Used: "
+                     "64MB");
+    /* Without an OOM kill: no limitation. */
+    put(x.dir, "memory.events", "oom 0\noom_kill 0\n");
+    agent_iso_ended(x.iso, x.t, &lim);
+    ck_assert(!lim.limited);
+    /* No cgroup at all (posix, or gone): none either. */
+    fs_remove_tree(x.dir);
+    agent_iso_ended(x.iso, x.t, &lim);
+    ck_assert(!lim.limited);
+    iso_fixture_stop(&x);
+}
+END_TEST
+
+START_TEST(test_iso_prepare_failure_leaves_nothing)
+{
+    struct iso_fixture x;
+    iso_fixture_start(&x);
+    /* The fake cgroup has no limit files: writing them fails. */
+    struct agent_launch l;
+    memset(&l, 0, sizeof(l));
+    char err[512] = "";
+    ck_assert_int_eq(agent_iso_prepare(x.iso, x.t, &l, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "run-1"));
+    ck_assert_uint_eq(l.ncgroup_procs, 0);
+    struct stat st;
+    ck_assert_int_ne(stat(x.dir, &st), 0);
+    ck_assert(!marker_exists(&x));
+    ck_assert_ptr_null(agent_iso_statistics(x.iso, x.t, 1.0));
+    iso_fixture_stop(&x);
+}
+END_TEST
+
+START_TEST(test_iso_recover_removes_own_leftovers)
+{
+    struct iso_fixture x;
+    iso_fixture_start(&x);
+    /* A cgroup this agent made for a task it no longer has, and one it
+     * did not make (another agent's). */
+    char e[256];
+    char *mk = xasprintf("%s/meta/cgroups", x.work);
+    ck_assert_int_eq(fs_mkdirs(mk, e, sizeof(e)), 0);
+    put(mk, "run-1", "");
+    ck_assert_int_eq(mkdir(x.dir, 0755), 0);
+    char *other = xasprintf("%s/run-other", x.rootdir);
+    ck_assert_int_eq(mkdir(other, 0755), 0);
+    /* t1 has not run (phase NEW): its cgroup is a leftover. */
+    agent_iso_recover(x.iso);
+    struct stat st;
+    ck_assert_int_ne(stat(x.dir, &st), 0);
+    ck_assert(!marker_exists(&x));
+    ck_assert_int_eq(stat(other, &st), 0);
+    free(mk);
+    free(other);
+    iso_fixture_stop(&x);
+}
+END_TEST
+
 /* ---- Disk ---- */
 
 START_TEST(test_disk_usage_and_quota)
@@ -656,6 +797,9 @@ static Suite *cgroups_suite(void)
     tcase_add_test(tc, test_parse_isolation);
     tcase_add_test(tc, test_flags_check);
     tcase_add_test(tc, test_isolator_falls_back_or_refuses);
+    tcase_add_test(tc, test_iso_oom_is_a_memory_limitation);
+    tcase_add_test(tc, test_iso_prepare_failure_leaves_nothing);
+    tcase_add_test(tc, test_iso_recover_removes_own_leftovers);
     tcase_add_test(tc, test_disk_usage_and_quota);
     suite_add_tcase(s, tc);
     return s;
