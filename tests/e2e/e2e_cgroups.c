@@ -655,6 +655,22 @@ static bool cgroups_writable(char *why, size_t whylen)
                  "controllers is mounted");
         return false;
     }
+    if (h.v2) {
+        /* The agent enables its controllers for the children of the
+         * mount (refused where the mount's cgroup holds processes, as in
+         * a container's namespace). */
+        char p[300];
+        snprintf(p, sizeof(p), "%s/cgroup.subtree_control", h.mnt[T_MEM]);
+        FILE *f = fopen(p, "w");
+        bool ok = f != NULL && fputs("+memory", f) >= 0;
+        if (f != NULL && fclose(f) != 0)
+            ok = false;
+        if (!ok) {
+            snprintf(why, whylen, "cannot enable memory in %s: %s", p,
+                     strerror(errno));
+            return false;
+        }
+    }
     for (int k = 0; k < T_NCTL; k++) {
         if (h.mnt[k][0] == '\0')
             continue;
