@@ -18,6 +18,7 @@
 
 #include "agent/checkpoint.h"
 #include "agent/command.h"
+#include "agent/isolator.h"
 #include "agent/master_conn.h"
 #include "agent/oversub.h"
 #include "agent/recovery.h"
@@ -84,6 +85,7 @@ struct agent {
 
     /* The resource estimator and the QoS controller (oversub.h). */
     struct agent_oversub *oversub;
+    struct agent_iso *iso; /* cgroups and disk quota (isolator.h) */
 };
 
 static int64_t now_ns(void)
@@ -484,9 +486,13 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
         .argv = cmd.argv,
         .envp = cmd.envp,
     };
-    int rc = agent_tasks_launch(a->tasks, t, &l, err, sizeof(err));
+    int rc = agent_iso_prepare(a->iso, t, &l, err, sizeof(err));
+    if (rc == 0)
+        rc = agent_tasks_launch(a->tasks, t, &l, err, sizeof(err));
     agent_command_clear(&cmd);
     if (rc != 0) {
+        struct agent_iso_limitation none;
+        agent_iso_ended(a->iso, t, &none); /* its cgroup, if made */
         launch_failed(a, t, err);
         return;
     }
@@ -568,6 +574,16 @@ static void report_end(struct agent *a, struct agent_task *t,
         source = MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT;
         has_reason = true;
         reason = t->kill_reason;
+    }
+    /* A limit the task went over (OOM, disk) ended it, as Mesos says. */
+    struct agent_iso_limitation lim;
+    agent_iso_ended(a->iso, t, &lim);
+    if (lim.limited && !t->kill_requested) {
+        state = MESOS__V1__TASK_STATE__TASK_FAILED;
+        source = MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT;
+        has_reason = true;
+        reason = lim.reason;
+        message = lim.message;
     }
     report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
            message[0] != '\0' ? message : NULL);
@@ -1440,7 +1456,11 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     struct agent_conn_cbs ccbs = {build_subscribe, on_event, on_disconnected,
                                   a};
     a->conn = agent_conn_new(base, &cc, &ccbs);
-    struct agent_oversub_config oc = {cfg->flags, "/proc"};
+    a->iso = agent_iso_new(base, &cfg->flags->iso, NULL, cfg->work_dir,
+                           a->tasks, err, errlen);
+    if (a->iso == NULL)
+        goto fail;
+    struct agent_oversub_config oc = {cfg->flags, "/proc", a->iso};
     struct agent_oversub_cbs ocbs = {send_oversub_call, evict_task, a};
     a->oversub = agent_oversub_new(base, &oc, a->tasks, &ocbs, err, errlen);
     if (a->oversub == NULL)
@@ -1456,6 +1476,8 @@ fail:
 void agent_start(struct agent *a)
 {
     recover(a);
+    agent_iso_recover(a->iso);
+    agent_iso_start(a->iso);
     if (a->cfg.flags->recover_cleanup) {
         a->cleanup = true;
         agent_shutdown(a, "--recover=cleanup: killing the recovered tasks");
@@ -1481,6 +1503,7 @@ void agent_state_view_of(const struct agent *a, struct agent_state_view *out)
         .tasks = a->tasks,
         .checkpointed = agent_vols_resources(a->vols),
         .checkpointed_version = agent_vols_version(a->vols),
+        .iso = a->iso,
     };
     *out = v;
 }
@@ -1498,6 +1521,7 @@ void agent_free(struct agent *a)
         return;
     agent_conn_free(a->conn);
     agent_oversub_free(a->oversub);
+    agent_iso_free(a->iso);
     agent_tasks_free(a->tasks);
     agent_um_free(a->um);
     hmap_free(a->frameworks, framework_free);

@@ -14,7 +14,7 @@
 void agent_flags_init(struct agent_flags *af)
 {
     memset(af, 0, sizeof(*af));
-    const struct flag_def defs[AGENT_FLAGS_ROWS] = {
+    const struct flag_def defs[AGENT_FLAGS_BASE_ROWS] = {
         {"master", FLAG_STRING, NULL,
          "Required. The master to register with, as HOST:PORT where HOST is "
          "a numeric IPv4 address or \"localhost\" (e.g. 10.0.0.5:5050).",
@@ -130,6 +130,7 @@ void agent_flags_init(struct agent_flags *af)
          &af->qos_load_threshold},
     };
     memcpy(af->defs, defs, sizeof(defs));
+    agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
     af->flags = flags_new("offerd-agent",
                           "offerd-agent, the agent of offerd: registers this "
                           "machine's resources with the master and runs "
@@ -286,6 +287,8 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
                  af->ip);
         return FLAGS_ERROR;
     }
+    if (agent_iso_flags_check(&af->iso, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (af->work_dir[0] == '\0') {
         snprintf(err, errlen, "--work_dir: must not be empty");
         return FLAGS_ERROR;

@@ -7,14 +7,16 @@
 #ifndef OFFERD_AGENT_FLAGS_AGENT_H
 #define OFFERD_AGENT_FLAGS_AGENT_H
 
+#include "agent/isolation_flags.h"
 #include "common/flags.h"
 #include "common/log.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 21
+/* Rows in the agent's flag table: its own, then the isolation flags. */
+#define AGENT_FLAGS_BASE_ROWS 21
+#define AGENT_FLAGS_ROWS      (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS)
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -68,6 +70,8 @@ struct agent_flags {
     enum agent_qos qos;                   /* parsed */
     double qos_load_threshold;            /* > 0; 0 when not given (the
                                              number of online CPUs) */
+
+    struct agent_iso_flags iso; /* isolation (isolation_flags.h) */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];

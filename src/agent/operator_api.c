@@ -7,6 +7,7 @@
  * protobuf_c_message_free_unpacked, as unpacked messages are; nothing in a
  * Response is borrowed from the agent.
  */
+#include "agent/isolator.h"
 #include "agent/operator_api.h"
 
 #include "agent/attributes.h"
@@ -517,8 +518,15 @@ static Response *get_containers(const struct agent_opapi *o,
             c->container_status->has_executor_pid = true;
             c->container_status->executor_pid = (uint32_t)t->task_pid;
         }
-        /* A task not running yet (no pid) has nothing to measure. */
-        if (scanned && t->task_pid > 0 && use[i].nprocs > 0) {
+        /* Its cgroup's figures where it has one (isolator.h). */
+        Mesos__V1__ResourceStatistics *cs_stats =
+            v->iso != NULL && t->task_pid > 0
+                ? agent_iso_statistics(v->iso, t, now)
+                : NULL;
+        if (cs_stats != NULL) {
+            c->resource_statistics = cs_stats;
+        } else if (scanned && t->task_pid > 0 && use[i].nprocs > 0) {
+            /* A task not running yet (no pid) has nothing to measure. */
             Mesos__V1__ResourceStatistics *s =
                 msg_new(&mesos__v1__resource_statistics__descriptor);
             s->timestamp = now;

@@ -6,6 +6,7 @@
 #include "agent/estimator.h"
 #include "agent/qos.h"
 #include "agent/supervisor.h"
+#include "agent/isolator.h"
 #include "agent/usage.h"
 #include "common/clock.h"
 #include "common/fs.h"
@@ -303,6 +304,11 @@ static void sample_usage(struct agent_oversub *o, struct live *v, size_t n)
     }
     for (size_t k = 0; k < m; k++) {
         struct task_track *tr = v[which[k]].tr;
+        /* The task's cgroup, where it has one, counts every process. */
+        struct agent_usage cu;
+        if (agent_iso_usage(o->cfg.iso, v[which[k]].t, (long)o->clk_tck,
+                            (long)o->page_size, &cu) == 0)
+            u[k] = cu;
         if (u[k].nprocs == 0)
             continue; /* gone between the table and the scan */
         double mem =

@@ -41,6 +41,7 @@
 
 struct event_base;
 struct agent_oversub;
+struct agent_iso;
 
 /* Most rounds the usage estimator waits for every task to be measured
  * before its first estimate. */
@@ -49,6 +50,8 @@ struct agent_oversub;
 struct agent_oversub_config {
     const struct agent_flags *flags; /* borrowed; outlives the module */
     const char *proc_root;           /* "/proc" (tests: a crafted tree) */
+    const struct agent_iso *iso;     /* tasks' cgroups (isolator.h); NULL:
+                                        /proc only */
 };
 
 struct agent_oversub_cbs {

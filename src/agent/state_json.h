@@ -48,6 +48,7 @@
 
 struct flags;
 struct hmap;
+struct agent_iso;
 
 /* Everything /state shows, borrowed. */
 struct agent_state_view {
@@ -64,6 +65,7 @@ struct agent_state_view {
     const struct agent_tasks *tasks;
     const res_list *checkpointed;  /* dynamic reservations and volumes */
     uint64_t checkpointed_version; /* 0: none applied */
+    const struct agent_iso *iso;   /* task statistics (isolator.h) */
 };
 
 /* Resources as Mesos's model(Resources): each name summed over every

@@ -60,6 +60,18 @@ static void __attribute__((noreturn))
 run_task(const struct agent_launch *l, int err_fd)
 {
     int e = 0;
+    /* Inside the task's cgroups before anything of it runs. */
+    for (size_t i = 0; i < l->ncgroup_procs; i++) {
+        int fd = open(l->cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            goto fail;
+        ssize_t w = write(fd, "0", 1);
+        int we = errno;
+        close(fd);
+        errno = we;
+        if (w != 1)
+            goto fail;
+    }
     if (setsid() < 0)
         goto fail;
     int in = open("/dev/null", O_RDONLY);

@@ -7,7 +7,8 @@
  *      tasks are meant to outlive an agent restart), closes every inherited
  *      descriptor but its report pipe, and enters the sandbox;
  *   2. records its pid in <sandbox>/.offerd.supervisor.pid;
- *   3. forks the task, which calls setsid() too (its process group id is
+ *   3. forks the task, which joins its cgroups (isolator.h) if any, calls
+ *      setsid() too (its process group id is
  *      its pid, so the agent kills the task's whole group), takes stdout and
  *      stderr from the sandbox files, and execs the command;
  *   4. on a successful exec records the task pid in <sandbox>/.offerd.task.pid
@@ -45,6 +46,10 @@ struct agent_launch {
                             (looked up in PATH when it has no '/') */
     char *const *argv;   /* NULL-terminated */
     char *const *envp;   /* the task's whole environment, NULL-terminated */
+    const char *const *cgroup_procs; /* cgroup.procs files the task joins
+                                        (writes "0" to) before it execs;
+                                        failing to is a launch failure */
+    size_t ncgroup_procs;
 };
 
 /* Fork the supervisor as described above. Returns 0 with its pid in

@@ -13,8 +13,9 @@
  * Per process: /proc/<pid>/stat gives utime, stime, cutime and cstime
  * (clock ticks; the children's times count once a member reaped them, so a
  * short-lived child's CPU time is not lost) and /proc/<pid>/statm the
- * resident set (pages). cgroups are not used: the supervisor puts tasks in
- * no cgroup of their own, so the agent's cgroup would cover every task.
+ * resident set (pages). This is the fallback for tasks without a cgroup
+ * (--isolation=posix); a task's cgroup, where it has one, counts every
+ * process of the task (isolator.h, agent_iso_usage).
  *
  * Parsing is pure (unit-tested on crafted text); the scan takes the proc
  * root as an argument so tests run it on a crafted directory tree.

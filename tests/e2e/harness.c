@@ -3,6 +3,7 @@
  * path) and a small blocking HTTP/1.1 client over plain sockets.
  */
 #include "harness.h"
+#include "harness_cgroups.h"
 
 #include "mesos/v1/mesos.pb-c.h"
 
@@ -609,6 +610,7 @@ void e2e_proc_cleanup(struct e2e_proc *p)
     }
     if (p->dir[0] != '\0') {
         e2e_kill_under(p->dir);
+        e2e_remove_agent_cgroups(p->work_dir);
         if (keep_dirs())
             fprintf(stderr, "kept %s\n", p->dir);
         else

@@ -192,7 +192,7 @@ START_TEST(test_fixed_file_rounds)
     struct agent_tasks_cbs tcbs = {NULL, NULL, NULL};
     struct agent_tasks *tasks = agent_tasks_new(base, &tcbs);
     struct sent s = {0};
-    struct agent_oversub_config cfg = {&af, "/proc"};
+    struct agent_oversub_config cfg = {&af, "/proc", NULL};
     struct agent_oversub_cbs cbs = {record_send, no_evict, &s};
     struct agent_oversub *o =
         agent_oversub_new(base, &cfg, tasks, &cbs, err, sizeof(err));
@@ -267,7 +267,7 @@ START_TEST(test_fixed_bad_file_at_start)
     struct agent_tasks_cbs tcbs = {NULL, NULL, NULL};
     struct agent_tasks *tasks = agent_tasks_new(base, &tcbs);
     struct sent s = {0};
-    struct agent_oversub_config cfg = {&af, "/proc"};
+    struct agent_oversub_config cfg = {&af, "/proc", NULL};
     struct agent_oversub_cbs cbs = {record_send, no_evict, &s};
     ck_assert_ptr_null(
         agent_oversub_new(base, &cfg, tasks, &cbs, err, sizeof(err)));
@@ -289,7 +289,7 @@ START_TEST(test_inline_fixed_and_none)
     struct agent_tasks_cbs tcbs = {NULL, NULL, NULL};
     struct agent_tasks *tasks = agent_tasks_new(base, &tcbs);
     struct sent s = {.registered = true};
-    struct agent_oversub_config cfg = {&af, "/proc"};
+    struct agent_oversub_config cfg = {&af, "/proc", NULL};
     struct agent_oversub_cbs cbs = {record_send, no_evict, &s};
     struct agent_oversub *o =
         agent_oversub_new(base, &cfg, tasks, &cbs, err, sizeof(err));

@@ -71,7 +71,7 @@ static void read_report(int fd, char *out, size_t outlen)
 static int run(const char *file, char *const *argv, char *report, size_t rlen)
 {
     char *envp[] = {"FOO=bar", "PATH=/usr/bin:/bin", NULL};
-    struct agent_launch l = {sandbox, file, argv, envp};
+    struct agent_launch l = {sandbox, file, argv, envp, NULL, 0};
     pid_t sup;
     int fd;
     char err[256];
