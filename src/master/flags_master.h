@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 21
+#define MASTER_FLAGS_ROWS 22
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -46,10 +46,11 @@ struct master_flags {
     /* --max_completed_frameworks, --max_completed_tasks_per_framework */
     int64_t max_completed_frameworks;
     int64_t max_completed_tasks_per_framework;
-    const char *weights; /* --weights: "role=weight,..."; NULL: none */
-    const char *cluster; /* --cluster: the cluster's name; NULL: none */
-    const char *log_dir; /* --log_dir: where offerd-master.log is written;
-                            NULL: no log file */
+    const char *weights;   /* --weights: "role=weight,..."; NULL: none */
+    const char *cluster;   /* --cluster: the cluster's name; NULL: none */
+    const char *log_dir;   /* --log_dir: where offerd-master.log is written;
+                              NULL: no log file */
+    const char *webui_dir; /* --webui_dir: the web UI's files (webui.h) */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

@@ -31,6 +31,8 @@
 
 struct admin_state;
 struct files;
+struct files_proxy;
+struct master_webui;
 struct event;
 struct event_base;
 struct master;
@@ -390,8 +392,10 @@ struct master {
 
     struct master_metrics metrics;
 
-    struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
-    struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
+    struct admin_state *admin;  /* admin_endpoints.c's (/logging/toggle) */
+    struct files *files;        /* files.c's: /files, LIST_FILES, READ_FILE */
+    struct master_webui *webui; /* webui.c's: / and /static/ */
+    struct files_proxy *files_proxy; /* files_proxy.c's: /agent/<id>/files */
 };
 
 #endif
