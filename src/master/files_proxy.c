@@ -5,6 +5,7 @@
  */
 #include "master/files_proxy.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct proxy_req {
     struct http_request *req;  /* deferred until the agent answers */
     struct http_client_req *c; /* the request to the agent */
     char *agent;               /* "<id> at <ip>:<port>", for errors */
+    bool download;             /* /files/download: served as an attachment */
 };
 
 struct files_proxy {
@@ -59,13 +61,19 @@ static void on_done(const struct http_client_response *resp, void *arg)
         free_req(r);
         return;
     }
-    const char *disp = http_client_header(resp, "Content-Disposition");
-    if (disp != NULL)
-        http_reply_header(r->req, "Content-Disposition", disp);
+    /* The bytes come from the agent but are served from the master's
+     * origin: a downloaded file is never rendered by the browser (a
+     * sandbox's .html could otherwise script the UI), and no reply is
+     * sniffed into another type. */
+    const char *type = http_client_header(resp, "Content-Type");
+    http_reply_header(r->req, "X-Content-Type-Options", "nosniff");
+    if (r->download && status == 200) {
+        type = "application/octet-stream";
+        http_reply_header(r->req, "Content-Disposition", "attachment");
+    }
     size_t len;
     const uint8_t *body = http_client_body(resp, &len);
-    http_reply(r->req, status, http_client_header(resp, "Content-Type"), body,
-               len);
+    http_reply(r->req, status, type, body, len);
     free_req(r);
 }
 
@@ -150,6 +158,7 @@ static void handle(struct http_request *req, void *arg)
     memset(r, 0, sizeof(*r));
     r->p = p;
     r->req = req;
+    r->download = strcmp(op, "/files/download") == 0;
     r->agent = xasprintf("%s at %s:%u", id, ag->ip, (unsigned)ag->port);
     r->next = p->head;
     if (p->head != NULL)

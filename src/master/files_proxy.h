@@ -9,7 +9,10 @@
  *
  * Each is forwarded to the registered agent's address with the master's
  * HTTP client (only the parameters above are passed on), and the agent's
- * answer (status, Content-Type, Content-Disposition, body) is relayed.
+ * answer (status, Content-Type, body) is relayed with
+ * "X-Content-Type-Options: nosniff"; a download is always
+ * application/octet-stream with "Content-Disposition: attachment", so a
+ * sandbox file is never rendered in the master's origin.
  * An unknown agent is 404, another path under /agent/ 404, a parameter
  * longer than FILES_PROXY_MAX_PARAM 400; an agent that does not answer
  * within FILES_PROXY_TIMEOUT_MS, refuses the connection or sends more than

@@ -278,6 +278,13 @@ static void agent_browse(struct http_request *r, void *arg)
     http_reply_error(r, 404, "no such path");
 }
 
+/* /files/download answering a page that would run script if rendered. */
+static void agent_download(struct http_request *r, void *arg)
+{
+    const char *html = "<script>alert(1)</script>";
+    http_reply(r, 200, "text/html", html, strlen(html));
+}
+
 static void start_fake_agent(void)
 {
     fake_agent = http_server_new(X.base, NULL);
@@ -287,6 +294,9 @@ static void start_fake_agent(void)
                      0);
     ck_assert_int_eq(http_server_route(fake_agent, "/files/browse", HTTP_GET,
                                        agent_browse, NULL),
+                     0);
+    ck_assert_int_eq(http_server_route(fake_agent, "/files/download",
+                                       HTTP_GET, agent_download, NULL),
                      0);
     ck_assert_int_eq(http_server_bind(fake_agent, "127.0.0.1", 0,
                                       &fake_agent_port, err, sizeof(err)),
@@ -337,6 +347,17 @@ START_TEST(test_proxy_read)
     f = req(HTTP_GET, target, NULL, NULL);
     ck_assert_int_eq(http_fake_status(f), 404);
     ck_assert_str_eq(mfx_body(f), "no such path\n");
+    http_fake_free(f);
+    /* A download is an attachment of no renderable type. */
+    snprintf(target, sizeof(target), "/agent/%s/files/download?path=x.html",
+             AG.id);
+    f = req(HTTP_GET, target, NULL, NULL);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    ck_assert_str_eq(http_fake_content_type(f), "application/octet-stream");
+    ck_assert_str_eq(http_fake_reply_header(f, "Content-Disposition"),
+                     "attachment");
+    ck_assert_str_eq(http_fake_reply_header(f, "X-Content-Type-Options"),
+                     "nosniff");
     http_fake_free(f);
     http_server_free(fake_agent);
 }
