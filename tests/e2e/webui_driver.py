@@ -159,6 +159,92 @@ def page_has(b, hash_, sel, needles, what):
     b.wait_js(cond, what)
 
 
+SCALE_JS = """(async () => {
+  const s = window.offerd.store;
+  const agents = [], tasks = [];
+  const res = (c, m) => [{name: 'cpus', type: 'SCALAR', scalar: {value: c}},
+                         {name: 'mem', type: 'SCALAR', scalar: {value: m}}];
+  for (let i = 0; i < %(agents)d; i++)
+    agents.push({agent_info: {id: {value: 'scale-S' + i}, hostname: 'host-' + i,
+      attributes: [{name: 'rack', type: 'TEXT', text: {value: 'r' + (i %% 40)}}]},
+      active: true, deactivated: false, total_resources: res(32, 131072)});
+  for (let i = 0; i < %(tasks)d; i++)
+    tasks.push({task_id: {value: 't-' + i}, name: 'job-' + (i %% 500),
+      framework_id: {value: 'scale-fw'}, agent_id: {value: 'scale-S' + (i %% %(agents)d)},
+      state: 'TASK_RUNNING', resources: res(0.1, 64),
+      statuses: [{state: 'TASK_RUNNING', timestamp: 1.7e9 + i}]});
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const out = {};
+  let t0 = performance.now();
+  s.subscribed({get_state: {get_agents: {agents}, get_frameworks: {frameworks: [
+    {framework_info: {id: {value: 'scale-fw'}, name: 'scale', user: 'u', roles: ['*']},
+     active: true}]}, get_tasks: {tasks}}});
+  await frame();
+  out.subscribed_ms = performance.now() - t0;
+  t0 = performance.now();
+  location.hash = '#/tasks?sort=updated&desc=1';
+  await new Promise((r) => addEventListener('hashchange', r, {once: true}));
+  await frame();
+  out.tasks_page_ms = performance.now() - t0;
+  out.shown = document.querySelector('#main .toolbar .muted').textContent;
+  out.rows_in_dom = document.querySelectorAll('.vt-row').length;
+  t0 = performance.now();
+  for (let i = 0; i < 1000; i++)
+    s.apply({type: 'TASK_UPDATED', task_updated: {framework_id: {value: 'scale-fw'},
+      state: 'TASK_FINISHED', status: {task_id: {value: 't-' + i}, state: 'TASK_FINISHED',
+      timestamp: 1.8e9 + i}}});
+  await frame();
+  await new Promise((r) => setTimeout(r, 300));
+  await frame();
+  out.updates_1000_ms = performance.now() - t0 - 300;
+  out.top_row = document.querySelector('.vt-row').textContent;
+  t0 = performance.now();
+  const body = document.querySelector('.vt-body');
+  body.scrollTop = body.scrollHeight;
+  await frame();
+  out.scroll_ms = performance.now() - t0;
+  out.rows_in_dom_after_scroll = document.querySelectorAll('.vt-row').length;
+  t0 = performance.now();
+  location.hash = '#/tasks?q=job-7&state=TASK_FINISHED';
+  await new Promise((r) => addEventListener('hashchange', r, {once: true}));
+  await frame();
+  out.filter_ms = performance.now() - t0;
+  out.filtered = document.querySelector('#main .toolbar .muted').textContent;
+  t0 = performance.now();
+  location.hash = '#/agents?q=host-99';
+  await new Promise((r) => addEventListener('hashchange', r, {once: true}));
+  await frame();
+  out.agents_page_ms = performance.now() - t0;
+  out.agents_shown = document.querySelector('#main .toolbar .muted').textContent;
+  return JSON.stringify(out);
+})()"""
+
+
+def scale_check(b, shots, agents=10000, tasks=100000):
+    """Load a synthetic cluster of agents and tasks into the page's store
+    and check that tables stay virtualized; print the timings."""
+    log("scale check: %d agents, %d tasks" % (agents, tasks))
+    r = json.loads(b.eval(SCALE_JS % {"agents": agents, "tasks": tasks}))
+    log("scale figures: " + json.dumps(r, sort_keys=True))
+    if r["shown"] != "%d shown" % tasks:
+        raise Failure("scale: tasks page shows %r" % r["shown"])
+    if r["rows_in_dom"] > 200 or r["rows_in_dom_after_scroll"] > 200:
+        raise Failure("scale: %d rows in the DOM" % r["rows_in_dom"])
+    # 1000 finished (t-0..t-999), named job-0..job-499 twice: job-7 and
+    # job-70..job-79 match "job-7".
+    if r["filtered"] != "22 shown":
+        raise Failure("scale: filter shows %r" % r["filtered"])
+    if "TASK_FINISHED" not in r["top_row"]:
+        raise Failure("scale: updates not applied: %r" % r["top_row"])
+    if r["agents_shown"] != "111 shown":
+        raise Failure("scale: agents filter shows %r" % r["agents_shown"])
+    if shots:
+        b.eval("location.hash = '#/tasks'")
+        b.wait_js(text_of("#main") + ".includes('%d shown')" % tasks,
+                  "the large tasks table")
+        b.screenshot(os.path.join(shots, "tasks-100k.png"))
+
+
 def run(a):
     deadline = time.monotonic() + a.timeout
     b = Browser(a.chromium, deadline, a.profile_parent)
@@ -235,6 +321,8 @@ def run(a):
             b.screenshot(os.path.join(shots, "sandbox.png"))
         if b.eval("window.__sameDocument") != "yes":
             raise Failure("the page reloaded")
+        if a.scale:
+            scale_check(b, shots)
         return 0
     except Failure:
         # Say what the page showed, then fail.
@@ -273,6 +361,8 @@ def main():
     p.add_argument("--profile_parent", default=None,
                    help="where Chromium's temporary profile goes")
     p.add_argument("--screenshots", default=None, help="save PNGs here")
+    p.add_argument("--scale", action="store_true",
+                   help="also load 10,000 agents and 100,000 tasks")
     p.add_argument("--timeout", type=float, default=75.0)
     a = p.parse_args()
     try:

@@ -295,8 +295,8 @@ static void start_fake_agent(void)
     ck_assert_int_eq(http_server_route(fake_agent, "/files/browse", HTTP_GET,
                                        agent_browse, NULL),
                      0);
-    ck_assert_int_eq(http_server_route(fake_agent, "/files/download",
-                                       HTTP_GET, agent_download, NULL),
+    ck_assert_int_eq(http_server_route(fake_agent, "/files/download", HTTP_GET,
+                                       agent_download, NULL),
                      0);
     ck_assert_int_eq(http_server_bind(fake_agent, "127.0.0.1", 0,
                                       &fake_agent_port, err, sizeof(err)),

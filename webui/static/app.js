@@ -49,6 +49,8 @@ const standalone = new Set(['roles', 'maintenance', 'sandbox']);
 let current = null;
 
 function render() {
+  clearTimeout(pendingUpdate);
+  pendingUpdate = null;
   if (current) current.unmount();
   current = null;
   const route = parseRoute();
@@ -71,12 +73,26 @@ function render() {
   main.dataset.ready = '1';
 }
 
+// Large clusters: a page's update (filter, sort, totals over every task)
+// runs at most every BIG_GAP_MS, the last change always drawn.
+const BIG = 5000;
+const BIG_GAP_MS = 250;
+let lastUpdate = 0;
+let pendingUpdate = null;
+function update() {
+  pendingUpdate = null;
+  lastUpdate = performance.now();
+  if (current) current.update();
+}
+
 let wasLoaded = false;
 store.listen(() => {
   // The first SUBSCRIBED (and each after a reconnection) draws the page
   // afresh; other changes update it in place.
   if (!wasLoaded || !current) { wasLoaded = store.loaded; render(); return; }
-  current.update();
+  const wait = BIG_GAP_MS - (performance.now() - lastUpdate);
+  if (store.tasks.size + store.agents.size < BIG || wait <= 0) update();
+  else if (!pendingUpdate) pendingUpdate = setTimeout(update, wait);
 });
 
 window.addEventListener('hashchange', render);

@@ -51,7 +51,7 @@ function toolbar(route, controls) {
 }
 
 // A table page: toolbar, count and a VTable over rows(route) re-filtered
-// after changes (not more than every 250 ms for large sets).
+// after changes.
 function tablePage(root, route, ctx, {title, controls, columns, rows, sort}) {
   const count = h('span', {class: 'muted'});
   const table = new VTable(columns, {
@@ -60,23 +60,13 @@ function tablePage(root, route, ctx, {title, controls, columns, rows, sort}) {
   });
   fill(root, h('div', {class: 'toolbar'}, h('h1', {}, title), count),
       toolbar(route, controls), table.el);
-  let last = 0;
-  let timer = null;
   const refresh = () => {
-    last = performance.now();
     const list = rows();
     count.textContent = `${list.length} shown`;
     table.setRows(list);
   };
   refresh();
-  return {
-    update() {
-      const wait = 250 - (performance.now() - last);
-      if (wait <= 0 || ctx.store.tasks.size < 5000) refresh();
-      else if (!timer) timer = setTimeout(() => { timer = null; refresh(); }, wait);
-    },
-    unmount() { clearTimeout(timer); table.destroy(); },
-  };
+  return {update: refresh, unmount() { table.destroy(); }};
 }
 
 // ---- Overview ------------------------------------------------------------
