@@ -52,10 +52,11 @@ function toolbar(route, controls) {
 
 // A table page: toolbar, count and a VTable over rows(route) re-filtered
 // after changes.
-function tablePage(root, route, ctx, {title, controls, columns, rows, sort}) {
+function tablePage(root, route, ctx, {title, controls, columns, rows, sort, desc}) {
   const count = h('span', {class: 'muted'});
   const table = new VTable(columns, {
-    sort: route.get('sort') || sort, desc: route.get('desc') === '1',
+    sort: route.get('sort') || sort,
+    desc: route.get('sort') ? route.get('desc') === '1' : !!desc,
     onSort: (k, d) => { route.set('sort', k, true); route.set('desc', d ? '1' : '', true); },
   });
   fill(root, h('div', {class: 'toolbar'}, h('h1', {}, title), count),
@@ -336,6 +337,7 @@ export function tasks(root, route, ctx) {
   return tablePage(root, route, ctx, {
     title: 'Tasks',
     sort: 'updated',
+    desc: true,
     controls: [{key: 'q', label: 'Search id, name, state, framework, agent'},
       {key: 'state', label: 'State', options: [['', 'any'], ['active', 'not terminal'],
         ['terminal', 'terminal'], ...states.map((s) => [s, s])]}],
@@ -347,7 +349,7 @@ export function tasks(root, route, ctx) {
       {key: 'agent', title: 'Agent', width: '1fr', value: (t) => (t.agent_id ? agentHost(store, t.agent_id.value) : '')},
       {key: 'cpus', title: 'CPUs', width: '70px', value: (t) => res(t, 'cpus'), text: (t) => fmtRes('cpus', res(t, 'cpus'))},
       {key: 'mem', title: 'Mem', width: '90px', value: (t) => res(t, 'mem'), text: (t) => fmtRes('mem', res(t, 'mem'))},
-      {key: 'updated', title: 'Updated', width: '170px', value: lastTime, text: (t) => fmtTime(lastTime(t))},
+      {key: 'updated', title: 'Updated', width: '190px', value: lastTime, text: (t) => fmtTime(lastTime(t))},
     ],
     rows: () => {
       const q = (route.get('q') || '').toLowerCase();
