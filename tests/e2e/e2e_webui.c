@@ -5,7 +5,10 @@
  * headless Chromium over the DevTools protocol through every page, launches
  * a task with offerd-execute while the page is open, waits for it to appear
  * without a reload, and reads the line the task printed in the sandbox's
- * live tail (through the master's /agent/<id>/files proxy). Last, it
+ * live tail (through the master's /agent/<id>/files proxy). Then it asks
+ * for a master restart (a file it creates), which this test does, and
+ * checks that the page reconnects by itself and shows the agent and the
+ * task again once they re-register. Last, it
  * loads 10,000 agents and 100,000 synthetic tasks into the page and checks
  * that the tables stay virtualized, filter and sort (the timings are
  * printed, not asserted). The driver
@@ -17,7 +20,9 @@
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #ifndef OFFERD_EXECUTE_BIN
@@ -32,8 +37,8 @@
 #define PYTHON "/usr/bin/python3"
 #define DRIVER OFFERD_SOURCE_DIR "/tests/e2e/webui_driver.py"
 /* The driver's own deadline, and ours on top of it. */
-#define DRIVER_SECS "70"
-#define RUN_MS      85000
+#define DRIVER_SECS "80"
+#define RUN_MS      90000
 
 static void post(uint16_t port, const char *method, const char *path,
                  const char *body, int want)
@@ -64,8 +69,7 @@ static bool dir_empty(const char *dir)
 START_TEST(test_webui_in_chromium)
 {
     struct e2e_proc master, agent;
-    const char *margs[] = {"--webui_dir=" OFFERD_SOURCE_DIR "/webui",
-                           "--registry=in_memory", NULL};
+    const char *margs[] = {"--webui_dir=" OFFERD_SOURCE_DIR "/webui", NULL};
     const char *aargs0[] = {"--hostname=webui-agent-1",
                             "--attributes=rack:r1;zone:z9",
                             "--resources=cpus:2;mem:1024;disk:2048", NULL};
@@ -88,12 +92,14 @@ START_TEST(test_webui_in_chromium)
          "\"nanoseconds\":3600000000000}}}]}",
          200);
 
-    char master_arg[64], tmp_arg[340], tmp[300];
+    char master_arg[64], tmp_arg[340], tmp[300], restart[320], restart_arg[340];
     snprintf(master_arg, sizeof(master_arg), "--master=127.0.0.1:%u",
              (unsigned)master.port);
     snprintf(tmp, sizeof(tmp), "%s/browser", master.dir);
     ck_assert_int_eq(mkdir(tmp, 0700), 0);
     snprintf(tmp_arg, sizeof(tmp_arg), "--profile_parent=%s", tmp);
+    snprintf(restart, sizeof(restart), "%s/restart-now", tmp);
+    snprintf(restart_arg, sizeof(restart_arg), "--restart_file=%s", restart);
     const char *args[] = {DRIVER,
                           master_arg,
                           "--execute=" OFFERD_EXECUTE_BIN,
@@ -105,14 +111,31 @@ START_TEST(test_webui_in_chromium)
                           "--timeout=" DRIVER_SECS,
                           "--scale",
                           tmp_arg,
+                          restart_arg,
                           NULL};
-    static char out[1 << 16];
-    int code = e2e_run(PYTHON, args, out, sizeof(out), RUN_MS);
+    struct e2e_proc driver;
+    ck_assert_int_eq(e2e_spawn(&driver, PYTHON, args), 0);
+    /* Run the driver; when it asks (the file appears), restart the master
+     * on its port so that the page's stream drops and must come back. */
+    bool restarted = false;
+    int64_t deadline = e2e_now_ms() + RUN_MS;
+    while (e2e_proc_running(&driver) && e2e_now_ms() < deadline) {
+        if (!restarted && access(restart, F_OK) == 0) {
+            ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 10000), 0);
+            ck_assert_int_eq(e2e_restart_master(&master, margs), 0);
+            ck_assert_int_eq(unlink(restart), 0);
+            restarted = true;
+        }
+        e2e_sleep_ms(50);
+    }
+    int code = e2e_proc_stop(&driver, SIGTERM, 10000);
     /* The driver's progress and the scale figures (ctest -V shows them). */
-    fprintf(stderr, "%s", out);
+    e2e_proc_dump_log(&driver, 16384);
     if (code != 0)
         e2e_proc_dump_log(&master, 4000);
+    e2e_proc_cleanup(&driver);
     ck_assert_msg(code == 0, "the browser test failed (exit %d)", code);
+    ck_assert(restarted);
     /* Chromium's profile and processes are gone. */
     ck_assert(dir_empty(tmp));
     e2e_cluster_stop(&master, &agent, 1, &base);

@@ -245,6 +245,26 @@ def scale_check(b, shots, agents=10000, tasks=100000):
         b.screenshot(os.path.join(shots, "tasks-100k.png"))
 
 
+def restart_check(b, a, task_id):
+    """Ask the test to restart the master (by creating a.restart_file)
+    and check that the page notices, subscribes again by itself and shows
+    the cluster as the agent and the framework come back."""
+    page_has(b, "#/tasks", ".vt-body", [task_id], "the tasks page")
+    with open(a.restart_file, "w") as f:
+        f.write("restart\n")
+    b.wait_js("document.getElementById('conn').dataset.state === 'down'",
+              "the page to see the stream drop", timeout=30)
+    b.wait_js("document.getElementById('conn').dataset.state === 'live'",
+              "the page to subscribe again", timeout=30)
+    b.wait_js("document.querySelector('.vt-body') && document.querySelector("
+              "'.vt-body').textContent.includes(%s)" % json.dumps(task_id),
+              "the task back after the master's restart")
+    page_has(b, "#/agents", ".vt-body", [a.hostname],
+             "the agent back after the master's restart")
+    if b.eval("window.__sameDocument") != "yes":
+        raise Failure("the page reloaded")
+
+
 def run(a):
     deadline = time.monotonic() + a.timeout
     b = Browser(a.chromium, deadline, a.profile_parent)
@@ -319,6 +339,8 @@ def run(a):
             b.screenshot(os.path.join(shots, "sandbox.png"))
         if b.eval("window.__sameDocument") != "yes":
             raise Failure("the page reloaded")
+        if a.restart_file:
+            restart_check(b, a, task_id)
         if a.scale:
             scale_check(b, shots)
         return 0
@@ -359,6 +381,8 @@ def main():
     p.add_argument("--profile_parent", default=None,
                    help="where Chromium's temporary profile goes")
     p.add_argument("--screenshots", default=None, help="save PNGs here")
+    p.add_argument("--restart_file", default=None,
+                   help="create it and expect the master to restart")
     p.add_argument("--scale", action="store_true",
                    help="also load 10,000 agents and 100,000 tasks")
     p.add_argument("--timeout", type=float, default=75.0)
