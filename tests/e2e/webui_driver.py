@@ -245,6 +245,37 @@ def scale_check(b, shots, agents=10000, tasks=100000):
         b.screenshot(os.path.join(shots, "tasks-100k.png"))
 
 
+RECORDIO_JS = """(async () => {
+  const {RecordIO} = await import('/static/stream.js');
+  const enc = new TextEncoder();
+  const rec = (s) => enc.encode(enc.encode(s).length + '\\n' + s);
+  const cat = (...parts) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let k = 0;
+    for (const p of parts) { out.set(p, k); k += p.length; }
+    return out;
+  };
+  const fail = [];
+  const stream = cat(rec('{"a":1}'), rec('{"b":"\u00e9t\u00e9 \u2603"}'), rec(''),
+                     rec('x'.repeat(200000)));
+  const want = ['{"a":1}', '{"b":"\u00e9t\u00e9 \u2603"}', '', 'x'.repeat(200000)];
+  // Whole, byte by byte, and in chunks of 7: the same records.
+  for (const size of [stream.length, 1, 7]) {
+    const r = new RecordIO();
+    const got = [];
+    for (let i = 0; i < stream.length; i += size)
+      got.push(...r.feed(stream.subarray(i, i + size)));
+    if (JSON.stringify(got) !== JSON.stringify(want)) fail.push('chunks of ' + size);
+  }
+  for (const bad of ['x\\n{}', '12345678901234567890\\n', '-1\\n']) {
+    let threw = false;
+    try { new RecordIO().feed(enc.encode(bad)); } catch (e) { threw = true; }
+    if (!threw) fail.push('accepted ' + JSON.stringify(bad));
+  }
+  return fail.length ? fail.join('; ') : 'ok';
+})()"""
+
+
 def restart_check(b, a, task_id):
     """Ask the test to restart the master (by creating a.restart_file)
     and check that the page notices, subscribes again by itself and shows
@@ -277,6 +308,10 @@ def run(a):
         b.wait_js("document.getElementById('conn') &&"
                   " document.getElementById('conn').dataset.state === 'live'",
                   "the event stream")
+        # The RecordIO decoder, fed records split at every byte.
+        r = b.eval(RECORDIO_JS)
+        if r != "ok":
+            raise Failure("RecordIO decoder: %s" % r)
         # Set once: still there at the end means the page never reloaded.
         b.eval("window.__sameDocument = 'yes'")
         page_has(b, "#/", "#card-agents", ["Agents", "1"],
