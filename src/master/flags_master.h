@@ -46,11 +46,12 @@ struct master_flags {
     /* --max_completed_frameworks, --max_completed_tasks_per_framework */
     int64_t max_completed_frameworks;
     int64_t max_completed_tasks_per_framework;
-    const char *weights;   /* --weights: "role=weight,..."; NULL: none */
-    const char *cluster;   /* --cluster: the cluster's name; NULL: none */
-    const char *log_dir;   /* --log_dir: where offerd-master.log is written;
-                              NULL: no log file */
-    const char *webui_dir; /* --webui_dir: the web UI's files (webui.h) */
+    const char *weights; /* --weights: "role=weight,..."; NULL: none */
+    const char *cluster; /* --cluster: the cluster's name; NULL: none */
+    const char *log_dir; /* --log_dir: where offerd-master.log is written;
+                            NULL: no log file */
+    /* --webui_dir: the web UI's files (webui.h) */
+    const char *webui_dir;
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

@@ -392,10 +392,11 @@ struct master {
 
     struct master_metrics metrics;
 
-    struct admin_state *admin;  /* admin_endpoints.c's (/logging/toggle) */
-    struct files *files;        /* files.c's: /files, LIST_FILES, READ_FILE */
-    struct master_webui *webui; /* webui.c's: / and /static/ */
-    struct files_proxy *files_proxy; /* files_proxy.c's: /agent/<id>/files */
+    struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
+    struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
+    /* webui.c's (/ and /static/) and files_proxy.c's (/agent/<id>/files) */
+    struct master_webui *webui;
+    struct files_proxy *files_proxy;
 };
 
 #endif
