@@ -14,6 +14,7 @@ packages=(
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)
     file                             # CPack's DEB generator (scripts/package.sh)
+    chromium python3-websocket       # the web UI's browser test (e2e_webui)
     prometheus                       # promtool checks /metrics (e2e_metrics); on a
                                      # machine run by systemd this also starts a
                                      # Prometheus server on :9090 (systemctl

@@ -73,7 +73,7 @@ TEST_ONLY="*_private.h *_fake.h *_mock.h *_test.h *_testing.h"
 # but X.
 COMMON_RULES=(
     "common/http.h: src/common src/master src/agent src/sched tests: the HTTP server edge, for the daemons (src/sched uses only its encoding and method types)"
-    "common/http_client.h: src/common src/agent src/sched src/cli tests: the HTTP client edge, for the agent, libofferd and offerctl"
+    "common/http_client.h: src/common src/master src/agent src/sched src/cli tests: the HTTP client edge, for the agent, libofferd, offerctl and the master's proxy of agents' /files (master/files_proxy.c)"
     "common/http*.h: src/common tests/unit: the HTTP edge's own parts and test seams"
     "common/clock.h: * -src/allocator: reads the clock; the allocator takes now as an argument"
     "common/fs.h: * -src/allocator: file I/O; the allocator does none"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "master/quota.h"
+#include "master/webui.h"
 
 void master_flags_init(struct master_flags *mf)
 {
@@ -102,6 +103,11 @@ void master_flags_init(struct master_flags *mf)
          "Human readable name for the cluster, shown in /state as "
          "'cluster' (as Mesos; absent when unset).",
          &mf->cluster},
+        {"webui_dir", FLAG_STRING, NULL,
+         "Directory of the web UI served at / (index.html and static/). "
+         "Defaults to the installed copy, <datadir>/offerd/webui, or to the "
+         "source tree's webui/ when offerd runs from its build tree.",
+         &mf->webui_dir},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -182,6 +188,8 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
         snprintf(err, errlen, "--work_dir: must not be empty");
         return FLAGS_ERROR;
     }
+    if (mf->webui_dir == NULL || mf->webui_dir[0] == '\0')
+        mf->webui_dir = master_webui_default_dir();
     if (mf->hostname == NULL) {
         if (gethostname(mf->hostname_buf, sizeof(mf->hostname_buf) - 1) != 0)
             snprintf(mf->hostname_buf, sizeof(mf->hostname_buf), "localhost");

@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 21
+#define MASTER_FLAGS_ROWS 22
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -50,6 +50,8 @@ struct master_flags {
     const char *cluster; /* --cluster: the cluster's name; NULL: none */
     const char *log_dir; /* --log_dir: where offerd-master.log is written;
                             NULL: no log file */
+    /* --webui_dir: the web UI's files (webui.h) */
+    const char *webui_dir;
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

@@ -19,6 +19,7 @@
 #include "common/mem.h"
 #include "master/admin_endpoints.h"
 #include "master/files.h"
+#include "master/files_proxy.h"
 #include "master/agents.h"
 #include "master/changes.h"
 #include "master/frameworks.h"
@@ -36,6 +37,7 @@
 #include "master/slack.h"
 #include "master/state_endpoints.h"
 #include "master/system_endpoints.h"
+#include "master/webui.h"
 
 /* ---- Small shared helpers -------------------------------------------------
  */
@@ -226,6 +228,7 @@ struct master *master_new_with(struct event_base *base,
     master_quota_weights_flag(m);
 
     m->http = http_server_new(base, NULL);
+    m->webui = master_webui_new(flags->webui_dir);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
             0 ||
         http_server_route(m->http, "/api/v1/scheduler", HTTP_POST,
@@ -244,7 +247,8 @@ struct master *master_new_with(struct event_base *base,
         master_state_endpoints_register(m) != 0 ||
         master_metrics_endpoint_register(m) != 0 ||
         master_admin_endpoints_register(m) != 0 ||
-        master_files_register(m) != 0) {
+        master_files_register(m) != 0 || master_files_proxy_register(m) != 0 ||
+        master_webui_route(m->webui, m->http) != 0) {
         snprintf(err, errlen, "cannot register the endpoints");
         goto fail;
     }
@@ -333,6 +337,8 @@ void master_free(struct master *m)
     http_server_free(m->http);
     master_admin_free(m);
     master_files_free(m);
+    master_files_proxy_free(m);
+    master_webui_free(m->webui);
     alloc_free(m->alloc);
     free(m->ip);
     free(m);

@@ -31,6 +31,8 @@
 
 struct admin_state;
 struct files;
+struct files_proxy;
+struct master_webui;
 struct event;
 struct event_base;
 struct master;
@@ -418,6 +420,9 @@ struct master {
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
     struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
+    /* webui.c's (/ and /static/) and files_proxy.c's (/agent/<id>/files) */
+    struct master_webui *webui;
+    struct files_proxy *files_proxy;
 };
 
 #endif
