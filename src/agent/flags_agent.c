@@ -14,7 +14,7 @@
 void agent_flags_init(struct agent_flags *af)
 {
     memset(af, 0, sizeof(*af));
-    const struct flag_def defs[AGENT_FLAGS_ROWS] = {
+    const struct flag_def defs[AGENT_FLAGS_ROWS - AGENT_LAUNCH_FLAG_ROWS] = {
         {"master", FLAG_STRING, NULL,
          "Required. The master to register with, as HOST:PORT where HOST is "
          "a numeric IPv4 address or \"localhost\" (e.g. 10.0.0.5:5050).",
@@ -130,6 +130,8 @@ void agent_flags_init(struct agent_flags *af)
          &af->qos_load_threshold},
     };
     memcpy(af->defs, defs, sizeof(defs));
+    agent_launch_flag_defs(&af->launch, af->defs + AGENT_FLAGS_ROWS -
+                                            AGENT_LAUNCH_FLAG_ROWS);
     af->flags = flags_new("offerd-agent",
                           "offerd-agent, the agent of offerd: registers this "
                           "machine's resources with the master and runs "
@@ -322,6 +324,8 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
     }
     if (check_oversubscription(af, err, errlen) != 0)
         return FLAGS_ERROR;
+    if (agent_launch_flags_check(&af->launch, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (af->hostname == NULL) {
         if (gethostname(af->hostname_buf, sizeof(af->hostname_buf) - 1) != 0)
             snprintf(af->hostname_buf, sizeof(af->hostname_buf), "localhost");
@@ -338,6 +342,7 @@ const struct flags *agent_flags_object(const struct agent_flags *af)
 
 void agent_flags_fini(struct agent_flags *af)
 {
+    agent_launch_flags_fini(&af->launch);
     flags_free(af->flags);
     af->flags = NULL;
 }

@@ -7,6 +7,7 @@
 #ifndef OFFERD_AGENT_FLAGS_AGENT_H
 #define OFFERD_AGENT_FLAGS_AGENT_H
 
+#include "agent/flags_launch.h"
 #include "common/flags.h"
 #include "common/log.h"
 
@@ -14,7 +15,7 @@
 #include <stdint.h>
 
 /* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 21
+#define AGENT_FLAGS_ROWS (21 + AGENT_LAUNCH_FLAG_ROWS)
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -68,6 +69,9 @@ struct agent_flags {
     enum agent_qos qos;                   /* parsed */
     double qos_load_threshold;            /* > 0; 0 when not given (the
                                              number of online CPUs) */
+
+    /* Containerizers, users, environment, fetcher (flags_launch.h). */
+    struct agent_launch_flags launch;
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];

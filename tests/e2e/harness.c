@@ -447,6 +447,9 @@ static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
     if (master_port != 0) {
         c->args[n++] = "--registration_backoff_factor=20ms";
         c->args[n++] = "--registration_backoff_max=200ms";
+        /* The tests' frameworks name made-up users ("e2e"): tasks run as
+         * the agent's user unless a test asks for --switch_user=true. */
+        c->args[n++] = "--switch_user=false";
     }
     for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
         c->args[n++] = *extra_args;
