@@ -62,10 +62,10 @@ struct agent {
     struct event_base *base;
     struct agent_config cfg;
     char *sandbox_root;
-    char *fetch_cache_dir;            /* effective --fetcher_cache_dir */
-    char endpoint[AGENT_IP_SIZE + 8]; /* "ip:port" tasks reach the agent at */
-    char master[AGENT_IP_SIZE + 8];   /* "ip:port" */
-    char *user;                       /* the agent's own user name */
+    char *fetch_cache_dir;          /* effective --fetcher_cache_dir */
+    char endpoint[300];             /* "host:port" tasks reach the agent at */
+    char master[AGENT_IP_SIZE + 8]; /* "ip:port" */
+    char *user;                     /* the agent's own user name */
     double start_time;
 
     struct agent_ckpt *ckpt;
