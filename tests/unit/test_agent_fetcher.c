@@ -360,7 +360,7 @@ START_TEST(test_fetch_extracts_archives)
         "cd %s && mkdir -p app/bin && printf 'echo ok\\n' > app/bin/run.sh && "
         "chmod 755 app/bin/run.sh && tar czf app.tar.gz app && "
         "tar cJf app.tar.xz app && tar cjf app.tbz2 app && "
-        "printf 'zipped\\n' > z.txt && printf 'gz\\n' > single.txt && "
+        "printf 'gz\\n' > single.txt && "
         "gzip -k single.txt && rm -rf app",
         s.src);
     ck_assert_int_eq(system(cmd), 0);
