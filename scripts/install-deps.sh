@@ -10,6 +10,8 @@ packages=(
     libjansson-dev                   # JSON
     check                            # unit-test framework
     libsqlite3-dev                   # registry store
+    libcurl4-openssl-dev             # agent fetcher: http(s)/ftp downloads
+    libarchive-dev                   # agent fetcher: tar/zip extraction
     clang clang-format               # fuzz targets, format check
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)

@@ -19,12 +19,14 @@
 #include "agent/checkpoint.h"
 #include "agent/command.h"
 #include "agent/isolator.h"
+#include "agent/fetcher.h"
 #include "agent/master_conn.h"
 #include "agent/oversub.h"
 #include "agent/recovery.h"
 #include "agent/sandbox.h"
 #include "agent/state_json.h"
 #include "agent/status.h"
+#include "agent/task_launch.h"
 #include "agent/tasks.h"
 #include "agent/update_manager.h"
 #include "agent/volumes.h"
@@ -62,6 +64,8 @@ struct agent {
     struct event_base *base;
     struct agent_config cfg;
     char *sandbox_root;
+    char *fetch_cache_dir;          /* effective --fetcher_cache_dir */
+    char endpoint[300];             /* "host:port" tasks reach the agent at */
     char master[AGENT_IP_SIZE + 8]; /* "ip:port" */
     char *user;                     /* the agent's own user name */
     double start_time;
@@ -406,19 +410,6 @@ static void launch_failed(struct agent *a, struct agent_task *t,
     kill_group_of(a, t, MESOS__V1__TASK_STATE__TASK_FAILED);
 }
 
-static void check_user(const struct agent *a, const struct agent_task *t,
-                       const Mesos__V1__FrameworkInfo *fi)
-{
-    const char *want = t->info->command->user;
-    if (want == NULL)
-        want = fi->user;
-    if (want != NULL && want[0] != '\0' && a->user != NULL &&
-        strcmp(want, a->user) != 0)
-        log_warn("task %s asks to run as user '%s'; offerd-agent runs every "
-                 "task as its own user '%s'",
-                 t->task_id, want, a->user);
-}
-
 /* Start one task; group is the executor id of its task group, or NULL. */
 static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
                      const Mesos__V1__TaskInfo *ti, const char *group)
@@ -458,6 +449,12 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
         return;
     }
     char err[1024];
+    struct agent_launch_ctx lctx = {&a->cfg.flags->launch, a->fetch_cache_dir,
+                                    a->agent_id, a->endpoint, environ};
+    if (agent_launch_check(&lctx, ti, err, sizeof(err)) != 0) {
+        launch_failed(a, t, err);
+        return;
+    }
     t->sandbox = agent_sandbox_create(a->sandbox_root, fw, task_id, t->run_id,
                                       err, sizeof(err));
     if (t->sandbox == NULL) {
@@ -471,25 +468,18 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
         launch_failed(a, t, err);
         return;
     }
-    check_user(a, t, fi);
-
-    struct agent_command_ids ids = {t->sandbox, fw, task_id, a->agent_id};
-    struct agent_command cmd;
-    if (agent_command_build(ti->command, environ, &ids, &cmd, err,
-                            sizeof(err)) != 0) {
+    struct agent_launch_prep prep;
+    if (agent_launch_prepare(&lctx, fi, ti, t->sandbox, &prep, err,
+                             sizeof(err)) != 0) {
         launch_failed(a, t, err);
         return;
     }
-    struct agent_launch l = {
-        .sandbox = t->sandbox,
-        .file = cmd.file,
-        .argv = cmd.argv,
-        .envp = cmd.envp,
-    };
+    struct agent_launch l;
+    agent_launch_prep_fill(&prep, t->sandbox, &l);
     int rc = agent_iso_prepare(a->iso, t, &l, err, sizeof(err));
     if (rc == 0)
         rc = agent_tasks_launch(a->tasks, t, &l, err, sizeof(err));
-    agent_command_clear(&cmd);
+    agent_launch_prep_clear(&prep);
     if (rc != 0) {
         struct agent_iso_limitation none;
         agent_iso_ended(a->iso, t, &none); /* its cgroup, if made */
@@ -1427,6 +1417,15 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
              (unsigned)cfg->flags->master_port);
     a->frameworks = hmap_new();
     a->sandbox_root = agent_sandbox_root(cfg->work_dir);
+    a->fetch_cache_dir = cfg->flags->launch.fetcher_cache_dir != NULL
+                             ? xstrdup(cfg->flags->launch.fetcher_cache_dir)
+                             : xasprintf("%s/fetch", cfg->work_dir);
+    if (agent_fetch_cache_reset(a->fetch_cache_dir, err, errlen) != 0)
+        goto fail;
+    snprintf(a->endpoint, sizeof(a->endpoint), "%s:%u",
+             strcmp(cfg->flags->ip, "0.0.0.0") != 0 ? cfg->flags->ip
+                                                    : cfg->flags->hostname,
+             (unsigned)cfg->port);
     a->ckpt = agent_ckpt_new(cfg->work_dir, err, errlen);
     if (a->ckpt == NULL)
         goto fail;
@@ -1532,6 +1531,7 @@ void agent_free(struct agent *a)
     if (a->shutdown_timer != NULL)
         event_free(a->shutdown_timer);
     free(a->sandbox_root);
+    free(a->fetch_cache_dir);
     free(a->agent_id);
     free(a->user);
     free(a);

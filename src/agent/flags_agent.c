@@ -131,6 +131,8 @@ void agent_flags_init(struct agent_flags *af)
     };
     memcpy(af->defs, defs, sizeof(defs));
     agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
+    agent_launch_flag_defs(&af->launch, af->defs + AGENT_FLAGS_BASE_ROWS +
+                                            AGENT_ISO_FLAGS_ROWS);
     af->flags = flags_new("offerd-agent",
                           "offerd-agent, the agent of offerd: registers this "
                           "machine's resources with the master and runs "
@@ -325,6 +327,8 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
     }
     if (check_oversubscription(af, err, errlen) != 0)
         return FLAGS_ERROR;
+    if (agent_launch_flags_check(&af->launch, err, errlen) != 0)
+        return FLAGS_ERROR;
     if (af->hostname == NULL) {
         if (gethostname(af->hostname_buf, sizeof(af->hostname_buf) - 1) != 0)
             snprintf(af->hostname_buf, sizeof(af->hostname_buf), "localhost");
@@ -341,6 +345,7 @@ const struct flags *agent_flags_object(const struct agent_flags *af)
 
 void agent_flags_fini(struct agent_flags *af)
 {
+    agent_launch_flags_fini(&af->launch);
     flags_free(af->flags);
     af->flags = NULL;
 }

@@ -8,15 +8,18 @@
 #define OFFERD_AGENT_FLAGS_AGENT_H
 
 #include "agent/isolation_flags.h"
+#include "agent/flags_launch.h"
 #include "common/flags.h"
 #include "common/log.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Rows in the agent's flag table: its own, then the isolation flags. */
+/* Rows in the agent's flag table: its own, then the isolation flags, then
+ * the launch flags. */
 #define AGENT_FLAGS_BASE_ROWS 21
-#define AGENT_FLAGS_ROWS      (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS)
+#define AGENT_FLAGS_ROWS                                                       \
+    (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS)
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -72,6 +75,8 @@ struct agent_flags {
                                              number of online CPUs) */
 
     struct agent_iso_flags iso; /* isolation (isolation_flags.h) */
+    /* Containerizers, users, environment, fetcher (flags_launch.h). */
+    struct agent_launch_flags launch;
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];

@@ -8,6 +8,8 @@
  */
 #include "agent/supervisor.h"
 
+#include "agent/fetcher.h"
+#include "agent/run_as.h"
 #include "common/fs.h"
 #include "common/mem.h"
 
@@ -87,11 +89,45 @@ run_task(const struct agent_launch *l, int err_fd)
         close(out);
     if (er > 2)
         close(er);
+    if (l->run_as != NULL && agent_run_as_become(l->run_as) != 0)
+        goto fail;
     execvpe(l->file, l->argv, l->envp);
 fail:
     e = errno;
     write_all(err_fd, (const char *)&e, sizeof(e));
     _exit(127);
+}
+
+/* Record why the launch failed, report it and end. */
+static void __attribute__((noreturn)) launch_error(const char *why, int e)
+{
+    size_t n = strlen(why);
+    (void)fs_write_atomic(AGENT_LAUNCH_ERROR_FILE, why, n);
+    report("E", e != 0 ? e : EIO);
+    _exit(1);
+}
+
+/* Fetch the URIs, then give the sandbox to the task's user. The fetcher's
+ * log goes to the sandbox's stderr, as Mesos's does. */
+static void prepare_sandbox(const struct agent_launch *l)
+{
+    char why[1536];
+    if (l->fetch != NULL) {
+        int logfd =
+            open("stderr", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        int rc = agent_fetch_run(l->fetch, l->sandbox, logfd, why, sizeof(why));
+        if (logfd >= 0)
+            close(logfd);
+        if (rc != 0)
+            launch_error(why, EIO);
+    }
+    if (l->run_as != NULL && agent_run_as_chown_tree(l->sandbox, l->run_as)) {
+        int e = errno;
+        snprintf(why, sizeof(why),
+                 "Failed to chown the sandbox '%s' to user '%s': %s",
+                 l->sandbox, l->run_as->name, strerror(e));
+        launch_error(why, e);
+    }
 }
 
 static void __attribute__((noreturn)) supervise(const struct agent_launch *l)
@@ -118,6 +154,7 @@ static void __attribute__((noreturn)) supervise(const struct agent_launch *l)
         _exit(1);
     }
     write_number_file(AGENT_SUP_PID_FILE, (long)getpid());
+    prepare_sandbox(l);
 
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0) {
@@ -233,6 +270,23 @@ static int read_long(const char *sandbox, const char *file, long *out)
         rc = -1;
     else
         *out = v;
+    free(data);
+    return rc;
+}
+
+int agent_supervisor_read_launch_error(const char *sandbox, char *buf,
+                                       size_t len)
+{
+    char *path = xasprintf("%s/%s", sandbox, AGENT_LAUNCH_ERROR_FILE);
+    uint8_t *data = NULL;
+    size_t n = 0;
+    int rc = fs_read(path, 4096, &data, &n);
+    free(path);
+    if (rc == 1 && len > 0) {
+        size_t k = n < len - 1 ? n : len - 1;
+        memcpy(buf, data, k);
+        buf[k] = '\0';
+    }
     free(data);
     return rc;
 }

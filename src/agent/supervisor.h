@@ -6,11 +6,16 @@
  *      own, so it does not die with the agent's terminal or process group:
  *      tasks are meant to outlive an agent restart), closes every inherited
  *      descriptor but its report pipe, and enters the sandbox;
- *   2. records its pid in <sandbox>/.offerd.supervisor.pid;
+ *   2. records its pid in <sandbox>/.offerd.supervisor.pid; fetches the
+ *      command's URIs into the sandbox (fetcher.h) and, when the task runs
+ *      as another user, gives it the sandbox tree (run_as.h); a failure
+ *      there is written to <sandbox>/.offerd.launch_error and reported as
+ *      "E <errno>";
  *   3. forks the task, which joins its cgroups (isolator.h) if any, calls
  *      setsid() too (its process group id is
  *      its pid, so the agent kills the task's whole group), takes stdout and
- *      stderr from the sandbox files, and execs the command;
+ *      stderr from the sandbox files, becomes the task's user (if any) and
+ *      execs the command;
  *   4. on a successful exec records the task pid in <sandbox>/.offerd.task.pid
  *      and reports "R <pid>\n" on the pipe; if the exec (or the set-up
  *      before it) fails, reports "E <errno>\n";
@@ -35,9 +40,13 @@
 #include <sys/types.h>
 
 /* File names inside a sandbox. */
-#define AGENT_SUP_PID_FILE     ".offerd.supervisor.pid"
-#define AGENT_TASK_PID_FILE    ".offerd.task.pid"
-#define AGENT_EXIT_STATUS_FILE ".offerd.exit_status"
+#define AGENT_SUP_PID_FILE      ".offerd.supervisor.pid"
+#define AGENT_TASK_PID_FILE     ".offerd.task.pid"
+#define AGENT_EXIT_STATUS_FILE  ".offerd.exit_status"
+#define AGENT_LAUNCH_ERROR_FILE ".offerd.launch_error"
+
+struct agent_run_as;
+struct agent_fetch_plan;
 
 /* What to run. Every pointer is borrowed for the call. */
 struct agent_launch {
@@ -50,6 +59,8 @@ struct agent_launch {
                                         (writes "0" to) before it execs;
                                         failing to is a launch failure */
     size_t ncgroup_procs;
+    const struct agent_run_as *run_as;    /* NULL: the agent's own user */
+    const struct agent_fetch_plan *fetch; /* NULL: nothing to fetch */
 };
 
 /* Fork the supervisor as described above. Returns 0 with its pid in
@@ -70,6 +81,12 @@ struct agent_sup_report {
  * neither form. */
 int agent_supervisor_parse_report(const char *line,
                                   struct agent_sup_report *out);
+
+/* Read the one-line reason a launch failed for from
+ * <sandbox>/.offerd.launch_error into buf (NUL-terminated, truncated to
+ * len). Returns 1, 0 when there is none, -1 when unreadable. */
+int agent_supervisor_read_launch_error(const char *sandbox, char *buf,
+                                       size_t len);
 
 /* Read the task's wait status from <sandbox>/.offerd.exit_status. Returns 1
  * and *wait_status, 0 when the file is absent, -1 when unreadable or

@@ -202,7 +202,14 @@ static void finish(struct agent_tasks *ts, struct agent_task *t, int sup_status)
     int ws = 0;
     int rc =
         t->sandbox != NULL ? agent_supervisor_read_exit(t->sandbox, &ws) : -1;
-    if (e != 0) {
+    char why[sizeof(end.message) - 32];
+    if (e != 0 && t->sandbox != NULL &&
+        agent_supervisor_read_launch_error(t->sandbox, why, sizeof(why)) == 1) {
+        /* The fetcher or the user switch failed: its reason. */
+        end.launch_failed = true;
+        snprintf(end.message, sizeof(end.message),
+                 "Failed to launch container: %s", why);
+    } else if (e != 0) {
         end.launch_failed = true;
         snprintf(end.message, sizeof(end.message),
                  "Failed to launch the command: %s", strerror(e));

@@ -92,7 +92,7 @@ struct agent_task_end {
     bool launch_failed; /* exec or set-up failed: message says why */
     bool has_status;    /* wait_status is the task's waitpid() status */
     int wait_status;
-    char message[256]; /* launch failure or lost supervisor, else "" */
+    char message[1024]; /* launch failure or lost supervisor, else "" */
 };
 
 struct agent_tasks_cbs {

@@ -448,6 +448,14 @@ static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
     if (master_port != 0) {
         c->args[n++] = "--registration_backoff_factor=20ms";
         c->args[n++] = "--registration_backoff_max=200ms";
+        /* The tests' frameworks name made-up users ("e2e"): tasks run as
+         * the agent's user unless the test gives --switch_user itself (a
+         * flag may not be given twice). */
+        bool own = false;
+        for (const char *const *a = extra_args; a != NULL && *a != NULL; a++)
+            own = own || strncmp(*a, "--switch_user", 13) == 0;
+        if (!own)
+            c->args[n++] = "--switch_user=false";
     }
     for (; extra_args != NULL && *extra_args != NULL && n < 63; extra_args++)
         c->args[n++] = *extra_args;

@@ -102,11 +102,12 @@ int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
 #endif
 
 /* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port,
- * --ip=127.0.0.1, a free --port, --work_dir in its temporary directory and
- * fast registration retries, then extra_args (may be NULL; a later flag
- * wins, so --resources etc. may be overridden), and wait until its GET
- * /health answers 200. Registration with the master is not awaited (see
- * e2e_wait_agents). Returns 0, or -1 with the log printed. */
+ * --ip=127.0.0.1, a free --port, --work_dir in its temporary directory,
+ * fast registration retries and --switch_user=false (unless extra_args
+ * give --switch_user), then extra_args (may be
+ * NULL; a later flag wins, so --resources etc. may be overridden), and wait
+ * until its GET /health answers 200. Registration with the master is not
+ * awaited (see e2e_wait_agents). Returns 0, or -1 with the log printed. */
 int e2e_start_agent(struct e2e_proc *p, uint16_t master_port,
                     const char *const *extra_args);
 

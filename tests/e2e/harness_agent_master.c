@@ -416,6 +416,8 @@ int hfm_spawn_agent(struct e2e_proc *agent, const char *work_dir,
         args[n++] = "--registration_backoff_factor=20ms";
         args[n++] = "--registration_backoff_max=200ms";
         args[n++] = "--resources=cpus:2;mem:1024;disk:4096";
+        /* hfm_run_task's framework names a made-up user. */
+        args[n++] = "--switch_user=false";
         for (; extra != NULL && *extra != NULL && n < 63; extra++)
             args[n++] = *extra;
         args[n] = NULL;

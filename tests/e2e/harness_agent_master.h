@@ -117,7 +117,8 @@ struct e2e_proc;
 
 /* Start offerd-agent against this fake master into *agent: on a free
  * loopback port (another is tried when the port is taken meanwhile), with
- * work_dir, fast registration backoff, cpus:2;mem:1024;disk:4096, then the
+ * work_dir, fast registration backoff, cpus:2;mem:1024;disk:4096,
+ * --switch_user=false, then the
  * extra flags (NULL-terminated; may be NULL). Waits until it answers
  * /health. Returns 0, or -1 (its log printed) when it does not start. */
 int hfm_spawn_agent(struct e2e_proc *agent, const char *work_dir,

@@ -164,6 +164,8 @@ static void launch_on(struct hfw *f, const Mesos__V1__Offer *offer)
         decline(f, oid, 1);
         return;
     }
+    for (int i = 0; i < n && f->edit_task != NULL; i++)
+        f->edit_task(&l.infos[i], f->edit_arg);
     Mesos__V1__Filters filters = MESOS__V1__FILTERS__INIT;
     filters.has_refuse_seconds = 1;
     filters.refuse_seconds = 1;
@@ -240,7 +242,7 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
 {
     f->base = base;
     Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
-    fi.user = "e2e";
+    fi.user = (char *)(f->user != NULL ? f->user : "e2e");
     fi.name = (char *)(f->name != NULL ? f->name : "e2e-fw");
     fi.has_failover_timeout = 1;
     fi.failover_timeout = 600;

@@ -57,6 +57,12 @@ struct hfw {
     enum hfw_ack_policy ack; /* HFW_ACK_ALL */
     const char *task_res;    /* each task's resources; "cpus:0.1;mem:16" */
     double kill_grace_secs;  /* tasks' kill policy; 0: none */
+    const char *user;        /* FrameworkInfo.user; "e2e" */
+    /* Called with each TaskInfo just before its ACCEPT is sent, to add
+     * what a test needs (URIs, a container, a user...); what it stores
+     * must outlive the call. NULL: none. */
+    void (*edit_task)(Mesos__V1__TaskInfo *ti, void *arg);
+    void *edit_arg;
 
     /* State, read by tests. */
     struct offerd_sched *s;

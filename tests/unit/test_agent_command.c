@@ -8,7 +8,17 @@
 #include <check.h>
 #include <string.h>
 
-static const struct agent_command_ids ids = {"/sb/run", "fw1", "t1", "A-S1"};
+static const struct agent_task_env_ids ids = {
+    .sandbox = "/sb/run",
+    .framework_id = "fw1",
+    .executor_id = "t1",
+    .task_id = "t1",
+    .agent_id = "A-S1",
+    .agent_endpoint = "10.0.0.1:5051",
+    .allocation_role = "web",
+    .checkpoint = true,
+    .shutdown_grace_ns = 5000000000,
+};
 
 static const char *env_get(const struct agent_command *c, const char *name)
 {
@@ -32,7 +42,7 @@ START_TEST(test_shell_form)
     char err[256];
     /* shell unset means shell true. */
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), 0);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), 0);
     ck_assert_str_eq(c.file, "/bin/sh");
     ck_assert_uint_eq(c.nargv, 3);
     ck_assert_str_eq(c.argv[0], "sh");
@@ -52,7 +62,7 @@ START_TEST(test_argv_form)
     struct agent_command c;
     char err[256];
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), 0);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), 0);
     ck_assert_str_eq(c.file, "/usr/bin/env");
     ck_assert_uint_eq(c.nargv, 1);
     ck_assert_str_eq(c.argv[0], "/usr/bin/env");
@@ -61,7 +71,7 @@ START_TEST(test_argv_form)
     cmd.arguments = args;
     cmd.n_arguments = 3;
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), 0);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), 0);
     ck_assert_uint_eq(c.nargv, 3);
     ck_assert_str_eq(c.argv[0], "env");
     ck_assert_str_eq(c.argv[2], "a b");
@@ -92,8 +102,10 @@ START_TEST(test_environment)
     struct agent_command c;
     char err[256];
     ck_assert_int_eq(
-        agent_command_build(&cmd, base, &ids, &c, err, sizeof(err)), 0);
-    ck_assert_str_eq(env_get(&c, "PATH"), "/bin");
+        agent_command_build(&cmd, base, NULL, &ids, &c, err, sizeof(err)), 0);
+    /* Without --executor_environment_variables nothing of the agent's
+     * environment passes; PATH gets Mesos's default. */
+    ck_assert_str_eq(env_get(&c, "PATH"), AGENT_ENV_DEFAULT_PATH);
     ck_assert_ptr_null(env_get(&c, "OFFERD_MASTER"));
     ck_assert_str_eq(env_get(&c, "HOME"), "/home/task");
     ck_assert_str_eq(env_get(&c, "EMPTY"), "");
@@ -106,9 +118,12 @@ START_TEST(test_environment)
     ck_assert_ptr_null(c.envp[c.nenv]);
     agent_command_clear(&c);
     /* No agent id yet: no MESOS_AGENT_ID. */
-    struct agent_command_ids noid = {"/sb", "f", "t", NULL};
+    struct agent_task_env_ids noid = {.sandbox = "/sb",
+                                      .framework_id = "f",
+                                      .executor_id = "t",
+                                      .task_id = "t"};
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &noid, &c, err, sizeof(err)), 0);
+        agent_command_build(&cmd, NULL, NULL, &noid, &c, err, sizeof(err)), 0);
     ck_assert_ptr_null(env_get(&c, "MESOS_AGENT_ID"));
     agent_command_clear(&c);
 }
@@ -120,7 +135,7 @@ START_TEST(test_rejections)
     struct agent_command c;
     char err[256] = "";
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), -1);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "no value"));
     ck_assert_ptr_null(c.argv);
 
@@ -135,13 +150,13 @@ START_TEST(test_rejections)
     cmd.value = "true";
     cmd.environment = &env;
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), -1);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "secret"));
     ck_assert_ptr_null(c.envp);
     v.has_type = 0;
     v.name = "A=B";
     ck_assert_int_eq(
-        agent_command_build(&cmd, NULL, &ids, &c, err, sizeof(err)), -1);
+        agent_command_build(&cmd, NULL, NULL, &ids, &c, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "bad environment variable"));
 }
 END_TEST

@@ -593,7 +593,8 @@ START_TEST(test_plan_running_supervisor)
     save_task_info("fw", "run", sb);
     save_task_state("fw", "run", MESOS__V1__TASK_STATE__TASK_RUNNING);
     char *argv[] = {"sleep", "30", NULL};
-    struct agent_launch l = {sb, "sleep", argv, environ, NULL, 0};
+    struct agent_launch l = {
+        .sandbox = sb, .file = "sleep", .argv = argv, .envp = environ};
     pid_t sup;
     int fd;
     char err[256];

@@ -4,6 +4,9 @@
  * agent and reaps the supervisor itself).
  */
 #include "agent/supervisor.h"
+#include "agent/fetcher.h"
+#include "agent/flags_launch.h"
+#include "agent/run_as.h"
 #include "check_main.h"
 
 #include <check.h>
@@ -15,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,10 +73,11 @@ static void read_report(int fd, char *out, size_t outlen)
     out[have] = '\0';
 }
 
-static int run(const char *file, char *const *argv, char *report, size_t rlen)
+/* Launch l, read its report until EOF, reap the supervisor; its exit
+ * code. */
+static int run_launch(const struct agent_launch *lp, char *report, size_t rlen)
 {
-    char *envp[] = {"FOO=bar", "PATH=/usr/bin:/bin", NULL};
-    struct agent_launch l = {sandbox, file, argv, envp, NULL, 0};
+    struct agent_launch l = *lp;
     pid_t sup;
     int fd;
     char err[256];
@@ -83,6 +89,14 @@ static int run(const char *file, char *const *argv, char *report, size_t rlen)
     ck_assert_int_eq(waitpid(sup, &st, 0), sup);
     ck_assert(WIFEXITED(st));
     return WEXITSTATUS(st);
+}
+
+static int run(const char *file, char *const *argv, char *report, size_t rlen)
+{
+    char *envp[] = {"FOO=bar", "PATH=/usr/bin:/bin", NULL};
+    struct agent_launch l = {
+        .sandbox = sandbox, .file = file, .argv = argv, .envp = envp};
+    return run_launch(&l, report, rlen);
 }
 
 START_TEST(test_exit_status_recorded)
@@ -194,6 +208,126 @@ START_TEST(test_reads_reject_garbage)
 }
 END_TEST
 
+/* A plan fetching one local file into the sandbox. */
+static struct agent_fetch_plan *plan_of(const char *uri)
+{
+    static struct agent_launch_flags lf;
+    lf.fetcher_cache_size = 1 << 20;
+    lf.fetcher_stall_timeout_ns = 1000000000;
+    Mesos__V1__CommandInfo__URI u = MESOS__V1__COMMAND_INFO__URI__INIT;
+    u.value = (char *)uri;
+    Mesos__V1__CommandInfo__URI *uv[] = {&u};
+    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
+    cmd.n_uris = 1;
+    cmd.uris = uv;
+    struct agent_fetch_plan *p = NULL;
+    char err[256];
+    ck_assert_int_eq(agent_fetch_plan_build(&cmd, &lf, "/tmp/offerd-sup-cache",
+                                            NULL, &p, err, sizeof(err)),
+                     0);
+    return p;
+}
+
+START_TEST(test_fetch_failure_recorded)
+{
+    char *argv[] = {"sh", "-c", "touch ran", NULL};
+    char *envp[] = {NULL};
+    struct agent_fetch_plan *plan = plan_of("/nonexistent/offerd/app.tgz");
+    struct agent_launch l = {.sandbox = sandbox,
+                             .file = "/bin/sh",
+                             .argv = argv,
+                             .envp = envp,
+                             .fetch = plan};
+    char report[256];
+    ck_assert_int_eq(run_launch(&l, report, sizeof(report)), 1);
+    ck_assert_int_eq(report[0], 'E');
+    char why[512];
+    ck_assert_int_eq(
+        agent_supervisor_read_launch_error(sandbox, why, sizeof(why)), 1);
+    ck_assert_msg(
+        strstr(why, "Failed to fetch '/nonexistent/offerd/app.tgz'") == why,
+        "%s", why);
+    /* The task never ran; the fetcher's log is in the sandbox's stderr. */
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/ran", sandbox);
+    ck_assert_int_ne(access(p, F_OK), 0);
+    snprintf(p, sizeof(p), "%s/stderr", sandbox);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    char buf[2048] = "";
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, why));
+    agent_fetch_plan_free(plan);
+    ck_assert_int_eq(
+        agent_supervisor_read_launch_error("/nonexistent", why, sizeof(why)),
+        0);
+}
+END_TEST
+
+START_TEST(test_runs_as_user_and_owns_sandbox)
+{
+    struct passwd *pw = getpwnam("nobody");
+    if (geteuid() != 0 || pw == NULL) {
+        fprintf(stderr, "skipped: needs root and a 'nobody' user\n");
+        return;
+    }
+    struct agent_run_as u;
+    char err[256];
+    ck_assert_int_eq(agent_run_as_lookup("nobody", &u, err, sizeof(err)), 0);
+    char src[PATH_MAX + 16];
+    snprintf(src, sizeof(src), "%s.src", sandbox);
+    FILE *f = fopen(src, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("data\n", f);
+    fclose(f);
+    struct agent_fetch_plan *plan = plan_of(src);
+    /* As agent_sandbox_create leaves a sandbox. */
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof(p), "%s/stdout", sandbox);
+    fclose(fopen(p, "w"));
+    snprintf(p, sizeof(p), "%s/stderr", sandbox);
+    fclose(fopen(p, "w"));
+    char *argv[] = {"sh", "-c", "id -u > uid.txt; id -G > groups.txt", NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+    struct agent_launch l = {.sandbox = sandbox,
+                             .file = "/bin/sh",
+                             .argv = argv,
+                             .envp = envp,
+                             .run_as = &u,
+                             .fetch = plan};
+    char report[256];
+    ck_assert_int_eq(run_launch(&l, report, sizeof(report)), 0);
+    ck_assert_msg(report[0] == 'R', "%s", report);
+    int ws = 0;
+    ck_assert_int_eq(agent_supervisor_read_exit(sandbox, &ws), 1);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    snprintf(p, sizeof(p), "%s/uid.txt", sandbox);
+    f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    unsigned long uid = 0;
+    ck_assert_int_eq(fscanf(f, "%lu", &uid), 1);
+    fclose(f);
+    ck_assert_uint_eq(uid, pw->pw_uid);
+    /* The sandbox, the task's files and the fetched file are nobody's. */
+    const char *names[] = {"", "/uid.txt", "/stdout", "/stderr"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s%s", sandbox, names[i]);
+        struct stat st;
+        ck_assert_int_eq(stat(p, &st), 0);
+        ck_assert_msg(st.st_uid == pw->pw_uid, "%s", p);
+    }
+    const char *base = strrchr(src, '/') + 1;
+    snprintf(p, sizeof(p), "%s/%s", sandbox, base);
+    struct stat st;
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(st.st_uid, pw->pw_uid);
+    unlink(src);
+    agent_fetch_plan_free(plan);
+}
+END_TEST
+
 static Suite *agent_supervisor_suite(void)
 {
     Suite *s = suite_create("agent_supervisor");
@@ -205,6 +339,8 @@ static Suite *agent_supervisor_suite(void)
     tcase_add_test(tc, test_exec_failure_reported);
     tcase_add_test(tc, test_task_in_own_session_and_group_cleaned);
     tcase_add_test(tc, test_reads_reject_garbage);
+    tcase_add_test(tc, test_fetch_failure_recorded);
+    tcase_add_test(tc, test_runs_as_user_and_owns_sandbox);
     suite_add_tcase(s, tc);
     return s;
 }
