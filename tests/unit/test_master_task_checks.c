@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "common/http_fake.h"
 #include "master/frameworks.h"
+#include "master/master_types.h"
 #include "master/scheduler_api.h"
 #include "master_fixture.h"
 
@@ -177,6 +179,99 @@ START_TEST(test_valid_reach_the_agent)
 }
 END_TEST
 
+/* GET target through the master's routes; the body as JSON. */
+static json_t *get_json(const char *target)
+{
+    struct http_fake *f = http_fake_new(X.base, HTTP_GET, target);
+    http_fake_dispatch_server(f, X.m->http);
+    ck_assert(http_fake_replied(f));
+    ck_assert_int_eq(http_fake_status(f), 200);
+    size_t len;
+    const uint8_t *body = http_fake_body(f, &len);
+    json_t *j = json_loadb((const char *)body, len, 0, NULL);
+    http_fake_free(f);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+/* The agent reports t1 RUNNING with healthy and a check_status (uuid
+ * numbered u); fw's UPDATE is returned (new reference). */
+static json_t *agent_reports(int u, const char *healthy, int exit_code)
+{
+    char payload[2048];
+    snprintf(payload, sizeof(payload),
+             "{\"framework_id\":{\"value\":\"%s\"},\"status\":{\"task_id\":{"
+             "\"value\":\"t1\"},\"state\":\"TASK_RUNNING\",\"source\":"
+             "\"SOURCE_EXECUTOR\",\"reason\":"
+             "\"REASON_TASK_HEALTH_CHECK_STATUS_UPDATED\",\"uuid\":"
+             "\"AAAAAAAAAAAAAAAAAAAAA%c==\",\"agent_id\":{\"value\":\"%s\"},"
+             "\"healthy\":%s,\"check_status\":{\"type\":\"COMMAND\","
+             "\"command\":{\"exit_code\":%d}}}}",
+             FW.id, "AQgw"[u], AG.id, healthy, exit_code);
+    ck_assert_int_eq(mfx_agent_call(&X, &AG, "UPDATE", "update", payload), 202);
+    return mfx_next_event(&X, &FW, "UPDATE");
+}
+
+static json_t *status_of(json_t *ev)
+{
+    return json_object_get(json_object_get(ev, "update"), "status");
+}
+
+START_TEST(test_health_and_check_status_shown)
+{
+    launch_with("\"check\":{\"type\":\"COMMAND\",\"command\":{\"command\":{"
+                "\"value\":\"true\"}}}",
+                false);
+    json_decref(mfx_next_event(&X, &AG, "RUN_TASK"));
+    /* Forwarded to the framework as the agent sent them. */
+    json_t *ev = agent_reports(1, "true", 3);
+    ck_assert_ptr_nonnull(ev);
+    json_t *st = status_of(ev);
+    ck_assert(json_is_true(json_object_get(st, "healthy")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(st, "check_status"), "command"),
+            "exit_code")),
+        3);
+    json_decref(ev);
+    json_decref(agent_reports(2, "false", 4));
+
+    /* /state: the latest status's healthy and check_status. */
+    json_t *state = get_json("/state");
+    json_t *task = json_array_get(
+        json_object_get(json_array_get(json_object_get(state, "frameworks"), 0),
+                        "tasks"),
+        0);
+    json_t *sts = json_object_get(task, "statuses");
+    json_t *last = json_array_get(sts, json_array_size(sts) - 1);
+    ck_assert_str_eq(json_string_value(json_object_get(last, "state")),
+                     "TASK_RUNNING");
+    ck_assert(json_is_false(json_object_get(last, "healthy")));
+    json_t *cs = json_object_get(last, "check_status");
+    ck_assert_str_eq(json_string_value(json_object_get(cs, "type")), "COMMAND");
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(cs, "command"), "exit_code")),
+                     4);
+    json_decref(state);
+
+    /* Reconciliation answers with them too, as Mesos. */
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "RECONCILE", "reconcile", "{}"), 202);
+    ev = mfx_next_event(&X, &FW, "UPDATE");
+    ck_assert_ptr_nonnull(ev);
+    st = status_of(ev);
+    ck_assert_str_eq(json_string_value(json_object_get(st, "reason")),
+                     "REASON_RECONCILIATION");
+    ck_assert(json_is_false(json_object_get(st, "healthy")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(st, "check_status"), "command"),
+            "exit_code")),
+        4);
+    json_decref(ev);
+}
+END_TEST
+
 static Suite *task_checks_suite(void)
 {
     Suite *s = suite_create("master_task_checks");
@@ -185,6 +280,7 @@ static Suite *task_checks_suite(void)
     tcase_add_loop_test(tc, test_refused, 0,
                         (int)(sizeof(refused) / sizeof(refused[0])));
     tcase_add_test(tc, test_valid_reach_the_agent);
+    tcase_add_test(tc, test_health_and_check_status_shown);
     suite_add_tcase(s, tc);
     return s;
 }
