@@ -28,11 +28,13 @@ static struct e2e_proc agent;
 static struct event_base *base;
 static struct hfw fw;
 
+static const char *const AGENT_FLAGS[] = {
+    "--resources=cpus:2;mem:512;disk:1024", NULL};
+
 static void cluster_start(void)
 {
     const char *margs[] = {"--allocation_interval=50ms", NULL};
-    const char *aargs[] = {"--resources=cpus:2;mem:512;disk:1024", NULL};
-    const char *const *lists[] = {aargs};
+    const char *const *lists[] = {AGENT_FLAGS};
     base = e2e_cluster_start(&master, margs, &agent, 1, lists);
     hfw_start(&fw, base, master.port, OFFERD_ENCODING_JSON);
 }
@@ -40,6 +42,8 @@ static void cluster_start(void)
 static void cluster_stop(void)
 {
     hfw_free(&fw);
+    /* A clean exit: nothing of the monitors leaks (sanitizer builds). */
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 10000), 0);
     e2e_cluster_stop(&master, &agent, 1, &base);
 }
 
@@ -289,6 +293,50 @@ START_TEST(test_command_health_check)
 }
 END_TEST
 
+static bool cond_connected(void *arg)
+{
+    return e2e_metric(master.port, "master/slaves_connected") ==
+           *(const int *)arg;
+}
+
+/* A task found healthy before an agent crash is still watched by the
+ * restarted agent: no second healthy update, and the kill after three
+ * failures once the server is gone. */
+START_TEST(test_health_check_resumes_after_agent_restart)
+{
+    uint16_t port = 0;
+    pid_t srv = http_server_start(&port);
+    cluster_start();
+    Mesos__V1__HealthCheck__HTTPCheckInfo http =
+        MESOS__V1__HEALTH_CHECK__HTTPCHECK_INFO__INIT;
+    http.port = port;
+    Mesos__V1__HealthCheck hc = MESOS__V1__HEALTH_CHECK__INIT;
+    health_defaults(&hc);
+    hc.has_type = 1;
+    hc.type = MESOS__V1__HEALTH_CHECK__TYPE__HTTP;
+    hc.http = &http;
+    fw.health_check = &hc;
+    hfw_launch(&fw, "t1", "sleep 1000");
+    ck_assert_msg(e2e_loop_until(base, became_healthy, NULL, 20000),
+                  "no healthy update");
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGKILL, 5000), -1);
+    int zero = 0, one = 1;
+    ck_assert(e2e_loop_until(base, cond_connected, &zero, 10000));
+    ck_assert_int_eq(e2e_restart_agent(&agent, master.port, AGENT_FLAGS), 0);
+    ck_assert(e2e_loop_until(base, cond_connected, &one, 20000));
+    /* Probes go on and pass: a window proving no new healthy update. */
+    e2e_loop_for(base, 1000);
+    ck_assert_int_eq(health_updates(1), 1);
+    ck_assert_int_eq(hfw_state(&fw, "t1"), MESOS__V1__TASK_STATE__TASK_RUNNING);
+    http_server_stop(srv);
+    ck_assert_msg(e2e_loop_until(base, was_killed, NULL, 20000),
+                  "the unhealthy task was not killed after the restart");
+    ck_assert_int_eq(health_updates(0), 3);
+    ck_assert_int_eq(last_update()->healthy, 0);
+    cluster_stop();
+}
+END_TEST
+
 static bool check_reported(void *arg)
 {
     int want = *(int *)arg;
@@ -390,6 +438,7 @@ static Suite *health_suite(void)
     tcase_add_test(tc, test_command_health_check);
     tcase_add_test(tc, test_command_check_status);
     tcase_add_test(tc, test_invalid_health_check_refused);
+    tcase_add_test(tc, test_health_check_resumes_after_agent_restart);
     suite_add_tcase(s, tc);
     return s;
 }
