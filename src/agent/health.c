@@ -419,12 +419,13 @@ static void on_command_io(evutil_socket_t fd, short what, void *arg)
     probe_done(c, &r);
 }
 
-/* Write "S <n>\n" with no library call that may allocate. */
-static void report_status(int fd, int n)
+/* Write "<tag> <n>\n" with no library call that may allocate (after a
+ * fork). */
+static void report_number(int fd, char tag, long n)
 {
     char buf[32];
     size_t i = sizeof(buf);
-    unsigned u = n < 0 ? (unsigned)-(long)n : (unsigned)n;
+    unsigned long u = n < 0 ? (unsigned long)-n : (unsigned long)n;
     buf[--i] = '\n';
     do {
         buf[--i] = (char)('0' + u % 10);
@@ -433,32 +434,45 @@ static void report_status(int fd, int n)
     if (n < 0)
         buf[--i] = '-';
     buf[--i] = ' ';
-    buf[--i] = 'S';
+    buf[--i] = tag;
     ssize_t w = write(fd, buf + i, sizeof(buf) - i);
     (void)w;
 }
 
-/* In the runner: run the command and report its wait status. */
+/* The runner's report pipe. */
+#define RUNNER_REPORT_FD 3
+
+/* In the runner: leave the agent's signal handlers and descriptors behind,
+ * run the command and report its wait status. */
 static void __attribute__((noreturn))
 run_command(const struct checker *c, const char *sandbox, int report_fd)
 {
     (void)setsid();
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (report_fd != RUNNER_REPORT_FD &&
+        dup2(report_fd, RUNNER_REPORT_FD) != RUNNER_REPORT_FD)
+        _exit(1);
+    /* Not inherited by the command: only the runner may hold the pipe, so
+     * that its exit is the pipe's end. */
+    (void)fcntl(RUNNER_REPORT_FD, F_SETFD, FD_CLOEXEC);
+    close_range(RUNNER_REPORT_FD + 1, ~0U, 0);
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull < 0)
+        _exit(1);
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    if (devnull > RUNNER_REPORT_FD)
+        close(devnull);
     pid_t pid = fork();
     if (pid == 0) {
-        for (int sig = 1; sig < NSIG; sig++)
-            if (sig != SIGKILL && sig != SIGSTOP)
-                signal(sig, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull < 0 || chdir(sandbox) != 0)
+        if (chdir(sandbox) != 0)
             _exit(127);
-        dup2(devnull, 0);
-        dup2(devnull, 1);
-        dup2(devnull, 2);
-        if (devnull > 2)
-            close(devnull);
         execvpe(c->cmd.file, c->cmd.argv, c->cmd.envp);
         _exit(127);
     }
@@ -466,7 +480,7 @@ run_command(const struct checker *c, const char *sandbox, int report_fd)
     if (pid > 0)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-    report_status(report_fd, status);
+    report_number(RUNNER_REPORT_FD, 'S', status);
     _exit(0);
 }
 
@@ -489,10 +503,7 @@ static void start_command(struct checker *c)
         if (runner == 0)
             run_command(c, sandbox, p[1]);
         /* Tell the parent the runner's pid, then go (to be reaped). */
-        char buf[32];
-        int n = snprintf(buf, sizeof(buf), "P %ld\n", (long)runner);
-        ssize_t w = write(p[1], buf, (size_t)n);
-        (void)w;
+        report_number(p[1], 'P', (long)runner);
         _exit(runner > 0 ? 0 : 1);
     }
     close(p[1]);
