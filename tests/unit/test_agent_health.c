@@ -38,6 +38,18 @@ static uint16_t srv_port;
 static enum srv_mode srv_mode;
 static int srv_status = 200;
 static int srv_requests;
+/* Connections open (a silent server keeps them until srv_close). */
+#define MAX_CONNS 64
+static struct event *conns[MAX_CONNS];
+
+static void conn_close(struct event *ev)
+{
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (conns[i] == ev)
+            conns[i] = NULL;
+    close(event_get_fd(ev));
+    event_free(ev);
+}
 
 static void on_conn(evutil_socket_t fd, short what, void *arg)
 {
@@ -57,8 +69,7 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
     }
     if (n > 0 && srv_mode == SRV_SILENT)
         return; /* keep it open, say nothing */
-    event_free(ev);
-    close(fd);
+    conn_close(ev);
 }
 
 static void on_accept(evutil_socket_t fd, short what, void *arg)
@@ -68,8 +79,16 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
     int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0)
         return;
+    int slot = 0;
+    while (slot < MAX_CONNS && conns[slot] != NULL)
+        slot++;
+    if (slot == MAX_CONNS) {
+        close(c);
+        return;
+    }
     struct event *ev =
         event_new(base, c, EV_READ | EV_PERSIST, on_conn, event_self_cbarg());
+    conns[slot] = ev;
     event_add(ev, NULL);
 }
 
@@ -97,6 +116,9 @@ static void srv_open(void)
 /* Stop listening: connections are refused from now on. */
 static void srv_close(void)
 {
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (conns[i] != NULL)
+            conn_close(conns[i]);
     if (lev != NULL)
         event_free(lev);
     lev = NULL;
