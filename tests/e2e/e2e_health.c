@@ -115,7 +115,7 @@ static void health_defaults(Mesos__V1__HealthCheck *hc)
     hc->has_interval_seconds = 1;
     hc->interval_seconds = 0.2;
     hc->has_timeout_seconds = 1;
-    hc->timeout_seconds = 2;
+    hc->timeout_seconds = 5; /* no spurious failure on a busy machine */
     hc->has_grace_period_seconds = 1;
     hc->grace_period_seconds = 0;
     hc->has_consecutive_failures = 1;
@@ -240,16 +240,10 @@ START_TEST(test_http_health_check)
 }
 END_TEST
 
-static void close_fd(void *arg)
-{
-    close(*(int *)arg);
-}
-
 START_TEST(test_tcp_health_check)
 {
     uint16_t port = 0;
-    int lfd = listen_loopback(&port); /* the backlog completes connects */
-    ck_assert_int_ge(lfd, 0);
+    pid_t srv = http_server_start(&port); /* accepts, and closes */
     cluster_start();
     Mesos__V1__HealthCheck__TCPCheckInfo tcp =
         MESOS__V1__HEALTH_CHECK__TCPCHECK_INFO__INIT;
@@ -261,20 +255,31 @@ START_TEST(test_tcp_health_check)
     hc.tcp = &tcp;
     fw.health_check = &hc;
     hfw_launch(&fw, "t1", "sleep 1000");
-    assert_health_course(close_fd, &lfd);
+    assert_health_course(kill_server, &srv);
     cluster_stop();
 }
 END_TEST
 
-static void nothing(void *arg)
+/* path/name of t1's sandbox (agent's /state). */
+static void sandbox_path(const char *name, char *out, size_t outlen)
 {
-    (void)arg; /* the task breaks its own health */
+    char sb[4096];
+    ck_assert(e2e_agent_sandbox(agent.port, "t1", sb, sizeof(sb)));
+    snprintf(out, outlen, "%s/%s", sb, name);
+}
+
+static void remove_ok(void *arg)
+{
+    (void)arg;
+    char p[4200];
+    sandbox_path("ok", p, sizeof(p));
+    ck_assert_int_eq(unlink(p), 0);
 }
 
 START_TEST(test_command_health_check)
 {
-    /* Healthy while the file "ok" exists in the sandbox, which the task
-     * removes after a while. */
+    /* Healthy while the file "ok" the task makes exists in its sandbox;
+     * the test removes it. */
     cluster_start();
     Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
     cmd.value = "test -f ok";
@@ -287,8 +292,8 @@ START_TEST(test_command_health_check)
      * ignores that failure (it ends with the first success). */
     hc.grace_period_seconds = 10;
     fw.health_check = &hc;
-    hfw_launch(&fw, "t1", "touch ok; sleep 3; rm ok; sleep 1000");
-    assert_health_course(nothing, NULL);
+    hfw_launch(&fw, "t1", "touch ok; sleep 1000");
+    assert_health_course(remove_ok, NULL);
     cluster_stop();
 }
 END_TEST
@@ -379,10 +384,16 @@ START_TEST(test_command_check_status)
     ci.has_interval_seconds = 1;
     ci.interval_seconds = 0.2;
     fw.check = &ci;
-    hfw_launch(&fw, "t1", "echo 3 > code; sleep 2; echo 7 > code; sleep 1000");
+    hfw_launch(&fw, "t1", "echo 3 > code; sleep 1000");
     int three = 3, seven = 7;
     ck_assert_msg(e2e_loop_until(base, check_reported, &three, 20000),
                   "no check_status with exit code 3");
+    char p[4200];
+    sandbox_path("code", p, sizeof(p));
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("7\n", f);
+    fclose(f);
     ck_assert_msg(e2e_loop_until(base, check_reported, &seven, 20000),
                   "no check_status with exit code 7");
     ck_assert_msg(e2e_loop_until(base, state_shows_exit_code, &seven, 10000),
