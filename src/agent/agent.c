@@ -20,6 +20,7 @@
 #include "agent/command.h"
 #include "agent/isolator.h"
 #include "agent/fetcher.h"
+#include "agent/health.h"
 #include "agent/master_conn.h"
 #include "agent/oversub.h"
 #include "agent/recovery.h"
@@ -90,6 +91,7 @@ struct agent {
     /* The resource estimator and the QoS controller (oversub.h). */
     struct agent_oversub *oversub;
     struct agent_iso *iso; /* cgroups and disk quota (isolator.h) */
+    struct agent_health *health; /* health checks and checks (health.h) */
 };
 
 static int64_t now_ns(void)
@@ -277,6 +279,9 @@ static void checkpoint_task(struct agent *a, const char *fw,
     free(c.fids);
 }
 
+static void queue_status(struct agent *a, const char *fw, const char *task_id,
+                         struct agent_task *t, Mesos__V1__TaskStatus *st);
+
 /* Report a new state of a task (t may be NULL for a task the agent does not
  * hold): build the status, remember it, checkpoint, queue it. */
 static void report(struct agent *a, const char *fw, const char *task_id,
@@ -296,9 +301,32 @@ static void report(struct agent *a, const char *fw, const char *task_id,
         .timestamp = clock_wall_secs(),
     };
     Mesos__V1__TaskStatus *st = agent_status_new(&spec);
+    if (t != NULL)
+        agent_health_decorate(a->health, t, st);
+    queue_status(a, fw, task_id, t, st);
+}
+
+/* Remember st (ownership taken) as t's latest status, checkpoint, queue it
+ * on the update manager. */
+#define HEALTH_REASON                                                          \
+    MESOS__V1__TASK_STATUS__REASON__REASON_TASK_HEALTH_CHECK_STATUS_UPDATED
+#define CHECK_REASON                                                           \
+    MESOS__V1__TASK_STATUS__REASON__REASON_TASK_CHECK_STATUS_UPDATED
+
+static void queue_status(struct agent *a, const char *fw, const char *task_id,
+                         struct agent_task *t, Mesos__V1__TaskStatus *st)
+{
+    Mesos__V1__TaskState state = st->state;
+    const char *message = st->message;
     if (t != NULL) {
         t->state = state;
-        agent_task_note_state(t, state, spec.timestamp);
+        /* Health and check results are not new states: /state's history
+         * keeps one entry per state, and stays bounded. */
+        bool probe = st->has_reason && (st->reason == HEALTH_REASON ||
+                                        st->reason == CHECK_REASON);
+        if (!probe || t->nstates == 0 ||
+            t->states[t->nstates - 1].state != state)
+            agent_task_note_state(t, state, st->timestamp);
         if (t->last_status != NULL)
             jpb_free(&t->last_status->base);
         t->last_status =
@@ -360,6 +388,7 @@ static void forget_task(struct agent *a, struct agent_task *t)
 {
     char *fw = xstrdup(t->framework_id);
     log_info("forgetting task %s of framework %s", t->task_id, fw);
+    agent_health_stop(a->health, t);
     if (agent_ckpt_id_is_safe(fw) && agent_ckpt_id_is_safe(t->task_id))
         agent_ckpt_remove_task(a->ckpt, fw, t->task_id);
     agent_tasks_remove(a->tasks, t);
@@ -522,6 +551,7 @@ static void on_task_running(struct agent_task *t, void *arg)
     report(a, t->framework_id, t->task_id, t,
            MESOS__V1__TASK_STATE__TASK_RUNNING,
            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
+    agent_health_start(a->health, t, a->agent_id);
 }
 
 /* Report how t's processes ended (from the supervisor's record of the
@@ -577,10 +607,24 @@ static void report_end(struct agent *a, struct agent_task *t,
     }
     report(a, t->framework_id, t->task_id, t, state, source, has_reason, reason,
            message[0] != '\0' ? message : NULL);
+    agent_health_stop(a->health, t);
     kill_group_of(a, t, state);
     /* Volumes left the list while it ran may go now. */
     if (!a->recovering && agent_vols_removing(a->vols) > 0)
         agent_vols_collect(a->vols);
+}
+
+/* Health checks and checks (health.h): their updates, and the kill of a
+ * task that failed its health check. */
+static void on_health_update(struct agent_task *t, Mesos__V1__TaskStatus *st,
+                             void *arg)
+{
+    queue_status(arg, t->framework_id, t->task_id, t, st);
+}
+
+static void on_health_kill(struct agent_task *t, void *arg)
+{
+    kill_task(arg, t, NULL);
 }
 
 static void on_task_ended(struct agent_task *t,
@@ -1207,6 +1251,9 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
             report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_STARTING,
                    MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0,
                    NULL);
+        if (t->phase == AGENT_TASK_RUNNING &&
+            t->state == MESOS__V1__TASK_STATE__TASK_RUNNING)
+            agent_health_start(a->health, t, a->agent_id);
         break;
     case AGENT_REC_ENDED: {
         n->ended++;
@@ -1440,6 +1487,8 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     a->vols = agent_vols_new(cfg->work_dir, a->ckpt, volume_in_use, a);
     a->um = agent_um_new(cfg->flags->update_retry_min_ns,
                          cfg->flags->update_retry_max_ns, send_update, a);
+    struct agent_health_cbs hcbs = {on_health_update, on_health_kill, a};
+    a->health = agent_health_new(base, &hcbs);
     struct agent_tasks_cbs tcbs = {on_task_running, on_task_ended, a};
     a->tasks = agent_tasks_new(base, &tcbs);
     if (a->tasks == NULL) {
@@ -1521,6 +1570,7 @@ void agent_free(struct agent *a)
     agent_conn_free(a->conn);
     agent_oversub_free(a->oversub);
     agent_iso_free(a->iso);
+    agent_health_free(a->health);
     agent_tasks_free(a->tasks);
     agent_um_free(a->um);
     hmap_free(a->frameworks, framework_free);

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/flags.h"
 #include "common/hmap.h"
+#include "common/json_pb.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "common/task_state.h"
@@ -105,6 +106,16 @@ static json_t *task_json(const struct agent_task *t, const char *agent_id)
         json_object_set_new(s, "state",
                             json_string(task_state_name(t->states[i].state)));
         json_object_set_new(s, "timestamp", json_real(t->states[i].timestamp));
+        const Mesos__V1__TaskStatus *last = t->last_status;
+        if (i + 1 == t->nstates && last != NULL &&
+            last->state == t->states[i].state) {
+            /* The latest health and check result, as Mesos shows them. */
+            if (last->has_healthy)
+                json_object_set_new(s, "healthy", json_boolean(last->healthy));
+            if (last->check_status != NULL)
+                json_object_set_new(s, "check_status",
+                                    jpb_to_json(&last->check_status->base));
+        }
         json_array_append_new(st, s);
     }
     json_object_set_new(j, "statuses", st);

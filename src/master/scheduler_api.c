@@ -31,6 +31,7 @@
 #include "master/operations.h"
 #include "master/reservations.h"
 #include "master/send.h"
+#include "master/task_checks.h"
 #include "master/tasks.h"
 
 #define DEFAULT_REFUSE_SECS 5.0
@@ -111,6 +112,8 @@ static const char *validate_task(struct framework *fw, struct agent *ag,
     if (ti->kill_policy != NULL && ti->kill_policy->grace_period != NULL &&
         ti->kill_policy->grace_period->nanoseconds < 0)
         return "kill_policy.grace_period: must not be negative";
+    if ((e = master_task_checks_validate(ti, err, errlen)) != NULL)
+        return e;
     if (ti->n_resources == 0)
         return "Task uses no resources";
     char rerr[256];

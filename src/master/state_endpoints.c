@@ -179,12 +179,23 @@ static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
 /* ---- Tasks, offers, frameworks, agents -------------------------------------
  */
 
+/* TaskStatus.healthy and check_status into a status's JSON (o). */
+static void status_checks_model(json_t *o, const Mesos__V1__TaskStatus *st)
+{
+    if (st->has_healthy)
+        json_object_set_new(o, "healthy", json_boolean(st->healthy));
+    if (st->check_status != NULL)
+        json_object_set_new(o, "check_status",
+                            jpb_to_json(&st->check_status->base));
+}
+
 /* The fields a live task and a completed one share (Mesos's model(Task)). */
 static json_t *task_model_base(const char *id, const char *name,
                                const char *framework_id, const char *agent_id,
                                Mesos__V1__TaskState state,
                                const res_list *resources, const char *role,
-                               const struct task_state_at *hist, uint32_t nhist)
+                               const struct task_state_at *hist, uint32_t nhist,
+                               const Mesos__V1__TaskStatus *latest)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_string(id));
@@ -201,6 +212,10 @@ static json_t *task_model_base(const char *id, const char *name,
         json_object_set_new(s, "state",
                             json_string(task_state_name(hist[i].state)));
         json_object_set_new(s, "timestamp", json_real(hist[i].timestamp));
+        /* The latest status's health and check result, as Mesos's
+         * model(TaskStatus) shows them. */
+        if (i + 1 == nhist && latest != NULL && latest->state == hist[i].state)
+            status_checks_model(s, latest);
         json_array_append_new(st, s);
     }
     json_object_set_new(o, "statuses", st);
@@ -236,8 +251,9 @@ static void task_model_extras(json_t *o, const char *user,
 static json_t *record_model(const struct framework *fw,
                             const struct task_record *r)
 {
-    json_t *o = task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
-                                &r->resources, r->role, r->hist, r->nhist);
+    json_t *o =
+        task_model_base(r->id, r->name, fw->id, r->agent_id, r->state,
+                        &r->resources, r->role, r->hist, r->nhist, r->status);
     task_model_extras(o, r->user, r->labels, r->discovery, r->container,
                       r->health_check);
     return o;
@@ -246,9 +262,10 @@ static json_t *record_model(const struct framework *fw,
 static json_t *task_model(const struct task *t)
 {
     const Mesos__V1__TaskInfo *ti = t->info;
-    json_t *o = task_model_base(ti->task_id->value, ti->name, t->fw->id,
-                                t->agent != NULL ? t->agent->id : "", t->state,
-                                &t->resources, t->role, t->hist, t->nhist);
+    json_t *o =
+        task_model_base(ti->task_id->value, ti->name, t->fw->id,
+                        t->agent != NULL ? t->agent->id : "", t->state,
+                        &t->resources, t->role, t->hist, t->nhist, t->status);
     task_model_extras(o, ti->command != NULL ? ti->command->user : NULL,
                       ti->labels, ti->discovery, ti->container,
                       ti->health_check);

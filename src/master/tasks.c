@@ -585,6 +585,8 @@ static void answer_known(struct master *m, struct framework *fw, struct task *t)
         st.has_healthy = true;
         st.healthy = t->status->healthy;
     }
+    if (t->status != NULL) /* borrowed for the send, as Mesos includes it */
+        st.check_status = t->status->check_status;
     send_update(m, fw, &st);
 }
 

@@ -159,6 +159,10 @@ static void launch_on(struct hfw *f, const Mesos__V1__Offer *offer)
     int n = hfw_pack_launches(&l, offer,
                               f->task_res ? f->task_res : DEFAULT_TASK_RES, ids,
                               cmds, want, f->kill_grace_secs);
+    for (int i = 0; i < n; i++) {
+        l.infos[i].health_check = (Mesos__V1__HealthCheck *)f->health_check;
+        l.infos[i].check = (Mesos__V1__CheckInfo *)f->check;
+    }
     const char *oid = offer->id->value;
     if (n == 0) {
         decline(f, oid, 1);
@@ -208,6 +212,16 @@ static void on_update(struct offerd_sched *s,
     u->source = st->has_source ? (int)st->source : -1;
     snprintf(u->message, sizeof(u->message), "%s",
              st->message != NULL ? st->message : "");
+    u->healthy = st->has_healthy ? (int)st->healthy : -1;
+    const Mesos__V1__CheckStatusInfo *cs = st->check_status;
+    u->has_check_status = cs != NULL;
+    u->check_value = -1;
+    if (cs != NULL && cs->command != NULL && cs->command->has_exit_code)
+        u->check_value = cs->command->exit_code;
+    if (cs != NULL && cs->http != NULL && cs->http->has_status_code)
+        u->check_value = (int)cs->http->status_code;
+    if (cs != NULL && cs->tcp != NULL && cs->tcp->has_succeeded)
+        u->check_value = cs->tcp->succeeded ? 1 : 0;
     u->has_uuid = st->has_uuid && st->uuid.len == 16;
     if (!u->has_uuid)
         return; /* from the master: nothing to acknowledge */

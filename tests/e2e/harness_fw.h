@@ -43,6 +43,10 @@ struct hfw_update {
     bool has_uuid;
     uint8_t uuid[16];
     char message[256];
+    int healthy; /* TaskStatus.healthy: 0, 1, or -1 when unset */
+    bool has_check_status;
+    int check_value; /* check_status's exit_code, status_code or succeeded
+                        (0/1); -1 when that field is unset */
 };
 
 /* A task waiting for an offer. */
@@ -63,6 +67,10 @@ struct hfw {
      * must outlive the call. NULL: none. */
     void (*edit_task)(Mesos__V1__TaskInfo *ti, void *arg);
     void *edit_arg;
+    /* Every task's TaskInfo.health_check and check (NULL: none; borrowed
+     * while tasks are launched). */
+    const Mesos__V1__HealthCheck *health_check;
+    const Mesos__V1__CheckInfo *check;
 
     /* State, read by tests. */
     struct offerd_sched *s;
