@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 21
+#define AGENT_FLAGS_ROWS 24
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -54,9 +54,12 @@ struct agent_flags {
     int64_t update_retry_max_ns; /* cap of the resend interval */
     int64_t shutdown_timeout_ns; /* SIGUSR1/SHUTDOWN: longest wait for the
                                     tasks to die before exiting anyway */
-    const char *recover;         /* --recover text */
-    bool recover_cleanup;        /* --recover=cleanup: kill the recovered
-                                    tasks, forget the checkpoint, exit */
+    int64_t executor_registration_timeout_ns; /* executors.h */
+    int64_t executor_reregistration_timeout_ns;
+    int64_t executor_shutdown_grace_period_ns;
+    const char *recover;  /* --recover text */
+    bool recover_cleanup; /* --recover=cleanup: kill the recovered
+                             tasks, forget the checkpoint, exit */
     /* Oversubscription (oversub.h). */
     const char *resource_estimator;       /* --resource_estimator text */
     enum agent_estimator estimator;       /* parsed */

@@ -48,6 +48,7 @@
 
 struct flags;
 struct hmap;
+struct agent_execs;
 
 /* Everything /state shows, borrowed. */
 struct agent_state_view {
@@ -62,8 +63,9 @@ struct agent_state_view {
     const struct flags *flags;
     const struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo */
     const struct agent_tasks *tasks;
-    const res_list *checkpointed;  /* dynamic reservations and volumes */
-    uint64_t checkpointed_version; /* 0: none applied */
+    const struct agent_execs *execs; /* custom executors; may be NULL */
+    const res_list *checkpointed;    /* dynamic reservations and volumes */
+    uint64_t checkpointed_version;   /* 0: none applied */
 };
 
 /* Resources as Mesos's model(Resources): each name summed over every
