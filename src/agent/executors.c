@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -285,9 +286,11 @@ static bool sup_alive(const struct exec *e)
         return false;
     if (e->recovered)
         return agent_proc_runs_in(e->sup_pid, e->sandbox);
-    /* Our child: the task table's SIGCHLD handler reaps it, after which
-     * the pid is gone (a zombie still answers: one more tick). */
-    return kill(e->sup_pid, 0) == 0 || errno != ESRCH;
+    /* Our child: reaped here, or already by the task table's SIGCHLD
+     * handler (which reaps every child: ECHILD). */
+    int st;
+    pid_t r = waitpid(e->sup_pid, &st, WNOHANG);
+    return r == 0 || (r < 0 && errno == EINTR);
 }
 
 static void check_exit(struct exec *e)

@@ -327,6 +327,18 @@ START_TEST(test_two_tasks_messages_kill_shutdown)
     ck_assert_str_eq(json_string_value(json_object_get(e, "name")),
                      "e2e executor");
     json_decref(doc);
+    /* The agent's operator API lists it too. */
+    const char *hj[] = {"Content-Type: application/json",
+                        "Accept: application/json", NULL};
+    const char *get = "{\"type\":\"GET_EXECUTORS\"}";
+    struct e2e_response r;
+    ck_assert_int_eq(
+        e2e_http(agent.port, "POST", "/api/v1", hj, get, strlen(get), 5000, &r),
+        0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "\"executor_id\":{\"value\":\"" EX_ID));
+    e2e_response_free(&r);
     char env[PATH_MAX + 256];
     snprintf(env, sizeof(env),
              "executor " EX_ID " of framework " FW_ID
