@@ -97,6 +97,7 @@ struct exec_task {
     const char *name;    /* NULL: the task id */
     const char *command; /* the executor's shell command; NULL: executor */
     const char *mode;    /* TEST_EXECUTOR_MODE, or NULL */
+    const char *program; /* instead of test_executor, no shell */
     bool checkpoint;     /* FrameworkInfo.checkpoint */
 };
 
@@ -113,7 +114,9 @@ static void run_exec_task(const struct exec_task *t)
     fi.checkpoint = t->checkpoint;
 
     Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
-    cmd.value = (char *)(t->command != NULL ? t->command : TEST_EXECUTOR_BIN);
+    cmd.value = (char *)(t->command != NULL   ? t->command
+                         : t->program != NULL ? t->program
+                                              : TEST_EXECUTOR_BIN);
     cmd.has_shell = 1;
     cmd.shell = t->command != NULL;
     Mesos__V1__Environment env = MESOS__V1__ENVIRONMENT__INIT;
@@ -735,6 +738,55 @@ START_TEST(test_agent_restart_executor_not_back)
 }
 END_TEST
 
+/* The same flow with an executor written with a third-party library:
+ * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go). */
+START_TEST(test_mesos_go_executor)
+{
+#ifndef GO_EXECUTOR_BIN
+    fprintf(stderr, "e2e_executors: go or mesos-go missing: "
+                    "test_mesos_go_executor skipped\n");
+#else
+    hfm.auto_ack = true;
+    start_agent(NULL);
+    hfm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    struct exec_task t1 = {.task_id = "g1", .program = GO_EXECUTOR_BIN};
+    struct exec_task t2 = {.task_id = "g2", .program = GO_EXECUTOR_BIN};
+    struct exec_task t3 = {
+        .task_id = "g3", .name = "finish-g3", .program = GO_EXECUTOR_BIN};
+    run_exec_task(&t1);
+    run_exec_task(&t2);
+    size_t f = from;
+    wait_update(&f, "g1", RUNNING);
+    f = from;
+    wait_update(&f, "g2", RUNNING);
+    run_exec_task(&t3);
+    f = from;
+    wait_update(&f, "g3", MESOS__V1__TASK_STATE__TASK_FINISHED);
+    char sandbox[PATH_MAX];
+    executor_sandbox(sandbox, sizeof(sandbox));
+    wait_stdout(sandbox, "go_executor: ACKNOWLEDGED g1");
+
+    f = hfm.ncalls;
+    framework_message("ping");
+    const Offerd__Agent__Call *m =
+        wait_call(&f, OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE);
+    ck_assert_uint_eq(m->executor_message->data.len, 9);
+    ck_assert(memcmp(m->executor_message->data.data, "echo:ping", 9) == 0);
+
+    f = hfm.ncalls;
+    hfm_kill(FW_ID, "g1", -1);
+    wait_update(&f, "g1", KILLED);
+    f = hfm.ncalls;
+    shutdown_executor();
+    wait_update(&f, "g2", KILLED);
+    const Offerd__Agent__Call *x =
+        wait_call(&f, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+    ck_assert_int_eq(WEXITSTATUS(x->executor_exited->status), 0);
+#endif
+}
+END_TEST
+
 static Suite *executors_suite(void)
 {
     Suite *s = suite_create("e2e_executors");
@@ -750,6 +802,7 @@ static Suite *executors_suite(void)
     tcase_add_test(tc, test_protobuf_subscribe_gets_queued_task);
     tcase_add_test(tc, test_agent_restart_executor_resubscribes);
     tcase_add_test(tc, test_agent_restart_executor_not_back);
+    tcase_add_test(tc, test_mesos_go_executor);
     suite_add_tcase(s, tc);
     return s;
 }
