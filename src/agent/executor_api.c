@@ -13,6 +13,40 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The checks of Mesos's validateExecutorCall on an executor's status. */
+static const char *validate_status(const Mesos__V1__TaskStatus *st,
+                                   const char *fw, const char *ex, char *buf,
+                                   size_t len)
+{
+    if (!st->has_uuid)
+        return "Expecting 'uuid' to be present";
+    if (st->uuid.len != 16)
+        return "Expecting 'uuid' to be 16 bytes";
+    if (st->executor_id != NULL && strcmp(st->executor_id->value, ex) != 0) {
+        snprintf(buf, len,
+                 "ExecutorID in Call: %s does not match ExecutorID in "
+                 "TaskStatus: %s",
+                 ex, st->executor_id->value);
+        return buf;
+    }
+    if (!st->has_source ||
+        st->source != MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR) {
+        snprintf(buf, len,
+                 "Received Call from executor %s of framework %s with "
+                 "invalid source, expecting 'SOURCE_EXECUTOR'",
+                 ex, fw);
+        return buf;
+    }
+    if (st->state == MESOS__V1__TASK_STATE__TASK_STAGING) {
+        snprintf(buf, len,
+                 "Received TASK_STAGING from executor %s of framework %s "
+                 "which is not allowed",
+                 ex, fw);
+        return buf;
+    }
+    return NULL;
+}
+
 /* Mesos's validateExecutorCall. Returns NULL when call is valid, else the
  * reason in buf. */
 static const char *validate(const Mesos__V1__Executor__Call *call, char *buf,
@@ -23,43 +57,23 @@ static const char *validate(const Mesos__V1__Executor__Call *call, char *buf,
     const char *fw = call->framework_id->value;
     const char *ex = call->executor_id->value;
     switch (call->type) {
-    case MESOS__V1__EXECUTOR__CALL__TYPE__SUBSCRIBE:
+    case MESOS__V1__EXECUTOR__CALL__TYPE__SUBSCRIBE: {
         if (call->subscribe == NULL)
             return "Expecting 'subscribe' to be present";
-        return NULL;
-    case MESOS__V1__EXECUTOR__CALL__TYPE__UPDATE: {
-        if (call->update == NULL)
-            return "Expecting 'update' to be present";
-        const Mesos__V1__TaskStatus *st = call->update->status;
-        if (!st->has_uuid)
-            return "Expecting 'uuid' to be present";
-        if (st->uuid.len != 16)
-            return "Expecting 'uuid' to be 16 bytes";
-        if (st->executor_id != NULL &&
-            strcmp(st->executor_id->value, ex) != 0) {
-            snprintf(buf, len,
-                     "ExecutorID in Call: %s does not match ExecutorID in "
-                     "TaskStatus: %s",
-                     ex, st->executor_id->value);
-            return buf;
-        }
-        if (!st->has_source ||
-            st->source != MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR) {
-            snprintf(buf, len,
-                     "Received Call from executor %s of framework %s with "
-                     "invalid source, expecting 'SOURCE_EXECUTOR'",
-                     ex, fw);
-            return buf;
-        }
-        if (st->state == MESOS__V1__TASK_STATE__TASK_STAGING) {
-            snprintf(buf, len,
-                     "Received TASK_STAGING from executor %s of framework %s "
-                     "which is not allowed",
-                     ex, fw);
-            return buf;
+        /* The re-sent updates go through the update path as UPDATEs do. */
+        const Mesos__V1__Executor__Call__Subscribe *s = call->subscribe;
+        for (size_t i = 0; i < s->n_unacknowledged_updates; i++) {
+            const char *why = validate_status(
+                s->unacknowledged_updates[i]->status, fw, ex, buf, len);
+            if (why != NULL)
+                return why;
         }
         return NULL;
     }
+    case MESOS__V1__EXECUTOR__CALL__TYPE__UPDATE:
+        if (call->update == NULL)
+            return "Expecting 'update' to be present";
+        return validate_status(call->update->status, fw, ex, buf, len);
     case MESOS__V1__EXECUTOR__CALL__TYPE__MESSAGE:
         if (call->message == NULL)
             return "Expecting 'message' to be present";

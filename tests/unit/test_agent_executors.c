@@ -233,6 +233,10 @@ static const struct {
      "\"t1\"},\"state\":\"TASK_STAGING\",\"source\":\"SOURCE_EXECUTOR\","
      "\"uuid\":\"AAAAAAAAAAAAAAAAAAAAAA==\"}}," IDS "}",
      400, "TASK_STAGING"},
+    {"{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"unacknowledged_updates\":[{"
+     "\"status\":{\"task_id\":{\"value\":\"t1\"},\"state\":\"TASK_RUNNING\","
+     "\"source\":\"SOURCE_EXECUTOR\"}}]}," IDS "}",
+     400, "'uuid'"},
     /* Valid, but not subscribed yet. */
     {"{\"type\":\"UPDATE\",\"update\":{\"status\":{\"task_id\":{\"value\":"
      "\"t1\"},\"state\":\"TASK_RUNNING\",\"source\":\"SOURCE_EXECUTOR\","
