@@ -56,6 +56,8 @@ static size_t ntasks;
 static struct pending pend[MAX_TASKS * 4];
 static size_t npend;
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void say(const char *fmt, ...)
 {
     va_list ap;
