@@ -738,6 +738,32 @@ START_TEST(test_agent_restart_executor_not_back)
 }
 END_TEST
 
+/* The framework is removed: its executor is shut down, its task killed. */
+START_TEST(test_shutdown_framework_shuts_executor_down)
+{
+    hfm.auto_ack = true;
+    start_agent(NULL);
+    hfm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    struct exec_task t1 = {.task_id = "f1"};
+    run_exec_task(&t1);
+    wait_update(&from, "f1", RUNNING);
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = FW_ID;
+    Offerd__Agent__Event__ShutdownFramework sf =
+        OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+    sf.framework_id = &fid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+    ev.shutdown_framework = &sf;
+    hfm_send(&ev);
+    wait_update(&from, "f1", KILLED);
+    const Offerd__Agent__Call *x =
+        wait_call(&from, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+    ck_assert_str_eq(x->executor_exited->executor_id->value, EX_ID);
+}
+END_TEST
+
 /* The same flow with an executor written with a third-party library:
  * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go). */
 START_TEST(test_mesos_go_executor)
@@ -803,6 +829,7 @@ static Suite *executors_suite(void)
     tcase_add_test(tc, test_agent_restart_executor_resubscribes);
     tcase_add_test(tc, test_agent_restart_executor_not_back);
     tcase_add_test(tc, test_mesos_go_executor);
+    tcase_add_test(tc, test_shutdown_framework_shuts_executor_down);
     suite_add_tcase(s, tc);
     return s;
 }
