@@ -21,6 +21,8 @@ packages=(
                                      # machine run by systemd this also starts a
                                      # Prometheus server on :9090 (systemctl
                                      # disable --now prometheus if unwanted)
+    golang-go golang-github-mesos-mesos-go-dev # e2e_executors' go_executor,
+                                     # built with mesos-go's executor library
 )
 
 missing=()

@@ -21,6 +21,8 @@
 #include "agent/isolator.h"
 #include "agent/fetcher.h"
 #include "agent/health.h"
+#include "agent/executor_api.h"
+#include "agent/executors.h"
 #include "agent/master_conn.h"
 #include "agent/oversub.h"
 #include "agent/recovery.h"
@@ -90,8 +92,10 @@ struct agent {
 
     /* The resource estimator and the QoS controller (oversub.h). */
     struct agent_oversub *oversub;
-    struct agent_iso *iso; /* cgroups and disk quota (isolator.h) */
+    struct agent_iso *iso;       /* cgroups and disk quota (isolator.h) */
     struct agent_health *health; /* health checks and checks (health.h) */
+
+    struct agent_execs *execs; /* custom executors (executors.h) */
 };
 
 static int64_t now_ns(void)
@@ -406,6 +410,8 @@ static void forget_task(struct agent *a, struct agent_task *t)
 
 static void kill_task(struct agent *a, struct agent_task *t,
                       const Mesos__V1__KillPolicy *override);
+static void kill_on_executor(struct agent *a, struct agent_task *t,
+                             const Mesos__V1__KillPolicy *override);
 
 /* As Mesos's default executor does for a task group: when one task of the
  * group ends other than FINISHED, the others are killed. */
@@ -437,6 +443,35 @@ static void launch_failed(struct agent *a, struct agent_task *t,
            MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_LAUNCH_FAILED,
            message);
     kill_group_of(a, t, MESOS__V1__TASK_STATE__TASK_FAILED);
+}
+
+/* The executor that runs t, or NULL for a command task. */
+static const char *executor_of(const struct agent_task *t)
+{
+    return t->info->executor != NULL ? t->info->executor->executor_id->value
+                                     : NULL;
+}
+
+/* Hand t (or, with group set, the group whose tasks are in the table
+ * already) to its custom executor (executors.h); the executor reports its
+ * states, the agent only its failures. */
+static void run_on_executor(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
+                            struct agent_task *t,
+                            const Mesos__V1__ExecutorInfo *ei,
+                            const Mesos__V1__TaskGroupInfo *group)
+{
+    char err[1024];
+    if (agent_execs_run(a->execs, fi, ei, group ? NULL : t->info, group, err,
+                        sizeof(err)) != 0) {
+        launch_failed(a, t, err);
+        return;
+    }
+    const char *sandbox = NULL;
+    agent_execs_info(a->execs, t->framework_id, executor_of(t), &sandbox);
+    if (sandbox != NULL &&
+        agent_ckpt_save_task_info(a->ckpt, t->framework_id, t->info, sandbox,
+                                  err, sizeof(err)) != 0)
+        log_error("checkpoint: %s", err);
 }
 
 /* Start one task; group is the executor id of its task group, or NULL. */
@@ -471,10 +506,12 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
         launch_failed(a, t, "The agent is shutting down");
         return;
     }
+    if (ti->executor != NULL) {
+        run_on_executor(a, fi, t, ti->executor, NULL);
+        return;
+    }
     if (ti->command == NULL) {
-        launch_failed(a, t,
-                      "Only command tasks are supported (this agent runs no "
-                      "custom executors)");
+        launch_failed(a, t, "Task has neither a command nor an executor");
         return;
     }
     char err[1024];
@@ -519,6 +556,55 @@ static void run_task(struct agent *a, const Mesos__V1__FrameworkInfo *fi,
            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR, false, 0, NULL);
 }
 
+/* A task group for a CUSTOM executor: every task in the table (with the
+ * executor in its TaskInfo copy), then the group to the executor. */
+static void run_group_on_executor(struct agent *a,
+                                  const Offerd__Agent__Event__RunTaskGroup *g)
+{
+    const Mesos__V1__FrameworkInfo *fi = g->framework_info;
+    if (fi->id == NULL)
+        return;
+    struct agent_task **ts = xcalloc(g->task_group->n_tasks + 1, sizeof(*ts));
+    size_t n = 0;
+    for (size_t i = 0; i < g->task_group->n_tasks; i++) {
+        Mesos__V1__TaskInfo ti = *g->task_group->tasks[i];
+        ti.executor = g->executor;
+        const char *task_id = ti.task_id->value;
+        if (agent_tasks_get(a->tasks, fi->id->value, task_id) != NULL ||
+            !agent_ckpt_id_is_safe(task_id)) {
+            log_warn("RUN_TASK_GROUP: task %s exists or has an unsafe id: "
+                     "ignored",
+                     task_id);
+            continue;
+        }
+        ts[n++] = agent_tasks_add(a->tasks, fi->id->value, &ti);
+    }
+    if (n == 0) {
+        free(ts);
+        return;
+    }
+    remember_framework(a, fi->id->value, fi);
+    char err[1024];
+    if (a->shutting_down ||
+        agent_execs_run(a->execs, fi, g->executor, NULL, g->task_group, err,
+                        sizeof(err)) != 0) {
+        for (size_t i = 0; i < n; i++)
+            launch_failed(a, ts[i],
+                          a->shutting_down ? "The agent is shutting down"
+                                           : err);
+        free(ts);
+        return;
+    }
+    const char *sandbox = NULL;
+    agent_execs_info(a->execs, fi->id->value, g->executor->executor_id->value,
+                     &sandbox);
+    for (size_t i = 0; i < n && sandbox != NULL; i++)
+        if (agent_ckpt_save_task_info(a->ckpt, fi->id->value, ts[i]->info,
+                                      sandbox, err, sizeof(err)) != 0)
+            log_error("checkpoint: %s", err);
+    free(ts);
+}
+
 /* The tasks of a group run side by side, each as a command task in its own
  * sandbox and process group (this agent has no nested containers); they
  * share the group's fate (kill_group_of). */
@@ -526,6 +612,11 @@ static void run_task_group(struct agent *a,
                            const Offerd__Agent__Event__RunTaskGroup *g)
 {
     const char *group = g->executor->executor_id->value;
+    if (g->executor->has_type &&
+        g->executor->type == MESOS__V1__EXECUTOR_INFO__TYPE__CUSTOM) {
+        run_group_on_executor(a, g);
+        return;
+    }
     for (size_t i = 0; i < g->task_group->n_tasks; i++)
         run_task(a, g->framework_info, g->task_group->tasks[i], group);
     /* A task that could not start takes the group down, including the
@@ -646,6 +737,10 @@ static int64_t grace_of(const Mesos__V1__KillPolicy *kp, int64_t fallback)
 static void kill_task(struct agent *a, struct agent_task *t,
                       const Mesos__V1__KillPolicy *override)
 {
+    if (executor_of(t) != NULL) {
+        kill_on_executor(a, t, override);
+        return;
+    }
     if (task_state_is_terminal(t->state) || t->phase == AGENT_TASK_ENDED ||
         t->phase == AGENT_TASK_NEW) {
         log_info("task %s of framework %s is already %s: nothing to kill",
@@ -683,6 +778,36 @@ static void kill_task(struct agent *a, struct agent_task *t,
                    : MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR,
                t->has_kill_reason, t->kill_reason, NULL);
     agent_tasks_kill(a->tasks, t, grace);
+}
+
+/* A task of a custom executor: the executor kills it (KILL event); one
+ * still queued is dropped and reported killed here. */
+static void kill_on_executor(struct agent *a, struct agent_task *t,
+                             const Mesos__V1__KillPolicy *override)
+{
+    if (task_state_is_terminal(t->state))
+        return;
+    const Mesos__V1__KillPolicy *kp =
+        override != NULL ? override : t->info->kill_policy;
+    switch (agent_execs_kill(a->execs, t->framework_id, executor_of(t),
+                             t->task_id, kp)) {
+    case AGENT_EXECS_KILL_DEQUEUED:
+        report(a, t->framework_id, t->task_id, t,
+               MESOS__V1__TASK_STATE__TASK_KILLED,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_TASK_KILLED_DURING_LAUNCH,
+               "Killed before its executor subscribed");
+        break;
+    case AGENT_EXECS_KILL_NONE:
+        report(a, t->framework_id, t->task_id, t,
+               MESOS__V1__TASK_STATE__TASK_LOST,
+               MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+               MESOS__V1__TASK_STATUS__REASON__REASON_EXECUTOR_TERMINATED,
+               "The task's executor is gone");
+        break;
+    default:
+        break;
+    }
 }
 
 /* Kill t for a reason its TASK_KILLING and TASK_KILLED report (with
@@ -724,6 +849,22 @@ static void handle_ack(struct agent *a,
 {
     const char *fw = k->framework_id->value;
     const char *task_id = k->task_id->value;
+    struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+    /* An update its executor made goes back to it as ACKNOWLEDGED: is the
+     * oldest pending update (the one acknowledged) the executor's? */
+    bool from_executor = false;
+    if (t != NULL && executor_of(t) != NULL) {
+        struct collect c = {0};
+        agent_um_foreach_task(a->um, fw, task_id, collect_update, &c);
+        from_executor =
+            c.n > 0 && c.v[0].status->has_source &&
+            c.v[0].status->source ==
+                MESOS__V1__TASK_STATUS__SOURCE__SOURCE_EXECUTOR &&
+            c.v[0].status->uuid.len == k->uuid.len &&
+            memcmp(c.v[0].status->uuid.data, k->uuid.data, k->uuid.len) == 0;
+        free(c.v);
+        free(c.fids);
+    }
     Mesos__V1__TaskState acked = 0;
     enum agent_um_ack_result r = agent_um_ack(a->um, fw, task_id, k->uuid.data,
                                               k->uuid.len, now_ns(), &acked);
@@ -744,7 +885,9 @@ static void handle_ack(struct agent *a,
     }
     log_info("%s (%s) of task %s of framework %s acknowledged",
              task_state_name(acked), uuid, task_id, fw);
-    struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+    if (from_executor)
+        agent_execs_acknowledged(a->execs, fw, executor_of(t), task_id,
+                                 k->uuid.data, k->uuid.len);
     if (t != NULL && task_state_is_terminal(t->state) &&
         (t->phase == AGENT_TASK_ENDED || t->phase == AGENT_TASK_NEW) &&
         agent_um_count(a->um, fw, task_id) == 0)
@@ -776,6 +919,21 @@ static void reconcile(struct agent *a,
     reschedule_retry(a);
 }
 
+/* What executors are told of this agent (SUBSCRIBED.agent_info). */
+static void set_executors_agent(struct agent *a)
+{
+    Mesos__V1__AgentInfo ai = MESOS__V1__AGENT_INFO__INIT;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    ai.id = a->agent_id != NULL ? &aid : NULL;
+    ai.hostname = (char *)a->cfg.flags->hostname;
+    ai.has_port = 1;
+    ai.port = a->cfg.port;
+    ai.resources = res_list_to_pb(a->cfg.resources, true, &ai.n_resources);
+    agent_execs_set_agent(a->execs, &ai);
+    res_pb_array_free(ai.resources, ai.n_resources);
+}
+
 static void handle_registered(struct agent *a,
                               const Offerd__Agent__Event__Registered *r)
 {
@@ -790,6 +948,7 @@ static void handle_registered(struct agent *a,
             log_error("checkpoint: %s", err);
     }
     agent_um_set_online(a->um, true, now_ns());
+    set_executors_agent(a);
     reconcile(a, r->reconcile_tasks, r->n_reconcile_tasks);
     reschedule_retry(a);
     agent_oversub_registered(a->oversub);
@@ -802,8 +961,9 @@ static void shutdown_framework(struct agent *a, const char *fw)
     struct agent_task *t;
     /* Kills change no table entry, so iterating while killing is safe. */
     while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
-        if (strcmp(t->framework_id, fw) == 0)
+        if (strcmp(t->framework_id, fw) == 0 && executor_of(t) == NULL)
             kill_task(a, t, NULL);
+    agent_execs_shutdown_all(a->execs, fw);
 }
 
 /* Answer a CHECKPOINT_RESOURCES (error NULL: applied). */
@@ -896,10 +1056,24 @@ static void on_event(const Offerd__Agent__Event *ev, void *arg)
     case OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_EXECUTOR:
         if (ev->shutdown_executor != NULL) {
             const char *fw = ev->shutdown_executor->framework_id->value;
-            struct agent_task *t = agent_tasks_get(
-                a->tasks, fw, ev->shutdown_executor->executor_id->value);
-            if (t != NULL)
+            const char *ex = ev->shutdown_executor->executor_id->value;
+            log_info("SHUTDOWN_EXECUTOR %s of framework %s", ex, fw);
+            struct agent_task *t = agent_tasks_get(a->tasks, fw, ex);
+            if (agent_execs_shutdown(a->execs, fw, ex) != 0 && t != NULL &&
+                executor_of(t) == NULL)
                 kill_task(a, t, NULL);
+        }
+        break;
+    case OFFERD__AGENT__EVENT__TYPE__FRAMEWORK_MESSAGE:
+        if (ev->framework_message != NULL) {
+            const Offerd__Agent__Event__FrameworkMessage *m =
+                ev->framework_message;
+            if (agent_execs_message(a->execs, m->framework_id->value,
+                                    m->executor_id->value, m->data.data,
+                                    m->data.len) != 0)
+                log_warn("FRAMEWORK_MESSAGE for executor %s of framework %s, "
+                         "which is not subscribed here: dropped",
+                         m->executor_id->value, m->framework_id->value);
         }
         break;
     case OFFERD__AGENT__EVENT__TYPE__UPDATE_FRAMEWORK:
@@ -1019,6 +1193,15 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
         s->tasks[k++] = task_pb(a, t);
     s->n_tasks = k;
+
+    size_t nx = agent_execs_count(a->execs);
+    s->executors = xcalloc(nx ? nx : 1, sizeof(*s->executors));
+    pos = 0;
+    const char *xfw, *xsandbox;
+    const Mesos__V1__ExecutorInfo *xinfo;
+    while (agent_execs_next(a->execs, &pos, &xfw, &xinfo, &xsandbox))
+        s->executors[s->n_executors++] =
+            jpb_copy(&mesos__v1__executor_info__descriptor, &xinfo->base);
 
     struct collect c = {0};
     agent_um_foreach(a->um, collect_update, &c);
@@ -1158,6 +1341,18 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
 
     struct agent_rec_plan p;
     agent_rec_plan(ct, &p);
+    /* A task of a custom executor has no process of its own (the sandbox
+     * is its executor's): it is put back as it was, and fails below when
+     * its executor did not come back. */
+    const Mesos__V1__ExecutorInfo *cex =
+        ct->info != NULL ? ct->info->executor : NULL;
+    if (cex != NULL &&
+        (p.action == AGENT_REC_ATTACH || p.action == AGENT_REC_ENDED ||
+         p.action == AGENT_REC_INTERRUPTED)) {
+        p.action = AGENT_REC_TERMINAL;
+        p.sup_pid = 0;
+        p.task_pid = 0;
+    }
     log_info("recovery: task %s of framework %s (%s, %zu pending "
              "update(s)): %s",
              task_id, fw,
@@ -1236,6 +1431,13 @@ static void recover_task(struct agent *a, const struct agent_ckpt_task *ct,
     switch (p.action) {
     case AGENT_REC_TERMINAL:
         n->terminal++;
+        if (cex != NULL && !task_state_is_terminal(t->state) &&
+            agent_execs_info(a->execs, fw, cex->executor_id->value, NULL) ==
+                NULL)
+            report(a, fw, task_id, t, MESOS__V1__TASK_STATE__TASK_FAILED,
+                   MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+                   MESOS__V1__TASK_STATUS__REASON__REASON_EXECUTOR_TERMINATED,
+                   "The task's executor ended while the agent was down");
         break;
     case AGENT_REC_ATTACH:
         n->attached++;
@@ -1285,6 +1487,11 @@ static void recover(struct agent *a)
      * removed only once every task is back (recovering). */
     size_t vol_problems = agent_vols_recover(a->vols);
     a->recovering = true;
+    /* Executors before their tasks: a task whose executor is back keeps
+     * its state. */
+    size_t nexecs = agent_execs_recover(a->execs);
+    if (nexecs > 0)
+        log_info("recovery: %zu executor(s) re-attached", nexecs);
     struct agent_ckpt_state st;
     agent_ckpt_read(a->ckpt, &st);
     for (size_t i = 0; i < st.nframeworks; i++)
@@ -1379,7 +1586,7 @@ static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     int64_t now = now_ns();
-    size_t live = agent_tasks_live(a->tasks);
+    size_t live = agent_tasks_live(a->tasks) + agent_execs_count(a->execs);
     if (live > 0 && now < a->shutdown_deadline)
         return;
     if (live > 0) {
@@ -1390,6 +1597,7 @@ static void on_shutdown_poll(evutil_socket_t fd, short what, void *arg)
         struct agent_task *t;
         while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
             agent_tasks_kill_now(a->tasks, t);
+        agent_execs_kill_now(a->execs);
         shutdown_done(a);
         return;
     }
@@ -1412,7 +1620,9 @@ void agent_shutdown(struct agent *a, const char *why)
     size_t pos = 0;
     struct agent_task *t;
     while ((t = agent_tasks_next(a->tasks, &pos)) != NULL)
-        kill_task(a, t, NULL);
+        if (executor_of(t) == NULL)
+            kill_task(a, t, NULL);
+    agent_execs_shutdown_all(a->execs, NULL);
     a->shutdown_deadline = now_ns() + a->cfg.flags->shutdown_timeout_ns;
     struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
     event_add(a->shutdown_timer, &tv);
@@ -1439,6 +1649,139 @@ static void evict_task(struct agent_task *t, const char *why, void *arg)
         return;
     kill_task_for(a, t, NULL,
                   MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED);
+}
+
+/* ---- Custom executors (executors.h) ---- */
+
+/* An executor's status update: recorded and sent as the agent's own are.
+ * One the agent holds already (re-sent on a re-subscription) is dropped;
+ * one acknowledged already is acknowledged to the executor again. */
+static void on_exec_update(const char *fw, const char *ex,
+                           const Mesos__V1__TaskStatus *st, void *arg)
+{
+    struct agent *a = arg;
+    const char *task_id = st->task_id->value;
+    struct agent_task *t = agent_tasks_get(a->tasks, fw, task_id);
+    if (t == NULL || executor_of(t) == NULL ||
+        strcmp(executor_of(t), ex) != 0) {
+        log_warn("UPDATE %s from executor %s of framework %s for task %s, "
+                 "which is not its task: dropped",
+                 task_state_name(st->state), ex, fw, task_id);
+        return;
+    }
+    struct collect c = {0};
+    agent_um_foreach_task(a->um, fw, task_id, collect_update, &c);
+    bool dup = false;
+    for (size_t i = 0; i < c.n && !dup; i++)
+        dup =
+            c.v[i].status->uuid.len == st->uuid.len &&
+            memcmp(c.v[i].status->uuid.data, st->uuid.data, st->uuid.len) == 0;
+    free(c.v);
+    free(c.fids);
+    if (dup)
+        return;
+    if (t->last_status != NULL && t->last_status->uuid.len == st->uuid.len &&
+        memcmp(t->last_status->uuid.data, st->uuid.data, st->uuid.len) == 0) {
+        agent_execs_acknowledged(a->execs, fw, ex, task_id, st->uuid.data,
+                                 st->uuid.len);
+        return;
+    }
+    if (task_state_is_terminal(t->state)) {
+        log_warn("UPDATE %s from executor %s for task %s, which is %s "
+                 "already: dropped",
+                 task_state_name(st->state), ex, task_id,
+                 task_state_name(t->state));
+        return;
+    }
+    Mesos__V1__TaskStatus tmp = *st;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    if (a->agent_id != NULL)
+        tmp.agent_id = &aid;
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    eid.value = (char *)ex;
+    tmp.executor_id = &eid;
+    if (!tmp.has_timestamp) {
+        tmp.has_timestamp = 1;
+        tmp.timestamp = clock_wall_secs();
+    }
+    Mesos__V1__TaskStatus *copy =
+        jpb_copy(&mesos__v1__task_status__descriptor, &tmp.base);
+    t->state = st->state;
+    agent_task_note_state(t, st->state, copy->timestamp);
+    if (t->last_status != NULL)
+        jpb_free(&t->last_status->base);
+    t->last_status = jpb_copy(&mesos__v1__task_status__descriptor, &copy->base);
+    log_info("task %s of framework %s is %s (executor %s)", task_id, fw,
+             task_state_name(st->state), ex);
+    agent_um_add(a->um, fw, copy, now_ns());
+    checkpoint_task(a, fw, task_id, t);
+    reschedule_retry(a);
+}
+
+static void on_exec_message(const char *fw, const char *ex, const uint8_t *data,
+                            size_t len, void *arg)
+{
+    struct agent *a = arg;
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    eid.value = (char *)ex;
+    Offerd__Agent__Call__ExecutorMessage m =
+        OFFERD__AGENT__CALL__EXECUTOR_MESSAGE__INIT;
+    m.framework_id = &fid;
+    m.executor_id = &eid;
+    m.data.data = (uint8_t *)data;
+    m.data.len = len;
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.type = OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE;
+    call.agent_id = a->agent_id != NULL ? &aid : NULL;
+    call.executor_message = &m;
+    if (agent_conn_send(a->conn, &call) != 0)
+        log_warn("MESSAGE from executor %s of framework %s: not sent (no "
+                 "master)",
+                 ex, fw);
+}
+
+/* The executor is gone: its unfinished tasks fail, the master hears. */
+static void on_exec_exited(const char *fw, const char *ex,
+                           const struct agent_exec_end *end, void *arg)
+{
+    struct agent *a = arg;
+    size_t pos = 0;
+    struct agent_task *t;
+    while ((t = agent_tasks_next(a->tasks, &pos)) != NULL) {
+        if (executor_of(t) == NULL || strcmp(executor_of(t), ex) != 0 ||
+            strcmp(t->framework_id, fw) != 0 ||
+            task_state_is_terminal(t->state))
+            continue;
+        report(
+            a, fw, t->task_id, t, MESOS__V1__TASK_STATE__TASK_FAILED,
+            MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT, true,
+            end->registration_timeout
+                ? MESOS__V1__TASK_STATUS__REASON__REASON_EXECUTOR_REGISTRATION_TIMEOUT
+                : MESOS__V1__TASK_STATUS__REASON__REASON_EXECUTOR_TERMINATED,
+            end->message);
+    }
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = a->agent_id;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = (char *)fw;
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    eid.value = (char *)ex;
+    Offerd__Agent__Call__ExecutorExited x =
+        OFFERD__AGENT__CALL__EXECUTOR_EXITED__INIT;
+    x.framework_id = &fid;
+    x.executor_id = &eid;
+    x.has_status = end->has_status;
+    x.status = end->wait_status;
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.type = OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED;
+    call.agent_id = a->agent_id != NULL ? &aid : NULL;
+    call.executor_exited = &x;
+    agent_conn_send(a->conn, &call);
 }
 
 /* ---- Life ---- */
@@ -1489,6 +1832,24 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
                          cfg->flags->update_retry_max_ns, send_update, a);
     struct agent_health_cbs hcbs = {on_health_update, on_health_kill, a};
     a->health = agent_health_new(base, &hcbs);
+    char endpoint[AGENT_IP_SIZE + 8];
+    snprintf(endpoint, sizeof(endpoint), "%s:%u",
+             strcmp(cfg->flags->ip, "0.0.0.0") == 0 ? cfg->flags->hostname
+                                                    : cfg->flags->ip,
+             (unsigned)cfg->port);
+    struct agent_execs_config xc = {
+        .work_dir = cfg->work_dir,
+        .agent_endpoint = endpoint,
+        .registration_timeout_ns = cfg->flags->executor_registration_timeout_ns,
+        .reregistration_timeout_ns =
+            cfg->flags->executor_reregistration_timeout_ns,
+        .shutdown_grace_ns = cfg->flags->executor_shutdown_grace_period_ns,
+        .heartbeat_interval_ns = AGENT_EXECS_HEARTBEAT_NS,
+        .executor_env = cfg->flags->launch.executor_env,
+    };
+    struct agent_execs_cbs xcbs = {on_exec_update, on_exec_message,
+                                   on_exec_exited, a};
+    a->execs = agent_execs_new(base, &xc, &xcbs);
     struct agent_tasks_cbs tcbs = {on_task_running, on_task_ended, a};
     a->tasks = agent_tasks_new(base, &tcbs);
     if (a->tasks == NULL) {
@@ -1549,6 +1910,7 @@ void agent_state_view_of(const struct agent *a, struct agent_state_view *out)
         .flags = agent_flags_object(a->cfg.flags),
         .frameworks = a->frameworks,
         .tasks = a->tasks,
+        .execs = a->execs,
         .checkpointed = agent_vols_resources(a->vols),
         .checkpointed_version = agent_vols_version(a->vols),
         .iso = a->iso,
@@ -1563,11 +1925,17 @@ json_t *agent_state(const struct agent *a)
     return agent_state_json(&v);
 }
 
+int agent_routes(struct agent *a, struct http_server *srv)
+{
+    return agent_exec_api_register(srv, a->execs);
+}
+
 void agent_free(struct agent *a)
 {
     if (a == NULL)
         return;
     agent_conn_free(a->conn);
+    agent_execs_free(a->execs);
     agent_oversub_free(a->oversub);
     agent_iso_free(a->iso);
     agent_health_free(a->health);

@@ -22,6 +22,7 @@
 struct event_base;
 struct agent;
 struct agent_state_view;
+struct http_server;
 
 /* What the program hands the agent. Everything is borrowed and must
  * outlive the agent. */
@@ -58,6 +59,10 @@ void agent_state_view_of(const struct agent *a, struct agent_state_view *out);
 
 /* The /state document (new reference). */
 json_t *agent_state(const struct agent *a);
+
+/* Route the agent's own API on srv: the executor API (executor_api.h).
+ * Returns 0, or -1 if a path is already routed. */
+int agent_routes(struct agent *a, struct http_server *srv);
 
 /* Free the agent. Tasks that still run are left running. NULL is ignored. */
 void agent_free(struct agent *a);

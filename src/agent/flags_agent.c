@@ -82,6 +82,20 @@ void agent_flags_init(struct agent_flags *af)
          "task (SIGTERM, then SIGKILL after each task's grace period) and "
          "exits once they are gone, or after this long at the latest.",
          &af->shutdown_timeout_ns},
+        {"executor_registration_timeout", FLAG_DURATION, "1mins",
+         "How long a custom executor has to subscribe after its launch; "
+         "one that has not is killed and its tasks fail "
+         "(REASON_EXECUTOR_REGISTRATION_TIMEOUT).",
+         &af->executor_registration_timeout_ns},
+        {"executor_reregistration_timeout", FLAG_DURATION, "2secs",
+         "After a restart, how long the recovered executors have to "
+         "subscribe again; those that have not are killed and their tasks "
+         "fail.",
+         &af->executor_reregistration_timeout_ns},
+        {"executor_shutdown_grace_period", FLAG_DURATION, "5secs",
+         "Between the SHUTDOWN event to an executor and the SIGTERM to its "
+         "process group (SIGKILL follows after as long again).",
+         &af->executor_shutdown_grace_period_ns},
         {"recover", FLAG_STRING, "reconnect",
          "What a restarted agent does with the tasks it finds in its "
          "work_dir: reconnect = re-attach to the tasks that still run, "

@@ -17,7 +17,7 @@
 
 /* Rows in the agent's flag table: its own, then the isolation flags, then
  * the launch flags. */
-#define AGENT_FLAGS_BASE_ROWS 21
+#define AGENT_FLAGS_BASE_ROWS 24
 #define AGENT_FLAGS_ROWS                                                       \
     (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS)
 
@@ -59,9 +59,12 @@ struct agent_flags {
     int64_t update_retry_max_ns; /* cap of the resend interval */
     int64_t shutdown_timeout_ns; /* SIGUSR1/SHUTDOWN: longest wait for the
                                     tasks to die before exiting anyway */
-    const char *recover;         /* --recover text */
-    bool recover_cleanup;        /* --recover=cleanup: kill the recovered
-                                    tasks, forget the checkpoint, exit */
+    int64_t executor_registration_timeout_ns; /* executors.h */
+    int64_t executor_reregistration_timeout_ns;
+    int64_t executor_shutdown_grace_period_ns;
+    const char *recover;  /* --recover text */
+    bool recover_cleanup; /* --recover=cleanup: kill the recovered
+                             tasks, forget the checkpoint, exit */
     /* Oversubscription (oversub.h). */
     const char *resource_estimator;       /* --resource_estimator text */
     enum agent_estimator estimator;       /* parsed */

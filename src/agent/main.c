@@ -182,6 +182,7 @@ int main(int argc, char **argv)
         agent_endpoints_metrics(endpoints, srv, view_of, agent) != 0 ||
         agent_opapi_register(opapi, srv) != 0 ||
         agent_monitor_register(srv, view_of, agent) != 0 ||
+        agent_routes(agent, srv) != 0 ||
         http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
                           log_toggle_handle, toggle) != 0) {
         log_error("cannot register the endpoints");

@@ -10,6 +10,8 @@
 #include "agent/isolator.h"
 #include "agent/operator_api.h"
 
+#include "agent/executors.h"
+
 #include "agent/attributes.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
@@ -146,7 +148,9 @@ static Mesos__V1__Task *task_msg(const struct agent_task *t,
     m->name = xstrdup(t->info->name != NULL ? t->info->name : "");
     m->task_id = task_id(t->task_id);
     m->framework_id = framework_id(t->framework_id);
-    m->executor_id = executor_id(t->task_id);
+    m->executor_id = executor_id(t->info->executor != NULL
+                                     ? t->info->executor->executor_id->value
+                                     : t->task_id);
     m->agent_id = msg_new(&mesos__v1__agent_id__descriptor);
     m->agent_id->value = xstrdup(agent_id != NULL ? agent_id : "");
     m->state = t->state;
@@ -418,7 +422,8 @@ tasks_msg(const struct agent_state_view *v)
     return g;
 }
 
-/* Executors as /state shows them: one per task, live while its task is. */
+/* Executors as /state shows them: one per command task, live while its
+ * task is, and the custom executors (executors.h), live while they run. */
 static Mesos__V1__Agent__Response__GetExecutors *
 executors_msg(const struct agent_state_view *v)
 {
@@ -426,10 +431,23 @@ executors_msg(const struct agent_state_view *v)
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
+        if (t->info->executor != NULL)
+            continue;
         Mesos__V1__Agent__Response__GetExecutors__Executor *e = msg_new(
             &mesos__v1__agent__response__get_executors__executor__descriptor);
         e->executor_info = executor_msg(t);
         ptrs_push(task_state_is_terminal(t->state) ? &done : &live, e);
+    }
+    pos = 0;
+    const char *fw, *sandbox;
+    const Mesos__V1__ExecutorInfo *info;
+    while (v->execs != NULL &&
+           agent_execs_next(v->execs, &pos, &fw, &info, &sandbox)) {
+        Mesos__V1__Agent__Response__GetExecutors__Executor *e = msg_new(
+            &mesos__v1__agent__response__get_executors__executor__descriptor);
+        e->executor_info =
+            jpb_copy(&mesos__v1__executor_info__descriptor, &info->base);
+        ptrs_push(&live, e);
     }
     Mesos__V1__Agent__Response__GetExecutors *g =
         msg_new(&mesos__v1__agent__response__get_executors__descriptor);

@@ -3,6 +3,8 @@
  */
 #include "agent/state_json.h"
 
+#include "agent/executors.h"
+
 #include "common/log.h"
 #include "common/flags.h"
 #include "common/hmap.h"
@@ -95,7 +97,10 @@ static json_t *task_json(const struct agent_task *t, const char *agent_id)
     json_object_set_new(j, "id", json_string(t->task_id));
     json_object_set_new(j, "name", json_string(t->info->name));
     json_object_set_new(j, "framework_id", json_string(t->framework_id));
-    json_object_set_new(j, "executor_id", json_string(t->task_id));
+    json_object_set_new(j, "executor_id",
+                        json_string(t->info->executor != NULL
+                                        ? t->info->executor->executor_id->value
+                                        : t->task_id));
     if (agent_id != NULL)
         json_object_set_new(j, "slave_id", json_string(agent_id));
     json_object_set_new(j, "state", json_string(task_state_name(t->state)));
@@ -140,6 +145,57 @@ static json_t *executor_json(const struct agent_task *t, const char *agent_id)
     json_object_set_new(e, "tasks", live);
     json_object_set_new(e, "queued_tasks", json_array());
     json_object_set_new(e, "completed_tasks", done);
+    return e;
+}
+
+/* A custom executor (executors.h), its tasks added by the caller. */
+static json_t *custom_executor_json(const Mesos__V1__ExecutorInfo *ei,
+                                    const char *fw, const char *sandbox)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_string(ei->executor_id->value));
+    json_object_set_new(e, "name",
+                        json_string(ei->name != NULL ? ei->name : ""));
+    json_object_set_new(e, "source",
+                        json_string(ei->source != NULL ? ei->source : ""));
+    json_object_set_new(e, "framework_id", json_string(fw));
+    json_object_set_new(e, "directory",
+                        json_string(sandbox != NULL ? sandbox : ""));
+    res_list l = RES_LIST_INIT;
+    char err[256];
+    if (res_list_from_pb(ei->resources, ei->n_resources, &l, err,
+                         sizeof(err)) == 0)
+        json_object_set_new(e, "resources", agent_resources_json(&l));
+    else
+        json_object_set_new(e, "resources", json_object());
+    res_list_clear(&l);
+    json_object_set_new(e, "tasks", json_array());
+    json_object_set_new(e, "queued_tasks", json_array());
+    json_object_set_new(e, "completed_tasks", json_array());
+    return e;
+}
+
+/* The custom executor object ex of framework object f, made (from the
+ * executors' records, or the task's ExecutorInfo) when first asked. */
+static json_t *custom_executor_of(json_t *f, const char *fw,
+                                  const Mesos__V1__ExecutorInfo *ei,
+                                  const struct agent_execs *x)
+{
+    json_t *byid = json_object_get(f, "_custom");
+    if (byid == NULL) {
+        byid = json_object();
+        json_object_set_new(f, "_custom", byid);
+    }
+    const char *ex = ei->executor_id->value;
+    json_t *e = json_object_get(byid, ex);
+    if (e != NULL)
+        return e;
+    const char *sandbox = NULL;
+    const Mesos__V1__ExecutorInfo *known =
+        x != NULL ? agent_execs_info(x, fw, ex, &sandbox) : NULL;
+    e = custom_executor_json(known != NULL ? known : ei, fw, sandbox);
+    json_object_set_new(byid, ex, e);
+    json_array_append(json_object_get(f, "executors"), e);
     return e;
 }
 
@@ -239,8 +295,31 @@ json_t *agent_state_json(const struct agent_state_view *v)
                                hmap_get(v->frameworks, t->framework_id));
             json_object_set_new(byid, t->framework_id, f);
         }
+        if (t->info->executor != NULL) {
+            json_t *e = custom_executor_of(f, t->framework_id,
+                                           t->info->executor, v->execs);
+            json_array_append_new(
+                json_object_get(e, task_state_is_terminal(t->state)
+                                       ? "completed_tasks"
+                                       : "tasks"),
+                task_json(t, v->agent_id));
+            continue;
+        }
         json_array_append_new(json_object_get(f, "executors"),
                               executor_json(t, v->agent_id));
+    }
+    /* Executors without a task (yet, or any more). */
+    pos = 0;
+    const char *xfw, *xsandbox;
+    const Mesos__V1__ExecutorInfo *xinfo;
+    while (v->execs != NULL &&
+           agent_execs_next(v->execs, &pos, &xfw, &xinfo, &xsandbox)) {
+        json_t *f = json_object_get(byid, xfw);
+        if (f == NULL) {
+            f = framework_json(xfw, hmap_get(v->frameworks, xfw));
+            json_object_set_new(byid, xfw, f);
+        }
+        custom_executor_of(f, xfw, xinfo, v->execs);
     }
     json_t *fws = json_array();
     const char *key;
@@ -249,6 +328,7 @@ json_t *agent_state_json(const struct agent_state_view *v)
     json_object_foreach_safe(byid, tmp, key, f)
     {
         (void)key;
+        json_object_del(f, "_custom");
         json_array_append(fws, f);
     }
     json_decref(byid);

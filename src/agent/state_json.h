@@ -49,6 +49,7 @@
 struct flags;
 struct hmap;
 struct agent_iso;
+struct agent_execs;
 
 /* Everything /state shows, borrowed. */
 struct agent_state_view {
@@ -63,9 +64,10 @@ struct agent_state_view {
     const struct flags *flags;
     const struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo */
     const struct agent_tasks *tasks;
-    const res_list *checkpointed;  /* dynamic reservations and volumes */
-    uint64_t checkpointed_version; /* 0: none applied */
-    const struct agent_iso *iso;   /* task statistics (isolator.h) */
+    const struct agent_execs *execs; /* custom executors; may be NULL */
+    const res_list *checkpointed;    /* dynamic reservations and volumes */
+    uint64_t checkpointed_version;   /* 0: none applied */
+    const struct agent_iso *iso;     /* task statistics (isolator.h) */
 };
 
 /* Resources as Mesos's model(Resources): each name summed over every

@@ -105,8 +105,15 @@ int agent_task_env_build(const struct agent_task_env_ids *ids,
             sizeof(grace)) == 0)
         agent_env_set(&e, "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD", grace);
     agent_env_set(&e, "MESOS_SANDBOX", ids->sandbox);
-    if (ids->task_id != NULL) {
+    if (ids->task_id == NULL) {
+        /* An executor's own (executor.proto's environment). */
+        agent_env_set(&e, "MESOS_SUBSCRIPTION_BACKOFF_MAX", "2secs");
+        if (ids->checkpoint)
+            agent_env_set(&e, "MESOS_RECOVERY_TIMEOUT", "15mins");
+    } else {
         agent_env_set(&e, "MESOS_TASK_ID", ids->task_id);
+    }
+    {
         for (size_t i = 0; cmd_env != NULL && i < cmd_env->n_variables; i++) {
             const Mesos__V1__Environment__Variable *v = cmd_env->variables[i];
             if (v->has_type &&
@@ -126,7 +133,7 @@ int agent_task_env_build(const struct agent_task_env_ids *ids,
             }
             agent_env_set(&e, v->name, v->value != NULL ? v->value : "");
         }
-        if (ids->allocation_role != NULL)
+        if (ids->task_id != NULL && ids->allocation_role != NULL)
             agent_env_set(&e, "MESOS_ALLOCATION_ROLE", ids->allocation_role);
     }
     if (agent_env_get(&e, "PATH") == NULL)

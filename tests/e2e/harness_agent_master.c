@@ -398,8 +398,14 @@ static bool agent_exited(void *arg)
 int hfm_spawn_agent(struct e2e_proc *agent, const char *work_dir,
                     const char *const *extra)
 {
+    return hfm_spawn_agent_on(agent, work_dir, 0, extra);
+}
+
+int hfm_spawn_agent_on(struct e2e_proc *agent, const char *work_dir,
+                       uint16_t fixed_port, const char *const *extra)
+{
     for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
+        uint16_t port = fixed_port != 0 ? fixed_port : e2e_free_port();
         if (port == 0)
             continue;
         char a_master[64], a_port[32], a_work[PATH_MAX + 16];

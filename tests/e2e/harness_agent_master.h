@@ -124,6 +124,11 @@ struct e2e_proc;
 int hfm_spawn_agent(struct e2e_proc *agent, const char *work_dir,
                     const char *const *extra);
 
+/* As hfm_spawn_agent, on port when it is not 0 (a restarted agent that
+ * its executors must find where they left it); a taken port fails. */
+int hfm_spawn_agent_on(struct e2e_proc *agent, const char *work_dir,
+                       uint16_t port, const char *const *extra);
+
 /* Stop an agent of this fake master as a test's teardown does: SIGUSR1
  * (kill every task, then exit) while the fake master keeps answering, so
  * that the last updates go through; SIGKILL after 15 s. Returns its exit
