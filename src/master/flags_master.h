@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 21
+#define MASTER_FLAGS_ROWS 30
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -50,6 +50,16 @@ struct master_flags {
     const char *cluster; /* --cluster: the cluster's name; NULL: none */
     const char *log_dir; /* --log_dir: where offerd-master.log is written;
                             NULL: no log file */
+    /* Authentication and authorization (master/authz.c, docs/security.md). */
+    const char *credentials;           /* --credentials: file; NULL: none */
+    bool authenticate_frameworks;      /* --authenticate_frameworks */
+    bool authenticate_http_frameworks; /* --authenticate_http_frameworks */
+    bool authenticate_agents;          /* --authenticate_agents */
+    bool authenticate_http_readwrite;  /* --authenticate_http_readwrite */
+    bool authenticate_http_readonly;   /* --authenticate_http_readonly */
+    const char *acls;                  /* --acls: JSON or file; NULL: none */
+    const char *authenticators;        /* --authenticators: crammd5 */
+    const char *http_authenticators;   /* --http_authenticators: basic */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];
