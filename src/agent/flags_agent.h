@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* Rows in the agent's flag table. */
-#define AGENT_FLAGS_ROWS 21
+#define AGENT_FLAGS_ROWS 26
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -68,6 +68,12 @@ struct agent_flags {
     enum agent_qos qos;                   /* parsed */
     double qos_load_threshold;            /* > 0; 0 when not given (the
                                              number of online CPUs) */
+    /* Authentication and authorization (auth_agent.c). */
+    const char *credential;           /* --credential: file; NULL: none */
+    const char *http_credentials;     /* --http_credentials: file; NULL: none */
+    bool authenticate_http_readwrite; /* --authenticate_http_readwrite */
+    bool authenticate_http_readonly;  /* --authenticate_http_readonly */
+    const char *acls;                 /* --acls: JSON or file; NULL: none */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[AGENT_FLAGS_ROWS];

@@ -1542,6 +1542,10 @@ static const char global_help[] =
     ", else " OCTL_DEFAULT_MASTER ")\n"
     "  --json              print the API's JSON answer instead of a table\n"
     "  --timeout=DURATION  per request (default 10secs)\n"
+    "  --principal=NAME    authenticate as NAME (HTTP Basic; default\n"
+    "                      $OFFERD_PRINCIPAL)\n"
+    "  --secret=SECRET     its secret (default $OFFERD_SECRET)\n"
+    "  --secret_file=PATH  read the secret from PATH instead\n"
     "  --help              this help; after a command, the command's\n"
     "\n"
     "Exit status: 0 done, 1 the master refused (its reason is printed),\n"
@@ -1601,6 +1605,20 @@ int octl_parse_args(int argc, char *const *argv, const char *master_env,
             size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
             const char *val = eq ? eq + 1 : NULL;
 #define IS(n) (nlen == strlen(n) && strncmp(name, n, nlen) == 0)
+            if (IS("principal") || IS("secret") || IS("secret_file")) {
+                if (val == NULL || *val == '\0') {
+                    snprintf(err, errlen, "--%.*s needs a value: --%.*s=...",
+                             (int)nlen, name, (int)nlen, name);
+                    return -1;
+                }
+                if (IS("principal"))
+                    a->principal = val;
+                else if (IS("secret"))
+                    a->secret = val;
+                else
+                    a->secret_file = val;
+                continue;
+            }
             if (IS("master") || IS("timeout")) {
                 if (val == NULL) {
                     snprintf(err, errlen, "--%.*s needs a value: --%.*s=...",
