@@ -384,6 +384,8 @@ static int authz_agent(struct master_call_ctx *c, enum acl_action action)
     }
     if (call->type != OFFERD__AGENT__CALL__TYPE__SUBSCRIBE)
         return 0;
+    if (check(c, action, NULL) != 0)
+        return -1;
     const Mesos__V1__AgentInfo *ai = call->subscribe->agent_info;
     if (ai != NULL && ai->id != NULL && ai->id->value != NULL) {
         const struct agent *held = master_agent_find(c->m, ai->id->value);
@@ -395,7 +397,7 @@ static int authz_agent(struct master_call_ctx *c, enum acl_action action)
             return -1;
         }
     }
-    return check(c, action, NULL);
+    return 0;
 }
 
 static const char *framework_owner(struct master *m, const char *id)
