@@ -708,3 +708,203 @@ bool master_authz_gate(struct http_request *req, void *arg)
     forbid(req, who, row->action, denied);
     return false;
 }
+
+/* ---- Filtering what readers see
+ * -------------------------------------------
+ */
+
+const char *master_authz_principal(const struct master *m,
+                                   const struct http_request *req, char *buf)
+{
+    const struct auth_credentials *creds =
+        m->authz != NULL ? m->authz->creds : NULL;
+    if (creds == NULL)
+        return NULL;
+    return auth_request(creds, req, buf, NULL, 0) == AUTH_OK ? buf : NULL;
+}
+
+/* The user of the framework id (live or completed), or NULL. */
+static const char *framework_user(const struct master *m, const char *id)
+{
+    if (id == NULL)
+        return NULL;
+    const struct framework *fw = hmap_get(m->frameworks, id);
+    if (fw == NULL)
+        fw = hmap_get(m->completed, id);
+    return fw != NULL && fw->info != NULL ? fw->info->user : NULL;
+}
+
+/* Drop the elements of arr that keep(elem) refuses. */
+static void json_keep(json_t *arr,
+                      bool (*keep)(const struct master *m, const char *who,
+                                   const json_t *e, const char *fw_user),
+                      const struct master *m, const char *who,
+                      const char *fw_user)
+{
+    for (size_t i = json_array_size(arr); i-- > 0;)
+        if (!keep(m, who, json_array_get(arr, i), fw_user))
+            json_array_remove(arr, i);
+}
+
+static bool keep_task_json(const struct master *m, const char *who,
+                           const json_t *t, const char *fw_user)
+{
+    const char *user = json_string_value(json_object_get(t, "user"));
+    if (user == NULL)
+        user = fw_user;
+    if (user == NULL)
+        user = framework_user(
+            m, json_string_value(json_object_get(t, "framework_id")));
+    return master_authz_allowed(m, who, ACL_VIEW_TASKS, user);
+}
+
+static bool keep_framework_json(const struct master *m, const char *who,
+                                const json_t *f, const char *unused)
+{
+    (void)unused;
+    const char *user = json_string_value(json_object_get(f, "user"));
+    if (user == NULL)
+        user = framework_user(m, json_string_value(json_object_get(f, "id")));
+    if (!master_authz_allowed(m, who, ACL_VIEW_FRAMEWORKS, user))
+        return false;
+    static const char *const lists[] = {"tasks", "completed_tasks",
+                                        "unreachable_tasks"};
+    for (size_t i = 0; i < 3; i++)
+        json_keep(json_object_get(f, lists[i]), keep_task_json, m, who, user);
+    return true;
+}
+
+static bool keep_role_json(const struct master *m, const char *who,
+                           const json_t *r, const char *unused)
+{
+    (void)unused;
+    return master_authz_allowed(m, who, ACL_VIEW_ROLES,
+                                json_string_value(json_object_get(r, "name")));
+}
+
+void master_authz_filter_json(const struct master *m,
+                              const struct http_request *req, json_t *o)
+{
+    if (!master_authz_has_acls(m))
+        return;
+    char buf[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = master_authz_principal(m, req, buf);
+    json_keep(json_object_get(o, "frameworks"), keep_framework_json, m, who,
+              NULL);
+    json_keep(json_object_get(o, "completed_frameworks"), keep_framework_json,
+              m, who, NULL);
+    json_t *tasks = json_object_get(o, "tasks");
+    if (json_is_array(tasks))
+        json_keep(tasks, keep_task_json, m, who, NULL);
+    json_t *roles = json_object_get(o, "roles");
+    if (json_is_array(roles) && json_is_object(json_array_get(roles, 0)))
+        json_keep(roles, keep_role_json, m, who, NULL);
+    if (json_object_get(o, "flags") != NULL &&
+        !master_authz_allowed(m, who, ACL_VIEW_FLAGS, NULL))
+        json_object_del(o, "flags");
+}
+
+/* Keep the elements of a repeated message field (n of v) that keep()
+ * accepts, freeing the others. */
+static void pb_keep(size_t *n, void **v,
+                    bool (*keep)(const struct master *m, const char *who,
+                                 const void *e),
+                    const struct master *m, const char *who)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (keep(m, who, v[i]))
+            v[k++] = v[i];
+        else
+            protobuf_c_message_free_unpacked(v[i], NULL);
+    }
+    *n = k;
+}
+
+static bool keep_task_pb(const struct master *m, const char *who, const void *e)
+{
+    const Mesos__V1__Task *t = e;
+    return master_authz_allowed(m, who, ACL_VIEW_TASKS,
+                                framework_user(m, t->framework_id != NULL
+                                                      ? t->framework_id->value
+                                                      : NULL));
+}
+
+static bool keep_framework_pb(const struct master *m, const char *who,
+                              const void *e)
+{
+    const Mesos__V1__Master__Response__GetFrameworks__Framework *f = e;
+    return master_authz_allowed(
+        m, who, ACL_VIEW_FRAMEWORKS,
+        f->framework_info != NULL ? f->framework_info->user : NULL);
+}
+
+static bool keep_executor_pb(const struct master *m, const char *who,
+                             const void *e)
+{
+    const Mesos__V1__Master__Response__GetExecutors__Executor *x = e;
+    const Mesos__V1__ExecutorInfo *ei = x->executor_info;
+    const char *user =
+        ei != NULL && ei->command != NULL ? ei->command->user : NULL;
+    if (user == NULL && ei != NULL && ei->framework_id != NULL)
+        user = framework_user(m, ei->framework_id->value);
+    return master_authz_allowed(m, who, ACL_VIEW_EXECUTORS, user);
+}
+
+static bool keep_role_pb(const struct master *m, const char *who, const void *e)
+{
+    const Mesos__V1__Role *r = e;
+    return master_authz_allowed(m, who, ACL_VIEW_ROLES, r->name);
+}
+
+#define PB_KEEP(msg, field, fn)                                                \
+    pb_keep(&(msg)->n_##field, (void **)(msg)->field, fn, m, who)
+
+static void filter_tasks_pb(const struct master *m, const char *who,
+                            Mesos__V1__Master__Response__GetTasks *t)
+{
+    if (t == NULL)
+        return;
+    PB_KEEP(t, pending_tasks, keep_task_pb);
+    PB_KEEP(t, tasks, keep_task_pb);
+    PB_KEEP(t, unreachable_tasks, keep_task_pb);
+    PB_KEEP(t, completed_tasks, keep_task_pb);
+    PB_KEEP(t, orphan_tasks, keep_task_pb);
+}
+
+static void filter_frameworks_pb(const struct master *m, const char *who,
+                                 Mesos__V1__Master__Response__GetFrameworks *f)
+{
+    if (f == NULL)
+        return;
+    PB_KEEP(f, frameworks, keep_framework_pb);
+    PB_KEEP(f, completed_frameworks, keep_framework_pb);
+}
+
+static void filter_executors_pb(const struct master *m, const char *who,
+                                Mesos__V1__Master__Response__GetExecutors *x)
+{
+    if (x == NULL)
+        return;
+    PB_KEEP(x, executors, keep_executor_pb);
+    PB_KEEP(x, orphan_executors, keep_executor_pb);
+}
+
+void master_authz_filter_response(const struct master *m, const char *principal,
+                                  struct ProtobufCMessage *response)
+{
+    if (!master_authz_has_acls(m) || response == NULL)
+        return;
+    const char *who = principal;
+    Mesos__V1__Master__Response *r = (Mesos__V1__Master__Response *)response;
+    if (r->get_state != NULL) {
+        filter_tasks_pb(m, who, r->get_state->get_tasks);
+        filter_frameworks_pb(m, who, r->get_state->get_frameworks);
+        filter_executors_pb(m, who, r->get_state->get_executors);
+    }
+    filter_tasks_pb(m, who, r->get_tasks);
+    filter_frameworks_pb(m, who, r->get_frameworks);
+    filter_executors_pb(m, who, r->get_executors);
+    if (r->get_roles != NULL)
+        PB_KEEP(r->get_roles, roles, keep_role_pb);
+}

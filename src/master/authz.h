@@ -21,6 +21,7 @@
 #ifndef OFFERD_MASTER_AUTHZ_H
 #define OFFERD_MASTER_AUTHZ_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -55,5 +56,26 @@ bool master_authz_allowed(const struct master *m, const char *principal,
 
 /* True when --acls is set (readers filter only then). */
 bool master_authz_has_acls(const struct master *m);
+
+/* The principal a request authenticated as (the gate or the call table
+ * checked it already), copied into buf (AUTH_MAX_PRINCIPAL + 1 bytes), or
+ * NULL when anonymous. */
+const char *master_authz_principal(const struct master *m,
+                                   const struct http_request *req, char *buf);
+
+/* Filter a read endpoint's JSON answer (/state, /frameworks, /tasks,
+ * /roles) in place for the request's principal, as Mesos does: frameworks
+ * by view_frameworks (their user), their tasks and /tasks' by view_tasks
+ * (the task's user, else its framework's), roles by view_roles, /state's
+ * flags by view_flags. Nothing without --acls. */
+void master_authz_filter_json(const struct master *m,
+                              const struct http_request *req, json_t *o);
+
+struct ProtobufCMessage;
+/* The same for an operator API answer (GET_STATE, GET_FRAMEWORKS,
+ * GET_TASKS, GET_EXECUTORS, GET_ROLES; a mesos.v1.master.Response), for
+ * principal (NULL: anonymous). */
+void master_authz_filter_response(const struct master *m, const char *principal,
+                                  struct ProtobufCMessage *response);
 
 #endif

@@ -5,6 +5,7 @@
  * durable. Calls offerd does not serve yet are answered 501 with the call's
  * name, so tools can tell "not here" from "malformed" (400).
  */
+#include "master/authz.h"
 #include "master/operator_api.h"
 
 #include <stdint.h>
@@ -102,6 +103,7 @@ static void get_state_call(struct master_call_ctx *c)
 {
     Mesos__V1__Master__Response *resp =
         master_opst_response(c->m, (Mesos__V1__Master__Call__Type)c->type);
+    master_authz_filter_response(c->m, c->principal, &resp->base);
     reply_response(c->req, c->reply_enc, resp);
     protobuf_c_message_free_unpacked(&resp->base, NULL);
 }

@@ -35,21 +35,23 @@ static char dir[64]; /* the test's files */
     "\": {\"type\": \"ANY\"}}, {\"principals\": {\"type\": \"ANY\"}, \"" obj   \
     "\": {\"type\": \"NONE\"}}]"
 
-static const char
-    MASTER_ACLS
-        [] =
-            "{" ONLY("register_frameworks", "\"fw\", \"eve\"", "roles") "," ONLY(
-                "run_tasks", "\"fw\"",
-                "users") "," ONLY("reserve_resources", "\"ops\"",
-                                  "roles") "," ONLY("unreserve_resources", "\"ops\"", "reserver_principals") "," ONLY("create_volumes", "\"ops\"", "roles") "," ONLY("destroy_volumes", "\"ops\"", "creator_principals") "," ONLY("start_maintenances", "\"ops\"", "machines") "," ONLY("update_maintenance_schedules", "\"ops\"", "machines") "," ONLY("drain_agents",
-                                                                                                                                                                                                                                                                                                                                                        "\"ops\"",
-                                                                                                                                                                                                                                                                                                                                                        "agents") "," ONLY("deactivate_agents",
-                                                                                                                                                                                                                                                                                                                                                                           "\"ops\"",
-                                                                                                                                                                                                                                                                                                                                                                           "agents") "," ONLY("teardown_frameworks",
-                                                                                                                                                                                                                                                                                                                                                                                              "\"ops\"",
-                                                                                                                                                                                                                                                                                                                                                                                              "framework_principals") "," ONLY("register_agents",
-                                                                                                                                                                                                                                                                                                                                                                                                                               "\"agent\", \"agent2\"",
-                                                                                                                                                                                                                                                                                                                                                                                                                               "agents") "}";
+/* clang-format off */
+static const char MASTER_ACLS[] =
+    "{"
+    ONLY("register_frameworks", "\"fw\", \"eve\"", "roles") ","
+    ONLY("run_tasks", "\"fw\"", "users") ","
+    ONLY("reserve_resources", "\"ops\"", "roles") ","
+    ONLY("unreserve_resources", "\"ops\"", "reserver_principals") ","
+    ONLY("create_volumes", "\"ops\"", "roles") ","
+    ONLY("destroy_volumes", "\"ops\"", "creator_principals") ","
+    ONLY("start_maintenances", "\"ops\"", "machines") ","
+    ONLY("update_maintenance_schedules", "\"ops\"", "machines") ","
+    ONLY("drain_agents", "\"ops\"", "agents") ","
+    ONLY("deactivate_agents", "\"ops\"", "agents") ","
+    ONLY("teardown_frameworks", "\"ops\"", "framework_principals") ","
+    ONLY("register_agents", "\"agent\", \"agent2\"", "agents")
+    "}";
+/* clang-format on */
 
 static const char AGENT_ACLS[] =
     "{" ONLY("access_sandboxes", "\"ops\"", "users") "}";

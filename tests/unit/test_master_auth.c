@@ -31,6 +31,7 @@ static char creds_path[64];
     "{\"type\": \"ANY\"}}, {\"principals\": {\"type\": \"ANY\"}, \"" obj       \
     "\": {\"type\": \"NONE\"}}]"
 
+/* clang-format off */
 static const char ACLS[] =
     "--acls={"
     "\"register_frameworks\": [{\"principals\": {\"values\": [\"fw\", "
@@ -38,15 +39,16 @@ static const char ACLS[] =
     "{\"type\": \"ANY\"}, \"roles\": {\"type\": \"NONE\"}}],"
     "\"run_tasks\": [{\"principals\": {\"values\": [\"fw\"]}, \"users\": "
     "{\"values\": [\"nobody\"]}}, {\"principals\": {\"type\": \"ANY\"}, "
-    "\"users\": {\"type\": \"NONE\"}}]," ONLY("reserve_resources", "\"ops\"", "roles") "," ONLY(
-        "drain_agents", "\"ops\"",
-        "agents") "," ONLY("start_maintenances", "\"ops\"",
-                           "machines") "," ONLY("view_flags", "\"ops\"",
-                                                "flags") "," ONLY("register_"
-                                                                  "agents",
-                                                                  "\"agent\", "
-                                                                  "\"agent2\"",
-                                                                  "agents") "}";
+    "\"users\": {\"type\": \"NONE\"}}],"
+    ONLY("reserve_resources", "\"ops\"", "roles") ","
+    ONLY("drain_agents", "\"ops\"", "agents") ","
+    ONLY("start_maintenances", "\"ops\"", "machines") ","
+    ONLY("view_flags", "\"ops\"", "flags") ","
+    ONLY("view_frameworks", "\"ops\"", "users") ","
+    ONLY("view_tasks", "\"ops\"", "users") ","
+    ONLY("register_agents", "\"agent\", \"agent2\"", "agents")
+    "}";
+/* clang-format on */
 
 static void auth_setup(void)
 {
@@ -350,6 +352,61 @@ START_TEST(test_endpoints_gated)
 }
 END_TEST
 
+static size_t json_count(struct http_fake *f, const char *key)
+{
+    json_error_t je;
+    json_t *j = json_loads(mfx_body(f), 0, &je);
+    ck_assert_ptr_nonnull(j);
+    size_t n = json_array_size(json_object_get(j, key));
+    json_decref(j);
+    return n;
+}
+
+/* Readers see what view_* lets them: frameworks, tasks, flags. */
+START_TEST(test_readers_filtered)
+{
+    mfx_set_principal(&X, "agent", "sa");
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    mfx_set_principal(&X, "fw", "s1");
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    char offer_id[256];
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    ck_assert_int_eq(launch_as(offer_id, "nobody"), 202);
+    static const char *const who[] = {"eve", "ops"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t want = i; /* eve sees nothing, ops everything */
+        mfx_set_principal(&X, who[i], i == 0 ? "se" : "so");
+        struct http_fake *f = mfx_http(&X, HTTP_GET, "/state", NULL, NULL);
+        ck_assert_int_eq(http_fake_status(f), 200);
+        ck_assert_uint_eq(json_count(f, "frameworks"), want);
+        ck_assert((strstr(mfx_body(f), "\"flags\"") != NULL) == (i == 1));
+        http_fake_free(f);
+        f = mfx_http(&X, HTTP_GET, "/master/tasks", NULL, NULL);
+        ck_assert_uint_eq(json_count(f, "tasks"), want);
+        http_fake_free(f);
+        f = mfx_operator(&X, "{\"type\":\"GET_FRAMEWORKS\"}");
+        ck_assert_int_eq(http_fake_status(f), 200);
+        json_t *j = json_loads(mfx_body(f), 0, NULL);
+        ck_assert_uint_eq(
+            json_array_size(json_object_get(
+                json_object_get(j, "get_frameworks"), "frameworks")),
+            want);
+        json_decref(j);
+        http_fake_free(f);
+        f = mfx_operator(&X, "{\"type\":\"GET_TASKS\"}");
+        j = json_loads(mfx_body(f), 0, NULL);
+        ck_assert_uint_eq(
+            json_array_size(
+                json_object_get(json_object_get(j, "get_tasks"), "tasks")) +
+                json_array_size(json_object_get(json_object_get(j, "get_tasks"),
+                                                "pending_tasks")),
+            want);
+        json_decref(j);
+        http_fake_free(f);
+    }
+}
+END_TEST
+
 /* Without --credentials nothing is asked; a bad file is refused at start. */
 START_TEST(test_flags_refused)
 {
@@ -381,6 +438,7 @@ static Suite *master_auth_suite(void)
     tcase_add_test(tc, test_agent_impersonation_refused);
     tcase_add_test(tc, test_operator_calls_authorized);
     tcase_add_test(tc, test_endpoints_gated);
+    tcase_add_test(tc, test_readers_filtered);
     suite_add_tcase(s, tc);
     TCase *flags = tcase_create("flags");
     tcase_add_test(flags, test_flags_refused);
