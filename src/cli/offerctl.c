@@ -86,7 +86,8 @@ static const struct {
     [OCTL_OPT_ROLE] = {"role", true,
                        "role to reserve to (entries without a role)"},
     [OCTL_OPT_PRINCIPAL] = {"principal", true,
-                            "principal recorded on the reservation"},
+                            "principal recorded on the reservation (also "
+                            "the one offerctl authenticates as)"},
     [OCTL_OPT_FORCE] = {"force", false,
                         "skip the master's capacity and usage checks"},
     [OCTL_OPT_GUARANTEE] = {"guarantee", true,
@@ -1707,6 +1708,11 @@ int octl_parse_args(int argc, char *const *argv, const char *master_env,
         snprintf(err, errlen, "missing command");
         return -1;
     }
+    /* --principal is global (who offerctl authenticates as) and, for the
+     * commands that record one, the reservation's or volume's principal
+     * too: the master requires them to be the same when it authenticates. */
+    if (a->principal != NULL && (a->cmd->opts & OPT(OCTL_OPT_PRINCIPAL)))
+        a->opt[OCTL_OPT_PRINCIPAL] = a->principal;
     for (int o = 0; o < OCTL_OPT_COUNT; o++)
         if (a->opt[o] != NULL && !(a->cmd->opts & OPT(o))) {
             snprintf(err, errlen, "%s does not take --%s", a->cmd->name,
