@@ -105,6 +105,9 @@ static void start_cluster(void)
 
 static void stop_cluster(void)
 {
+    /* Both daemons stop cleanly (under ASan: without leaks). */
+    ck_assert_int_eq(e2e_proc_stop(&agent, SIGTERM, 20000), 0);
+    ck_assert_int_eq(e2e_proc_stop(&master, SIGTERM, 20000), 0);
     e2e_proc_cleanup(&agent);
     e2e_proc_cleanup(&master);
     api_set_credentials(NULL, NULL);

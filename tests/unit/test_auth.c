@@ -166,8 +166,10 @@ START_TEST(test_auth_request)
         if (cases[i].header != NULL)
             http_fake_add_header(x, "Authorization", cases[i].header);
         char principal[AUTH_MAX_PRINCIPAL + 1] = "", err[128] = "";
-        enum auth_result r = auth_request(creds, http_fake_request(x),
-                                          principal, err, sizeof(err));
+        struct http_request *req = http_fake_request(x);
+        enum auth_result r =
+            auth_request(creds, req, principal, err, sizeof(err));
+        http_reply(req, 204, NULL, NULL, 0); /* frees the request */
         ck_assert_int_eq(r, cases[i].want);
         if (r == AUTH_OK)
             ck_assert_str_eq(principal, "fw");
