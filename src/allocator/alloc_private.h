@@ -83,13 +83,23 @@ static inline int64_t qvec_get(const struct qvec *q, uint32_t id)
 {
     return id < q->n ? q->v[id] : 0;
 }
-/* q[id] += delta (saturating at 0 from below, which only a bug reaches). */
+/* q[id] += delta, saturating at 0 from below (which only a bug reaches)
+ * and at INT64_MAX from above: every agent may hold up to
+ * RES_SCALAR_MAX_UNITS of a resource, and 9,224 such agents already pass
+ * what an int64 of milli-units holds. A saturated total makes shares
+ * smaller than they are, never undefined. */
 void qvec_add_slow(struct qvec *q, uint32_t id, int64_t delta);
+static inline int64_t qvec_sat_add(int64_t a, int64_t b)
+{
+    int64_t v;
+    if (__builtin_add_overflow(a, b, &v))
+        return b > 0 ? INT64_MAX : 0;
+    return v < 0 ? 0 : v;
+}
 static inline void qvec_add(struct qvec *q, uint32_t id, int64_t delta)
 {
     if (id < q->n) {
-        int64_t v = q->v[id] + delta;
-        q->v[id] = v < 0 ? 0 : v;
+        q->v[id] = qvec_sat_add(q->v[id], delta);
         return;
     }
     qvec_add_slow(q, id, delta);

@@ -123,8 +123,7 @@ void qvec_add_slow(struct qvec *q, uint32_t id, int64_t delta)
         memset(q->v + q->n, 0, (n - q->n) * sizeof(*q->v));
         q->n = n;
     }
-    int64_t v = q->v[id] + delta;
-    q->v[id] = v < 0 ? 0 : v;
+    q->v[id] = qvec_sat_add(q->v[id], delta);
 }
 
 bool qvec_is_zero(const struct qvec *q)

@@ -396,9 +396,17 @@ int files_read(const struct files *f, const char *path, int64_t offset,
     enum files_result r = files_resolve(f, path, real, err, errlen);
     if (r != FILES_OK)
         return (int)r;
+    /* Anything but a regular file or a directory (a FIFO, a socket, a
+     * device) is refused before open(): opening a UNIX socket fails with
+     * ENXIO, which is the client's mistake, not the daemon's. The fstat()
+     * below checks again what was actually opened. */
+    struct stat st;
+    if (stat(real, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "Cannot read a file that is not regular.");
+        return 400;
+    }
     /* O_NONBLOCK: a FIFO must never stall the loop (it is refused below). */
     int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
         if (fd >= 0)

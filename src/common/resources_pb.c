@@ -476,6 +476,18 @@ int res_list_from_pb(Mesos__V1__Resource *const *v, size_t n, res_list *out,
         res_list_add(&acc, &r);
         res_clear(&r);
     }
+    /* Each entry was within bounds; their sum must be too (4,095 entries
+     * of 1e12 cpus each passed one by one and overflowed the cluster's
+     * totals). Merging saturates, so the check sees any excess. */
+    for (uint32_t i = 0; i < acc.n; i++) {
+        if (acc.v[i].type == RES_SCALAR &&
+            acc.v[i].scalar > RES_SCALAR_MAX_UNITS * RES_SCALE) {
+            errbuf_set(err, errlen, "%s: total above %lld", acc.v[i].name,
+                       (long long)RES_SCALAR_MAX_UNITS);
+            res_list_clear(&acc);
+            return -1;
+        }
+    }
     res_list_add_all(out, &acc);
     res_list_clear(&acc);
     return 0;

@@ -19,6 +19,7 @@
 #include "common/resources_pb.h"
 #include "master/calls.h"
 #include "master/changes.h"
+#include "master/executors.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -44,7 +45,8 @@ void master_agent_free(struct agent *ag)
         return;
     if (ag->stream != NULL)
         http_stream_close(ag->stream);
-    hmap_free(ag->tasks, NULL); /* tasks belong to their frameworks */
+    hmap_free(ag->tasks, NULL);     /* tasks belong to their frameworks */
+    hmap_free(ag->executors, NULL); /* so do executors */
     hmap_free(ag->offers, NULL);
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
@@ -127,6 +129,7 @@ void master_agent_usage(const struct agent *ag, res_list *used,
         if (!task_state_is_terminal(t->state))
             res_list_add_all(used, &t->resources);
     }
+    master_executors_usage(ag->executors, used);
     pos = 0;
     while (hmap_next(ag->offers, &pos, NULL, &val))
         res_list_add_all(offered, &((const struct offer *)val)->resources);
@@ -208,6 +211,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
         master_task_remove(m, t);
     }
     free(tasks);
+    master_executors_forget_agent(m, ag);
     master_send_agent_failure(m, ag->id);
     /* Its operations go too: nobody could acknowledge their updates. */
     master_ops_forget_agent(
@@ -472,6 +476,31 @@ static void update_known_task(struct master *m, struct task *t,
     }
 }
 
+/* The framework fid of something a (re-)registering agent reports: the
+ * master's, else a placeholder from the frameworks of the report; NULL
+ * when unknown, or removed (then the agent is told, once: shut records
+ * the frameworks told). */
+static struct framework *
+reported_framework(struct master *m, struct agent *ag,
+                   const Offerd__Agent__Call__Subscribe *sub, const char *fid,
+                   struct hmap *shut)
+{
+    struct framework *fw = master_framework_find(m, fid);
+    if (fw == NULL && hmap_get(m->completed, fid) != NULL) {
+        if (hmap_get(shut, fid) == NULL) {
+            hmap_put(shut, fid, (void *)1);
+            shutdown_removed_framework(ag, fid);
+        }
+        return NULL;
+    }
+    for (size_t j = 0; fw == NULL && j < sub->n_frameworks; j++) {
+        const Mesos__V1__FrameworkInfo *fi = sub->frameworks[j];
+        if (fi->id != NULL && strcmp(fi->id->value, fid) == 0)
+            fw = master_framework_placeholder(m, fi);
+    }
+    return fw;
+}
+
 /* Take in the tasks a (re-)registering agent reports, the agent's state
  * being the truth (docs/reconciliation.md):
  *  - case 2, a task the master holds in another state: it takes the
@@ -497,32 +526,17 @@ static void adopt_tasks(struct master *m, struct agent *ag,
     *used_out = NULL;
     *nused_out = 0;
     *lists_out = NULL;
-    if (sub->n_tasks == 0)
+    size_t cap = sub->n_tasks + sub->n_executors;
+    if (cap == 0)
         return;
-    struct alloc_used *used = xcalloc(sub->n_tasks, sizeof(*used));
-    res_list *lists = xcalloc(sub->n_tasks, sizeof(*lists));
+    struct alloc_used *used = xcalloc(cap, sizeof(*used));
+    res_list *lists = xcalloc(cap, sizeof(*lists));
     uint32_t nused = 0;
     struct hmap *shut = hmap_new(); /* frameworks told to shut down */
     for (size_t i = 0; i < sub->n_tasks; i++) {
         const Mesos__V1__Task *rt = sub->tasks[i];
-        const char *fid = rt->framework_id->value;
-        struct framework *fw = master_framework_find(m, fid);
-        if (fw == NULL && hmap_get(m->completed, fid) != NULL) {
-            if (hmap_get(shut, fid) == NULL) {
-                hmap_put(shut, fid, (void *)1);
-                shutdown_removed_framework(ag, fid);
-            }
-            continue;
-        }
-        if (fw == NULL) {
-            for (size_t j = 0; j < sub->n_frameworks; j++) {
-                const Mesos__V1__FrameworkInfo *fi = sub->frameworks[j];
-                if (fi->id != NULL && strcmp(fi->id->value, fid) == 0) {
-                    fw = master_framework_placeholder(m, fi);
-                    break;
-                }
-            }
-        }
+        struct framework *fw =
+            reported_framework(m, ag, sub, rt->framework_id->value, shut);
         if (fw == NULL)
             continue;
         bool terminal = task_state_is_terminal(rt->state);
@@ -564,6 +578,27 @@ static void adopt_tasks(struct master *m, struct agent *ag,
         res_list_add_all(&lists[u], &t->resources);
         if (back_from_unreachable)
             t->kill_requested = !fw->partition_aware; /* see below */
+    }
+    /* Its executors (after a master failover: the master rebuilds them). */
+    for (size_t i = 0; i < sub->n_executors; i++) {
+        const Mesos__V1__ExecutorInfo *ei = sub->executors[i];
+        if (ei->framework_id == NULL)
+            continue;
+        struct framework *fw =
+            reported_framework(m, ag, sub, ei->framework_id->value, shut);
+        struct executor *e =
+            fw != NULL ? master_executor_adopt(m, fw, ag, ei) : NULL;
+        if (e == NULL)
+            continue;
+        uint32_t u = 0;
+        while (u < nused && used[u].fw != fw->alloc)
+            u++;
+        if (u == nused) {
+            used[u].fw = fw->alloc;
+            used[u].resources = &lists[u];
+            nused++;
+        }
+        res_list_add_all(&lists[u], &e->resources);
     }
     hmap_free(shut, NULL);
     *used_out = used;
@@ -645,6 +680,7 @@ static struct agent *agent_new(struct master *m, const char *id)
     ag->id = xstrdup(id);
     ag->tasks = hmap_new();
     ag->offers = hmap_new();
+    ag->executors = hmap_new();
     ag->registered_time = clock_wall_secs();
     hmap_put(m->agents, ag->id, ag);
     Offerd__Registry__Agent *rec = hmap_get(m->recovered_agents, id);
@@ -773,6 +809,7 @@ static void agent_rejoin_allocator(struct master *m, struct agent *ag,
     struct alloc_used *used;
     uint32_t nused;
     res_list *lists;
+    master_executors_reconcile(m, ag, s->sub->executors, s->sub->n_executors);
     adopt_tasks(m, ag, s->sub, false, &used, &nused, &lists);
     if (nused > 0)
         log_warn("agent %s reported live tasks this master never launched; "
@@ -1267,8 +1304,16 @@ static void handle_executor_message(struct master_call_ctx *c)
         agent_call(c)->executor_message;
     struct framework *fw = master_framework_find(c->m, em->framework_id->value);
     http_reply(c->req, 202, NULL, NULL, 0);
-    if (fw == NULL)
+    c->m->metrics.messages_executor_to_framework++;
+    if (fw == NULL || fw->stream == NULL) {
+        c->m->metrics.invalid_executor_to_framework_messages++;
+        log_info("agent %s: message from executor '%s' dropped: framework "
+                 "%s is %s",
+                 c->ag->id, em->executor_id->value, em->framework_id->value,
+                 fw == NULL ? "unknown" : "disconnected");
         return;
+    }
+    c->m->metrics.valid_executor_to_framework_messages++;
     Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
     aid.value = c->ag->id;
     Mesos__V1__Scheduler__Event__Message msg =
@@ -1281,6 +1326,12 @@ static void handle_executor_message(struct master_call_ctx *c)
     ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__MESSAGE;
     ev.message = &msg;
     master_send_to_framework(fw, &ev);
+}
+
+static void handle_executor_exited(struct master_call_ctx *c)
+{
+    http_reply(c->req, 202, NULL, NULL, 0);
+    master_executor_exited(c->m, c->ag, agent_call(c)->executor_exited);
 }
 
 static void handle_pong(struct master_call_ctx *c)
@@ -1315,8 +1366,7 @@ static void handle_checkpointed_resources(struct master_call_ctx *c)
     http_reply(c->req, 202, NULL, NULL, 0);
 }
 
-/* Calls that report what the agent did (EXECUTOR_EXITED and the like): the
- * master's view does not depend on them (yet): they are logged. */
+/* Calls the master has no row for: logged. */
 static void handle_report(struct master_call_ctx *c)
 {
     log_info("agent %s: %s", c->ag->id,
@@ -1376,6 +1426,7 @@ static const struct master_call agent_rows[] = {
         0),
     ROW(UNREGISTER, NULL, handle_unregister, 0),
     ROW(EXECUTOR_MESSAGE, "executor_message", handle_executor_message, 0),
+    ROW(EXECUTOR_EXITED, "executor_exited", handle_executor_exited, 0),
     ROW(CHECKPOINTED_RESOURCES, "checkpointed_resources",
         handle_checkpointed_resources, 0),
 };

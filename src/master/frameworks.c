@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/task_state.h"
 #include "common/mem.h"
+#include "master/executors.h"
 #include "master/framework_options.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -161,6 +162,7 @@ static struct framework *framework_new(struct master *m, const char *id)
     fw->tasks = hmap_new();
     fw->offers = hmap_new();
     fw->unreachable_tasks = hmap_new();
+    fw->executors = hmap_new();
     return fw;
 }
 
@@ -180,6 +182,7 @@ void master_framework_free(struct framework *fw)
     hmap_free(fw->tasks, task_free_cb);
     hmap_free(fw->offers, NULL); /* offers are owned by m->offers */
     hmap_free(fw->unreachable_tasks, free);
+    hmap_free(fw->executors, master_executor_free);
     master_task_records_free(fw);
     if (fw->info != NULL)
         protobuf_c_message_free_unpacked(&fw->info->base, NULL);
@@ -731,6 +734,24 @@ static void remember_completed(struct master *m, struct framework *fw)
     hmap_put(m->completed, fw->id, fw);
 }
 
+/* SHUTDOWN_FRAMEWORK for fw to ag, unless ag is in told (then add it). */
+static void shutdown_on_agent(struct hmap *told, struct framework *fw,
+                              struct agent *ag)
+{
+    if (hmap_get(told, ag->id) != NULL)
+        return;
+    hmap_put(told, ag->id, ag);
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = fw->id;
+    Offerd__Agent__Event__ShutdownFramework sf =
+        OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
+    sf.framework_id = &fid;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
+    ev.shutdown_framework = &sf;
+    master_send_to_agent(ag, &ev);
+}
+
 void master_framework_remove(struct master *m, struct framework *fw,
                              const char *why)
 {
@@ -747,9 +768,9 @@ void master_framework_remove(struct master *m, struct framework *fw,
     master_inverse_offers_of_framework(m, fw, false);
     master_ops_forget_framework(m, fw->id);
 
-    /* Tell every agent with tasks of the framework to shut it down, once
-     * each, then forget the tasks: the allocator frees their resources
-     * when the framework leaves it. */
+    /* Tell every agent with tasks or executors of the framework to shut
+     * it down, once each, then forget the tasks and executors: the
+     * allocator frees their resources when the framework leaves it. */
     struct hmap *told = hmap_new();
     const char *key;
     void *val;
@@ -759,20 +780,14 @@ void master_framework_remove(struct master *m, struct framework *fw,
     uint32_t k = 0;
     while (hmap_next(fw->tasks, &pos, &key, &val))
         tasks[k++] = val;
+    pos = 0;
+    while (hmap_next(fw->executors, &pos, &key, &val))
+        shutdown_on_agent(told, fw, ((struct executor *)val)->agent);
+    master_executors_forget_framework(m, fw);
     for (uint32_t i = 0; i < k; i++) {
         struct task *t = tasks[i];
-        if (t->agent != NULL && hmap_get(told, t->agent->id) == NULL) {
-            hmap_put(told, t->agent->id, t->agent);
-            Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
-            fid.value = fw->id;
-            Offerd__Agent__Event__ShutdownFramework sf =
-                OFFERD__AGENT__EVENT__SHUTDOWN_FRAMEWORK__INIT;
-            sf.framework_id = &fid;
-            Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
-            ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
-            ev.shutdown_framework = &sf;
-            master_send_to_agent(t->agent, &ev);
-        }
+        if (t->agent != NULL)
+            shutdown_on_agent(told, fw, t->agent);
         if (!task_state_is_terminal(t->state))
             master_task_count(m, MESOS__V1__TASK_STATE__TASK_KILLED);
         t->recovered = true; /* alloc_framework_remove frees them */

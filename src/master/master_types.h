@@ -68,6 +68,10 @@ struct framework {
 
     struct hmap *tasks;  /* task id -> struct task */
     struct hmap *offers; /* offer id -> struct offer */
+    /* Its executors (custom or default, not the agents' command
+     * executors): "<agent id>/<executor id>" -> struct executor, owned
+     * (executors.c). */
+    struct hmap *executors;
     /* Partition-aware frameworks: tasks last seen on agents now
      * unreachable, task id -> agent id (malloc'd), for reconciliation
      * (TASK_UNREACHABLE) until the agent comes back. */
@@ -125,6 +129,9 @@ struct agent {
 
     struct hmap *tasks;  /* "<framework id>/<task id>" -> struct task */
     struct hmap *offers; /* offer id -> struct offer */
+    /* "<framework id>/<executor id>" -> struct executor (owned by its
+     * framework's map). */
+    struct hmap *executors;
 
     uint64_t ping_seq; /* last PING sent */
     bool pong_pending; /* no PONG since the last PING */
@@ -211,6 +218,21 @@ struct task {
     uint32_t nhist;
 };
 
+/* An executor of a framework on an agent, from the LAUNCH or LAUNCH_GROUP
+ * that first named it (or the agent's report after a master failover)
+ * until the agent says it exited, or the agent or framework goes. Its
+ * resources are allocated once, however many tasks share it. */
+struct executor {
+    struct framework *fw;
+    struct agent *agent;
+    /* Owned: framework_id set, resources with their allocation role (what
+     * RUN_TASK carries and what a later launch must match). */
+    Mesos__V1__ExecutorInfo *info;
+    char *fw_key;       /* "<agent id>/<executor id>" (fw->executors) */
+    char *ag_key;       /* "<framework id>/<executor id>" (agent->executors) */
+    res_list resources; /* with allocation role */
+};
+
 /* A task that ended, as the master remembers it for /state and /tasks
  * (Mesos's completed tasks): what those endpoints show of it, not the
  * TaskInfo. Strings owned. */
@@ -284,6 +306,10 @@ struct master_metrics {
     uint64_t invalid_status_updates;
     uint64_t valid_framework_to_executor_messages;
     uint64_t invalid_framework_to_executor_messages;
+    uint64_t messages_executor_to_framework;
+    uint64_t valid_executor_to_framework_messages;
+    uint64_t invalid_executor_to_framework_messages;
+    uint64_t messages_exited_executor;
     uint64_t slave_registrations;
     uint64_t slave_reregistrations;
     uint64_t slave_removals;

@@ -321,13 +321,35 @@ get_frameworks(struct master *m)
     return gf;
 }
 
-/* offerd runs command tasks only, which have no executor of their own:
- * the lists are empty, and well-formed. */
-static Mesos__V1__Master__Response__GetExecutors *get_executors(void)
+/* Every framework's executors (executors.c) with their agent; command
+ * tasks have none. orphan_executors (deprecated in Mesos) stays empty:
+ * the master adopts an executor only with its framework. */
+static Mesos__V1__Master__Response__GetExecutors *
+get_executors(struct master *m)
 {
     Mesos__V1__Master__Response__GetExecutors *ge = xmalloc(sizeof(*ge));
     mesos__v1__master__response__get_executors__init(ge);
-    ge->executors = xcalloc(1, sizeof(void *));
+    struct msgs execs = {0};
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        const struct framework *fw = val;
+        size_t epos = 0;
+        void *eval;
+        while (hmap_next(fw->executors, &epos, NULL, &eval)) {
+            const struct executor *e = eval;
+            Mesos__V1__Master__Response__GetExecutors__Executor *x =
+                xmalloc(sizeof(*x));
+            mesos__v1__master__response__get_executors__executor__init(x);
+            x->executor_info =
+                jpb_copy(&mesos__v1__executor_info__descriptor, &e->info->base);
+            x->agent_id = xmalloc(sizeof(*x->agent_id));
+            mesos__v1__agent_id__init(x->agent_id);
+            x->agent_id->value = xstrdup(e->agent->id);
+            msgs_push(&execs, x);
+        }
+    }
+    ge->executors = msgs_take(&execs, &ge->n_executors);
     ge->orphan_executors = xcalloc(1, sizeof(void *));
     return ge;
 }
@@ -410,7 +432,7 @@ Mesos__V1__Master__Response__GetState *master_opst_get_state(struct master *m)
     Mesos__V1__Master__Response__GetState *gs = xmalloc(sizeof(*gs));
     mesos__v1__master__response__get_state__init(gs);
     gs->get_tasks = get_tasks(m);
-    gs->get_executors = get_executors();
+    gs->get_executors = get_executors(m);
     gs->get_frameworks = get_frameworks(m);
     gs->get_agents = get_agents(m);
     return gs;
@@ -603,7 +625,7 @@ master_opst_response(struct master *m, Mesos__V1__Master__Call__Type type)
         break;
     case MESOS__V1__MASTER__CALL__TYPE__GET_EXECUTORS:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_EXECUTORS;
-        r->get_executors = get_executors();
+        r->get_executors = get_executors(m);
         break;
     case MESOS__V1__MASTER__CALL__TYPE__GET_OPERATIONS:
         r->type = MESOS__V1__MASTER__RESPONSE__TYPE__GET_OPERATIONS;

@@ -23,6 +23,7 @@
 #include "common/resources_pb.h"
 #include "master/agents.h"
 #include "master/calls.h"
+#include "master/executors.h"
 #include "master/frameworks.h"
 #include "master/maintenance.h"
 #include "master/master.h"
@@ -104,14 +105,8 @@ static const char *validate_task(struct framework *fw, struct agent *ag,
                  ti->agent_id->value, ag->id);
         return err;
     }
-    if ((ti->command != NULL) == (ti->executor != NULL))
-        return "Task should have at least one (but not both) of CommandInfo "
-               "or ExecutorInfo present";
-    if (ti->executor != NULL)
-        return "Tasks with a custom ExecutorInfo are not supported by "
-               "offerd agents; give a CommandInfo";
-    if (ti->command->shell == 0 && ti->command->has_shell &&
-        ti->command->value == NULL)
+    if (ti->command != NULL && ti->command->shell == 0 &&
+        ti->command->has_shell && ti->command->value == NULL)
         return "command.value: required (the program to run)";
     if (ti->kill_policy != NULL && ti->kill_policy->grace_period != NULL &&
         ti->kill_policy->grace_period->nanoseconds < 0)
@@ -157,6 +152,53 @@ static void task_error(struct master *m, struct framework *fw,
         MESOS__V1__TASK_STATUS__REASON__REASON_TASK_INVALID, reason);
 }
 
+/* The executor of a LAUNCH's task ti, which passed validate_task with
+ * resources res: validated as Mesos does, and when new on ag its
+ * resources must fit in remaining beside res. Returns the ExecutorInfo
+ * to launch with (the known one, or a new one then tracked and its
+ * resources taken from remaining), or NULL with a reason in err. */
+static const Mesos__V1__ExecutorInfo *
+launch_executor(struct master *m, struct framework *fw, struct agent *ag,
+                const char *role, const Mesos__V1__TaskInfo *ti,
+                const res_list *res, res_list *remaining, char *err,
+                size_t errlen)
+{
+    res_list exres = RES_LIST_INIT;
+    Mesos__V1__ExecutorInfo *ex = master_executor_prepare(
+        fw, ag, ti->executor, false, role, &exres, err, errlen);
+    if (ex == NULL)
+        return NULL;
+    struct executor *known =
+        master_executor_find(ag, fw->id, ex->executor_id->value);
+    if (known != NULL) {
+        protobuf_c_message_free_unpacked(&ex->base, NULL);
+        res_list_clear(&exres);
+        return known->info;
+    }
+    res_list total = RES_LIST_INIT;
+    res_list_copy(&total, res);
+    res_list_add_all(&total, &exres);
+    if (!res_list_contains(remaining, &total)) {
+        char *want = res_list_render(&total),
+             *have = res_list_render(remaining);
+        snprintf(err, errlen,
+                 "Total resources %s required by task and its executor is "
+                 "more than available %s",
+                 want, have);
+        free(want);
+        free(have);
+        res_list_clear(&total);
+        res_list_clear(&exres);
+        protobuf_c_message_free_unpacked(&ex->base, NULL);
+        return NULL;
+    }
+    res_list_clear(&total);
+    res_list_sub_all(remaining, &exres);
+    struct executor *e = master_executor_add(m, fw, ag, ex, &exres);
+    res_list_clear(&exres);
+    return e->info;
+}
+
 static void launch(struct master *m, struct framework *fw, struct agent *ag,
                    const char *role, Mesos__V1__TaskInfo *const *tasks,
                    size_t n, res_list *remaining)
@@ -164,21 +206,38 @@ static void launch(struct master *m, struct framework *fw, struct agent *ag,
     for (size_t i = 0; i < n; i++) {
         char err[1024];
         res_list res;
-        const char *e = validate_task(fw, ag, role, tasks[i], remaining, &res,
-                                      err, sizeof(err));
+        const char *e = NULL;
+        if ((tasks[i]->command == NULL) == (tasks[i]->executor == NULL))
+            e = "Task should have at least one (but not both) of "
+                "CommandInfo or ExecutorInfo present";
+        else
+            e = validate_task(fw, ag, role, tasks[i], remaining, &res, err,
+                              sizeof(err));
         if (e != NULL) {
             task_error(m, fw, tasks[i], e);
             continue;
         }
+        Mesos__V1__TaskInfo ti = *tasks[i]; /* shallow: the executor swapped */
+        if (ti.executor != NULL) {
+            ti.executor = (Mesos__V1__ExecutorInfo *)launch_executor(
+                m, fw, ag, role, tasks[i], &res, remaining, err, sizeof(err));
+            if (ti.executor == NULL) {
+                res_list_clear(&res);
+                task_error(m, fw, tasks[i], err);
+                continue;
+            }
+        }
         res_list_sub_all(remaining, &res);
-        master_task_launch(m, fw, ag, tasks[i], &res, role);
+        master_task_launch(m, fw, ag, &ti, &res, role);
         res_list_clear(&res);
     }
 }
 
 /* LAUNCH_GROUP: every task of the group or none. offerd's agent runs each
  * task's command side by side, and kills the others when one ends other
- * than FINISHED; the group shares the executor's resources. */
+ * than FINISHED. The group's executor is tracked (executors.c): its
+ * resources are taken from the offers when it is new on the agent, and
+ * a later group naming it shares it. */
 static void launch_group(struct master *m, struct framework *fw,
                          struct agent *ag, const char *role,
                          const Mesos__V1__Offer__Operation__LaunchGroup *lg,
@@ -194,29 +253,47 @@ static void launch_group(struct master *m, struct framework *fw,
     if (g->n_tasks == 0)
         e = "task_group: must hold at least one task";
     res_list exec = RES_LIST_INIT;
-    if (e == NULL && lg->executor->n_resources > 0) {
-        char rerr[256];
-        if (res_list_from_pb(lg->executor->resources, lg->executor->n_resources,
-                             &exec, rerr, sizeof(rerr)) != 0) {
-            snprintf(err, sizeof(err), "Executor uses invalid resources: %s",
-                     rerr);
+    Mesos__V1__ExecutorInfo *ex = NULL;
+    bool ex_new = false;
+    if (e == NULL) {
+        ex = master_executor_prepare(fw, ag, lg->executor, true, role, &exec,
+                                     err, sizeof(err));
+        if (ex == NULL)
             e = err;
-        } else {
-            for (uint32_t i = 0; i < exec.n; i++)
-                if (exec.v[i].alloc_role == NULL)
-                    res_list_allocate(&exec, role);
-            if (!res_list_contains(&left, &exec)) {
-                e = "Executor uses more resources than available";
-            } else {
-                res_list_sub_all(&left, &exec);
-            }
-        }
+        else
+            ex_new = master_executor_find(ag, fw->id, ex->executor_id->value) ==
+                     NULL;
+    }
+    if (e == NULL && ex_new) {
+        if (!res_list_contains(&left, &exec))
+            e = "Executor uses more resources than available";
+        else
+            res_list_sub_all(&left, &exec);
     }
     for (size_t i = 0; e == NULL && i < g->n_tasks; i++) {
         const Mesos__V1__TaskInfo *ti = g->tasks[i];
-        if (ti->executor != NULL) {
-            e = "Tasks of a group must not set an executor";
+        if (ti->command == NULL) {
+            e = "Tasks of a group must have a CommandInfo";
             break;
+        }
+        if (ti->executor != NULL) {
+            /* Mesos: it may only repeat the group's. */
+            res_list tres = RES_LIST_INIT;
+            char terr[256];
+            Mesos__V1__ExecutorInfo *tex = master_executor_prepare(
+                fw, ag, ti->executor, true, role, &tres, terr, sizeof(terr));
+            bool same = tex != NULL && master_executor_info_equal(tex, ex);
+            if (tex != NULL)
+                protobuf_c_message_free_unpacked(&tex->base, NULL);
+            res_list_clear(&tres);
+            if (!same) {
+                snprintf(err, sizeof(err),
+                         "The `ExecutorInfo` of task '%s' is different from "
+                         "executor '%s'",
+                         ti->task_id->value, ex->executor_id->value);
+                e = err;
+                break;
+            }
         }
         for (size_t j = 0; j < i && e == NULL; j++)
             if (strcmp(g->tasks[j]->task_id->value, ti->task_id->value) == 0) {
@@ -239,11 +316,19 @@ static void launch_group(struct master *m, struct framework *fw,
         res_list_clear(remaining);
         *remaining = left;
         res_list_init(&left);
-        /* The executor's resources ride on the first task. */
-        res_list_add_all(&each[0], &exec);
-        master_task_launch_group(m, fw, ag, lg->executor, g->tasks, g->n_tasks,
-                                 each, role);
+        const Mesos__V1__ExecutorInfo *run;
+        if (ex_new) {
+            run = master_executor_add(m, fw, ag, ex, &exec)->info;
+            ex = NULL; /* taken */
+        } else {
+            run =
+                master_executor_find(ag, fw->id, ex->executor_id->value)->info;
+        }
+        master_task_launch_group(m, fw, ag, run, g->tasks, g->n_tasks, each,
+                                 role);
     }
+    if (ex != NULL)
+        protobuf_c_message_free_unpacked(&ex->base, NULL);
     for (size_t i = 0; i < ok; i++)
         res_list_clear(&each[i]);
     free(each);

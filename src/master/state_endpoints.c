@@ -24,6 +24,7 @@
 #include "common/task_state.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
+#include "master/executors.h"
 #include "master/maintenance.h"
 #include "master/operations.h"
 #include "master/quota.h"
@@ -252,6 +253,41 @@ static json_t *task_model(const struct task *t)
     task_model_extras(o, ti->command != NULL ? ti->command->user : NULL,
                       ti->labels, ti->discovery, ti->container,
                       ti->health_check);
+    if (ti->executor != NULL)
+        json_object_set_new(o, "executor_id",
+                            json_string(ti->executor->executor_id->value));
+    return o;
+}
+
+/* Mesos's json(ExecutorInfo) with the agent's id, as /state lists a
+ * framework's executors. */
+static json_t *executor_model(const struct executor *e)
+{
+    const Mesos__V1__ExecutorInfo *ei = e->info;
+    json_t *o = json_object();
+    json_object_set_new(o, "executor_id", json_string(ei->executor_id->value));
+    json_object_set_new(o, "name", json_string(ei->name ? ei->name : ""));
+    json_object_set_new(o, "framework_id", json_string(e->fw->id));
+    json_object_set_new(o, "command",
+                        ei->command != NULL ? jpb_to_json(&ei->command->base)
+                                            : json_object());
+    json_object_set_new(o, "resources", resources_model(&e->resources));
+    if (e->resources.n > 0 && e->resources.v[0].alloc_role != NULL)
+        json_object_set_new(o, "role",
+                            json_string(e->resources.v[0].alloc_role));
+    if (ei->labels != NULL) {
+        json_t *l = jpb_to_json(&ei->labels->base);
+        json_t *ls = json_object_get(l, "labels");
+        json_object_set(o, "labels", ls != NULL ? ls : json_array());
+        json_decref(l);
+    }
+    if (ei->has_type) {
+        const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+            &mesos__v1__executor_info__type__descriptor, ei->type);
+        if (v != NULL)
+            json_object_set_new(o, "type", json_string(v->name));
+    }
+    json_object_set_new(o, "slave_id", json_string(e->agent->id));
     return o;
 }
 
@@ -279,6 +315,7 @@ static void framework_usage(const struct framework *fw, res_list *used,
         if (!task_state_is_terminal(t->state))
             res_list_add_all(used, &t->resources);
     }
+    master_executors_usage(fw->executors, used);
     pos = 0;
     while (hmap_next(fw->offers, &pos, NULL, &val))
         res_list_add_all(offered, &((const struct offer *)val)->resources);
@@ -363,7 +400,11 @@ static json_t *framework_model(const struct framework *fw, bool with_tasks)
         while (hmap_next(fw->offers, &pos, NULL, &val))
             json_array_append_new(offers, offer_model(val));
         json_object_set_new(o, "offers", offers);
-        json_object_set_new(o, "executors", json_array());
+        json_t *execs = json_array();
+        pos = 0;
+        while (hmap_next(fw->executors, &pos, NULL, &val))
+            json_array_append_new(execs, executor_model(val));
+        json_object_set_new(o, "executors", execs);
         json_object_set_new(o, "completed_executors", json_array());
     }
     if (fi->labels != NULL) {
@@ -1146,6 +1187,13 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
          mt->valid_framework_to_executor_messages},
         {"master/invalid_framework_to_executor_messages",
          mt->invalid_framework_to_executor_messages},
+        {"master/messages_executor_to_framework",
+         mt->messages_executor_to_framework},
+        {"master/valid_executor_to_framework_messages",
+         mt->valid_executor_to_framework_messages},
+        {"master/invalid_executor_to_framework_messages",
+         mt->invalid_executor_to_framework_messages},
+        {"master/messages_exited_executor", mt->messages_exited_executor},
         {"master/slave_registrations", mt->slave_registrations},
         {"master/slave_reregistrations", mt->slave_reregistrations},
         {"master/slave_removals", mt->slave_removals},

@@ -204,6 +204,36 @@ START_TEST(test_unreserved_drf)
 }
 END_TEST
 
+/* Totals saturate instead of overflowing: 10,000 agents of the largest
+ * registrable cpus pass INT64_MAX milli-units together (UBSan refused the
+ * signed overflow in qvec_add), and offers still go out. */
+START_TEST(test_totals_saturate)
+{
+    struct qvec q = {0};
+    qvec_add(&q, 2, INT64_MAX - 5);
+    qvec_add(&q, 2, 10);
+    ck_assert_int_eq(qvec_get(&q, 2), INT64_MAX);
+    qvec_add(&q, 2, INT64_MIN);
+    ck_assert_int_eq(qvec_get(&q, 2), 0);
+    qvec_add(&q, 7, INT64_MAX);
+    qvec_add(&q, 7, INT64_MAX);
+    ck_assert_int_eq(qvec_get(&q, 7), INT64_MAX);
+    qvec_free(&q);
+
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    enum { N = 10000 };
+    static int tokens[N];
+    for (int i = 0; i < N; i++)
+        add_agent(a, &tokens[i], "cpus:1000000000000;mem:1000000000000");
+    add_fw(a, &F1, "role1", 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, N);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 /* Reserved resources are offered only to their role (and below it). */
 START_TEST(test_reserved_only_to_role)
 {
@@ -1892,6 +1922,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
     tcase_add_test(tc, test_random_sorter_limit_blocked_last);
     tcase_add_test(tc, test_remote_agents_only_to_region_aware);
+    tcase_add_test(tc, test_totals_saturate);
     suite_add_tcase(s, tc);
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 120);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static char top[PATH_MAX];  /* temporary directory */
@@ -33,6 +35,18 @@ static void mk(const char *rel, int dir)
         ck_assert_int_eq(write(fd, "hello", 5), 5);
         close(fd);
     }
+}
+
+/* A UNIX socket bound at top/rel; open() on it fails with ENXIO. */
+static void mk_socket(const char *rel)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", top, rel);
+    ck_assert(n > 0 && (size_t)n < sizeof(sa.sun_path));
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(s, 0);
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(s); /* the socket file stays */
 }
 
 static void setup(void)
@@ -56,6 +70,9 @@ static void setup(void)
     ck_assert_int_eq(symlink("stdout", p), 0);
     snprintf(p, sizeof(p), "%s/sandboxes/fw/t/run/up", top);
     ck_assert_int_eq(symlink("../../../..", p), 0);
+    snprintf(p, sizeof(p), "%s/sandboxes/fw/t/run/fifo", top);
+    ck_assert_int_eq(mkfifo(p, 0644), 0);
+    mk_socket("sandboxes/fw/t/run/sock");
     snprintf(p, sizeof(p), "%s/sandboxes", top);
     ck_assert_ptr_nonnull(realpath(p, root));
     tree = files_new();
@@ -208,6 +225,8 @@ START_TEST(test_read_table)
         {"fw/t/run/out", 0, -1, 403, NULL},
         {"../secret", 0, -1, 403, NULL},
         {"fw/t/run/missing", 0, -1, 404, NULL},
+        {"fw/t/run/fifo", 0, -1, 400, NULL},
+        {"fw/t/run/sock", 0, -1, 400, NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint8_t *data = NULL;
@@ -244,8 +263,9 @@ START_TEST(test_list)
     char out[1024] = "", err[PATH_MAX + 64];
     ck_assert_int_eq(
         files_list(tree, "fw/t/run/", collect, out, err, sizeof(err)), 200);
-    ck_assert_str_eq(out, "fw/t/run/in;fw/t/run/out;fw/t/run/stdout;"
-                          "fw/t/run/up;");
+    /* Listed (browse shows them, as Mesos does); only reading is refused. */
+    ck_assert_str_eq(out, "fw/t/run/fifo;fw/t/run/in;fw/t/run/out;"
+                          "fw/t/run/sock;fw/t/run/stdout;fw/t/run/up;");
     out[0] = '\0';
     ck_assert_int_eq(
         files_list(tree, "fw/t/run/stdout", collect, out, err, sizeof(err)),

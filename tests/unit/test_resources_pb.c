@@ -738,6 +738,14 @@ START_TEST(list_from_pb_all_or_nothing)
         res_list_from_pb(v, RES_PB_MAX_RESOURCES + 1, &l, err, sizeof(err)),
         -1);
     ck_assert_ptr_nonnull(strstr(err, "more than"));
+
+    /* Each entry within bounds, their sum not: refused, l unchanged. */
+    v[0]->scalar->value = 1e12;
+    v[1]->scalar->value = 1e12;
+    ck_assert_int_eq(res_list_from_pb(v, 2, &l, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "cpus: total above 1000000000000") != NULL, "%s",
+                  err);
+    ck_assert_int_eq(res_list_scalar(&l, "cpus"), 3000);
     for (int i = 0; i < 3; i++)
         free_pb(v[i]);
     res_list_clear(&l);
