@@ -758,6 +758,15 @@ static bool keep_task_json(const struct master *m, const char *who,
     return master_authz_allowed(m, who, ACL_VIEW_TASKS, user);
 }
 
+static bool keep_executor_json(const struct master *m, const char *who,
+                               const json_t *e, const char *fw_user)
+{
+    const char *user = json_string_value(
+        json_object_get(json_object_get(e, "command"), "user"));
+    return master_authz_allowed(m, who, ACL_VIEW_EXECUTORS,
+                                user != NULL ? user : fw_user);
+}
+
 static bool keep_framework_json(const struct master *m, const char *who,
                                 const json_t *f, const char *unused)
 {
@@ -771,6 +780,10 @@ static bool keep_framework_json(const struct master *m, const char *who,
                                         "unreachable_tasks"};
     for (size_t i = 0; i < 3; i++)
         json_keep(json_object_get(f, lists[i]), keep_task_json, m, who, user);
+    json_keep(json_object_get(f, "executors"), keep_executor_json, m, who,
+              user);
+    json_keep(json_object_get(f, "completed_executors"), keep_executor_json, m,
+              who, user);
     return true;
 }
 

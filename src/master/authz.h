@@ -66,7 +66,9 @@ const char *master_authz_principal(const struct master *m,
 /* Filter a read endpoint's JSON answer (/state, /frameworks, /tasks,
  * /roles) in place for the request's principal, as Mesos does: frameworks
  * by view_frameworks (their user), their tasks and /tasks' by view_tasks
- * (the task's user, else its framework's), roles by view_roles, /state's
+ * (the task's user, else its framework's), their executors by
+ * view_executors (the executor's command user, else the framework's),
+ * roles by view_roles, /state's
  * flags by view_flags. Nothing without --acls. */
 void master_authz_filter_json(const struct master *m,
                               const struct http_request *req, json_t *o);

@@ -44,8 +44,9 @@ static const char ACLS[] =
     ONLY("drain_agents", "\"ops\"", "agents") ","
     ONLY("start_maintenances", "\"ops\"", "machines") ","
     ONLY("view_flags", "\"ops\"", "flags") ","
-    ONLY("view_frameworks", "\"ops\"", "users") ","
+    ONLY("view_frameworks", "\"ops\", \"fw\"", "users") ","
     ONLY("view_tasks", "\"ops\"", "users") ","
+    ONLY("view_executors", "\"ops\"", "users") ","
     ONLY("register_agents", "\"agent\", \"agent2\"", "agents")
     "}";
 /* clang-format on */
@@ -407,6 +408,53 @@ START_TEST(test_readers_filtered)
 }
 END_TEST
 
+/* Executors by view_executors: fw sees its framework, not its executor. */
+START_TEST(test_executors_filtered)
+{
+    mfx_set_principal(&X, "agent", "sa");
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    mfx_set_principal(&X, "fw", "s1");
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    char offer_id[256], payload[2048];
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    snprintf(payload, sizeof(payload),
+             "{\"offer_ids\":[{\"value\":\"%s\"}],\"operations\":[{\"type\":"
+             "\"LAUNCH\",\"launch\":{\"task_infos\":[{\"name\":\"t\","
+             "\"task_id\":{\"value\":\"t1\"},\"agent_id\":{\"value\":\"%s\"},"
+             "\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+             "\"scalar\":{\"value\":0.5}}],\"executor\":{\"type\":"
+             "\"CUSTOM\",\"executor_id\":{\"value\":\"e1\"},\"command\":{"
+             "\"value\":\"my-executor\",\"user\":\"nobody\"},\"resources\":"
+             "[{\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{"
+             "\"value\":0.1}}]}}]}}]}",
+             offer_id, AG.id);
+    ck_assert_int_eq(mfx_framework_call(&X, &FW, "ACCEPT", "accept", payload),
+                     202);
+    static const char *const who[] = {"fw", "ops"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t want = i; /* fw: its framework without the executor */
+        mfx_set_principal(&X, who[i], i == 0 ? "s1" : "so");
+        struct http_fake *f = mfx_http(&X, HTTP_GET, "/state", NULL, NULL);
+        json_t *j = json_loads(mfx_body(f), 0, NULL);
+        json_t *fws = json_object_get(j, "frameworks");
+        ck_assert_uint_eq(json_array_size(fws), 1);
+        ck_assert_uint_eq(json_array_size(json_object_get(
+                              json_array_get(fws, 0), "executors")),
+                          want);
+        json_decref(j);
+        http_fake_free(f);
+        f = mfx_operator(&X, "{\"type\":\"GET_EXECUTORS\"}");
+        j = json_loads(mfx_body(f), 0, NULL);
+        ck_assert_uint_eq(
+            json_array_size(json_object_get(json_object_get(j, "get_executors"),
+                                            "executors")),
+            want);
+        json_decref(j);
+        http_fake_free(f);
+    }
+}
+END_TEST
+
 /* Without --credentials nothing is asked; a bad file is refused at start. */
 START_TEST(test_flags_refused)
 {
@@ -439,6 +487,7 @@ static Suite *master_auth_suite(void)
     tcase_add_test(tc, test_operator_calls_authorized);
     tcase_add_test(tc, test_endpoints_gated);
     tcase_add_test(tc, test_readers_filtered);
+    tcase_add_test(tc, test_executors_filtered);
     suite_add_tcase(s, tc);
     TCase *flags = tcase_create("flags");
     tcase_add_test(flags, test_flags_refused);
