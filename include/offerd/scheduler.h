@@ -162,6 +162,12 @@ struct offerd_sched_options {
                                    default, < 0: never give up */
     size_t max_event_size;      /* largest event record in bytes; larger
                                    ends the stream; 0: default */
+    /* Credentials for a master that authenticates frameworks (its
+     * --authenticate_frameworks): every call carries them as HTTP Basic.
+     * NULL principal: none. Both copied. framework_info.principal, when
+     * unset, is taken from principal (the master requires them equal). */
+    const char *principal;
+    const char *secret; /* NULL: empty */
 };
 
 /* ---- Lifetime ---- */

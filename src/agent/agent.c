@@ -1861,6 +1861,7 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
         .master_port = cfg->flags->master_port,
         .backoff_factor_ns = cfg->flags->registration_backoff_factor_ns,
         .backoff_max_ns = cfg->flags->registration_backoff_max_ns,
+        .authorization = cfg->master_authorization,
     };
     struct agent_conn_cbs ccbs = {build_subscribe, on_event, on_disconnected,
                                   a};

@@ -32,6 +32,9 @@ struct agent_config {
     uint16_t port;             /* the port the HTTP server bound */
     const res_list *resources; /* the agent's total resources */
     const struct agent_attrs *attributes;
+    /* The Authorization header of its calls to the master, or NULL
+     * (--credential; auth_agent.h). */
+    const char *master_authorization;
 };
 
 /* Create the agent on base: open the checkpoint under work_dir/meta (and

@@ -142,6 +142,31 @@ void agent_flags_init(struct agent_flags *af)
          "revocable tasks are evicted. Defaults to the number of online "
          "CPUs.",
          &af->qos_load_threshold},
+        /* Authentication and authorization: auth_agent.c. */
+        {"credential", FLAG_STRING, NULL,
+         "Path (or file://path) of the principal and secret this agent "
+         "authenticates to the master with (HTTP Basic): JSON "
+         "{\"principal\": ..., \"secret\": ...} or one line 'principal "
+         "secret'.",
+         &af->credential},
+        {"http_credentials", FLAG_STRING, NULL,
+         "Path of the principals and secrets the agent's own endpoints "
+         "accept, as the master's --credentials.",
+         &af->http_credentials},
+        {"authenticate_http_readwrite", FLAG_BOOL, "false",
+         "Require authentication on the agent's endpoints that change "
+         "state (/api/v1, /logging/toggle).",
+         &af->authenticate_http_readwrite},
+        {"authenticate_http_readonly", FLAG_BOOL, "false",
+         "Require authentication on the agent's read-only endpoints "
+         "(/state, /flags, /files/*, /metrics/snapshot); /health stays "
+         "open.",
+         &af->authenticate_http_readonly},
+        {"acls", FLAG_STRING, NULL,
+         "Mesos's ACL JSON for the agent's endpoints, inline or as a file "
+         "path: access_sandboxes (/files/*), view_flags (/flags), "
+         "set_log_level. Unset: everything is allowed.",
+         &af->acls},
     };
     memcpy(af->defs, defs, sizeof(defs));
     agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
@@ -307,6 +332,13 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
         return FLAGS_ERROR;
     if (af->work_dir[0] == '\0') {
         snprintf(err, errlen, "--work_dir: must not be empty");
+        return FLAGS_ERROR;
+    }
+    if ((af->authenticate_http_readwrite || af->authenticate_http_readonly) &&
+        af->http_credentials == NULL) {
+        snprintf(err, errlen,
+                 "--authenticate_http_*: authentication needs "
+                 "--http_credentials");
         return FLAGS_ERROR;
     }
     if (af->default_role[0] == '\0') {

@@ -17,7 +17,7 @@
 
 /* Rows in the agent's flag table: its own, then the isolation flags, then
  * the launch flags. */
-#define AGENT_FLAGS_BASE_ROWS 24
+#define AGENT_FLAGS_BASE_ROWS 29
 #define AGENT_FLAGS_ROWS                                                       \
     (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS)
 
@@ -76,6 +76,12 @@ struct agent_flags {
     enum agent_qos qos;                   /* parsed */
     double qos_load_threshold;            /* > 0; 0 when not given (the
                                              number of online CPUs) */
+    /* Authentication and authorization (auth_agent.c). */
+    const char *credential;           /* --credential: file; NULL: none */
+    const char *http_credentials;     /* --http_credentials: file; NULL: none */
+    bool authenticate_http_readwrite; /* --authenticate_http_readwrite */
+    bool authenticate_http_readonly;  /* --authenticate_http_readonly */
+    const char *acls;                 /* --acls: JSON or file; NULL: none */
 
     struct agent_iso_flags iso; /* isolation (isolation_flags.h) */
     /* Containerizers, users, environment, fetcher (flags_launch.h). */

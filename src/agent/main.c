@@ -6,6 +6,7 @@
  * them); SIGUSR1 kills every task first, as Mesos's "shut down and kill
  * everything". Both exit 0.
  */
+#include "agent/auth_agent.h"
 #include "agent/agent.h"
 #include "agent/attributes.h"
 #include "agent/endpoints.h"
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
     struct log_toggle *toggle = NULL;
     struct agent_endpoints *endpoints = NULL;
     struct agent_opapi *opapi = NULL;
+    struct agent_auth *auth = NULL;
     struct event *ev_usr1 = NULL;
     res_list resources = RES_LIST_INIT;
     struct agent_attrs attrs = {0};
@@ -146,7 +148,13 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    auth = agent_auth_new(&af, err, sizeof(err));
+    if (auth == NULL) {
+        fprintf(stderr, "offerd-agent: %s\n", err);
+        goto out;
+    }
     srv = http_server_new(base, NULL);
+    http_server_set_gate(srv, agent_auth_gate, auth);
     uint16_t bound = 0;
     if (http_server_bind(srv, af.ip, af.port, &bound, err, sizeof(err)) != 0) {
         log_error("%s", err);
@@ -158,6 +166,7 @@ int main(int argc, char **argv)
         .port = bound,
         .resources = &resources,
         .attributes = &attrs,
+        .master_authorization = agent_auth_master_header(auth),
     };
     agent = agent_new(base, &cfg, err, sizeof(err));
     if (agent == NULL) {
@@ -169,6 +178,7 @@ int main(int argc, char **argv)
      * to the sandboxes root. */
     files = files_new();
     files_set_base(files, root);
+    agent_auth_set_files(auth, files);
     if (files_attach(files, root, root, err, sizeof(err)) != 0) {
         log_error("cannot serve /files: %s", err);
         goto out;
@@ -208,6 +218,7 @@ out:
     agent_endpoints_free(endpoints);
     agent_opapi_free(opapi);
     log_toggle_free(toggle);
+    agent_auth_free(auth);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
     mainloop_free(ml);

@@ -34,6 +34,7 @@ struct agent_conn {
     struct event_base *base;
     char *ip;
     uint16_t port;
+    char *authorization; /* the Authorization header, or NULL */
     int64_t factor, max;
     struct agent_conn_cbs cbs;
 
@@ -173,21 +174,25 @@ static void post_done(const struct http_client_response *r, void *arg)
 static struct http_client_options api_post(const struct agent_conn *c,
                                            const Offerd__Agent__Call *call,
                                            bool with_stream, int timeout_ms,
-                                           struct http_header h[3],
+                                           struct http_header h[4],
                                            uint8_t **body)
 {
     size_t len;
     *body = jpb_to_pb(&call->base, &len);
     h[0] = (struct http_header){"Content-Type", HTTP_CONTENT_PROTOBUF};
     h[1] = (struct http_header){"Accept", HTTP_CONTENT_PROTOBUF};
-    h[2] = (struct http_header){"Mesos-Stream-Id", c->stream_id};
+    size_t n = 2;
+    if (with_stream)
+        h[n++] = (struct http_header){"Mesos-Stream-Id", c->stream_id};
+    if (c->authorization != NULL)
+        h[n++] = (struct http_header){"Authorization", c->authorization};
     return (struct http_client_options){
         .host = c->ip,
         .port = c->port,
         .method = HTTP_POST,
         .path = API_PATH,
         .headers = h,
-        .nheaders = with_stream ? 3 : 2,
+        .nheaders = n,
         .body = *body,
         .body_len = len,
         .timeout_ms = timeout_ms,
@@ -197,7 +202,7 @@ static struct http_client_options api_post(const struct agent_conn *c,
 static struct http_client_req *
 post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
 {
-    struct http_header h[3];
+    struct http_header h[4];
     uint8_t *body;
     struct http_client_options o =
         api_post(c, call, true, CALL_TIMEOUT_MS, h, &body);
@@ -371,7 +376,7 @@ static void subscribe_now(struct agent_conn *c)
     if (c->stream != NULL)
         return;
     Offerd__Agent__Call *call = c->cbs.build_subscribe(c->cbs.arg);
-    struct http_header h[3];
+    struct http_header h[4];
     uint8_t *body;
     struct http_client_options o =
         api_post(c, call, false, SUBSCRIBE_TIMEOUT_MS, h, &body);
@@ -397,6 +402,8 @@ struct agent_conn *agent_conn_new(struct event_base *base,
     struct agent_conn *c = xcalloc(1, sizeof(*c));
     c->base = base;
     c->ip = xstrdup(cfg->master_ip);
+    c->authorization =
+        cfg->authorization != NULL ? xstrdup(cfg->authorization) : NULL;
     c->port = cfg->master_port;
     c->factor = cfg->backoff_factor_ns > 0 ? cfg->backoff_factor_ns : 0;
     c->max = cfg->backoff_max_ns > c->factor ? cfg->backoff_max_ns : c->factor;
@@ -438,6 +445,7 @@ void agent_conn_free(struct agent_conn *c)
     event_free(c->retry_timer);
     event_free(c->ping_timer);
     free(c->ip);
+    free(c->authorization);
     free(c->agent_id);
     free(c);
 }

@@ -36,6 +36,9 @@ struct agent_conn_config {
     uint16_t master_port;
     int64_t backoff_factor_ns; /* first reconnection delay bound */
     int64_t backoff_max_ns;    /* cap of the bound */
+    /* Authorization header value of every call ("Basic ..."; copied), or
+     * NULL: none (--credential, auth_agent.h). */
+    const char *authorization;
 };
 
 struct agent_conn_cbs {

@@ -16,6 +16,7 @@
  * master to close the stream) is a small state machine driven by a timer,
  * bounded by a deadline.
  */
+#include "cli/cli_auth.h"
 #include "cli/master_addr.h"
 #include "common/flags.h"
 #include "common/log.h"
@@ -68,6 +69,9 @@ struct exec_flags {
     int64_t kill_after_ns;
     int64_t subscribe_timeout_ns;
     const char *logging_level;
+    const char *principal;   /* --principal (HTTP Basic), or NULL */
+    const char *secret;      /* --secret */
+    const char *secret_file; /* --secret_file */
 };
 
 struct task {
@@ -707,6 +711,16 @@ int main(int argc, char **argv)
          "Lowest level of library log messages on stderr: DEBUG, INFO, "
          "WARNING or ERROR.",
          &f->logging_level},
+        {"principal", FLAG_STRING, NULL,
+         "Principal to authenticate as (HTTP Basic) to a master that "
+         "authenticates frameworks; also the framework's principal.",
+         &f->principal},
+        {"secret", FLAG_STRING, NULL,
+         "Secret of --principal (prefer --secret_file or OFFERD_SECRET: a "
+         "command line is visible to every user of the machine).",
+         &f->secret},
+        {"secret_file", FLAG_STRING, NULL,
+         "File holding the secret of --principal.", &f->secret_file},
     };
     struct flags *fl =
         flags_new(PROGRAM,
@@ -725,9 +739,13 @@ int main(int argc, char **argv)
     }
     char ip[64];
     uint16_t port = 0;
+    const char *principal = NULL;
+    char *secret = NULL;
     if (check_flags(&x, &enc, err, sizeof(err)) != 0 ||
         cli_master_addr_parse(f->master, ip, sizeof(ip), &port, err,
-                              sizeof(err)) != 0) {
+                              sizeof(err)) != 0 ||
+        cli_credentials(f->principal, f->secret, f->secret_file, &principal,
+                        &secret, err, sizeof(err)) != 0) {
         fprintf(stderr, PROGRAM ": %s\nRun '" PROGRAM " --help' for usage.\n",
                 err);
         offerd_request_free(x.req);
@@ -795,6 +813,8 @@ int main(int argc, char **argv)
     o.master_port = port;
     o.encoding = enc;
     o.framework_info = &info;
+    o.principal = principal;
+    o.secret = secret;
     o.user = &x;
     o.auto_acknowledge = false; /* on_update acknowledges, see there */
     o.backoff_min_ms = 250;
@@ -817,6 +837,10 @@ int main(int argc, char **argv)
     event_base_dispatch(x.base);
 
 out:
+    if (secret != NULL) {
+        explicit_bzero(secret, strlen(secret));
+        free(secret);
+    }
     offerd_sched_free(x.s); /* before the pool it feeds */
     offerd_pool_free(x.pool);
     offerd_placements_free(x.placements);

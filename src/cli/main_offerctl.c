@@ -5,6 +5,7 @@
  * command through the network octl_io (offerctl_http.h), and return its
  * exit status (0 done, 1 refused, 2 usage, 3 unreachable).
  */
+#include "cli/cli_auth.h"
 #include "cli/master_addr.h"
 #include "cli/offerctl.h"
 #include "cli/offerctl_http.h"
@@ -34,12 +35,20 @@ int main(int argc, char **argv)
         return OCTL_EXIT_USAGE;
     }
     h.master_host = ip;
+    char *authorization = NULL;
+    if (cli_authorization(a.principal, a.secret, a.secret_file, &authorization,
+                          err, sizeof(err)) != 0) {
+        fprintf(stderr, OCTL_PROGRAM ": %s\n", err);
+        return OCTL_EXIT_USAGE;
+    }
+    h.authorization = authorization;
     /* A closed pipe (offerctl ... | head) ends the program through write
      * errors, not a signal mid-output. */
     signal(SIGPIPE, SIG_IGN);
     h.base = event_base_new();
     if (h.base == NULL) {
         fprintf(stderr, OCTL_PROGRAM ": cannot create an event loop\n");
+        free(authorization);
         return OCTL_EXIT_UNREACHABLE;
     }
     struct octl_io io = {
@@ -53,6 +62,7 @@ int main(int argc, char **argv)
     int rc = octl_run(&a, &io);
     octl_http_clear(&h);
     event_base_free(h.base);
+    free(authorization);
     if (fflush(stdout) != 0 && rc == 0)
         rc = OCTL_EXIT_REFUSED;
     return rc;

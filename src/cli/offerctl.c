@@ -86,7 +86,8 @@ static const struct {
     [OCTL_OPT_ROLE] = {"role", true,
                        "role to reserve to (entries without a role)"},
     [OCTL_OPT_PRINCIPAL] = {"principal", true,
-                            "principal recorded on the reservation"},
+                            "principal recorded on the reservation (also "
+                            "the one offerctl authenticates as)"},
     [OCTL_OPT_FORCE] = {"force", false,
                         "skip the master's capacity and usage checks"},
     [OCTL_OPT_GUARANTEE] = {"guarantee", true,
@@ -1542,6 +1543,10 @@ static const char global_help[] =
     ", else " OCTL_DEFAULT_MASTER ")\n"
     "  --json              print the API's JSON answer instead of a table\n"
     "  --timeout=DURATION  per request (default 10secs)\n"
+    "  --principal=NAME    authenticate as NAME (HTTP Basic; default\n"
+    "                      $OFFERD_PRINCIPAL)\n"
+    "  --secret=SECRET     its secret (default $OFFERD_SECRET)\n"
+    "  --secret_file=PATH  read the secret from PATH instead\n"
     "  --help              this help; after a command, the command's\n"
     "\n"
     "Exit status: 0 done, 1 the master refused (its reason is printed),\n"
@@ -1601,6 +1606,20 @@ int octl_parse_args(int argc, char *const *argv, const char *master_env,
             size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
             const char *val = eq ? eq + 1 : NULL;
 #define IS(n) (nlen == strlen(n) && strncmp(name, n, nlen) == 0)
+            if (IS("principal") || IS("secret") || IS("secret_file")) {
+                if (val == NULL || *val == '\0') {
+                    snprintf(err, errlen, "--%.*s needs a value: --%.*s=...",
+                             (int)nlen, name, (int)nlen, name);
+                    return -1;
+                }
+                if (IS("principal"))
+                    a->principal = val;
+                else if (IS("secret"))
+                    a->secret = val;
+                else
+                    a->secret_file = val;
+                continue;
+            }
             if (IS("master") || IS("timeout")) {
                 if (val == NULL) {
                     snprintf(err, errlen, "--%.*s needs a value: --%.*s=...",
@@ -1689,6 +1708,11 @@ int octl_parse_args(int argc, char *const *argv, const char *master_env,
         snprintf(err, errlen, "missing command");
         return -1;
     }
+    /* --principal is global (who offerctl authenticates as) and, for the
+     * commands that record one, the reservation's or volume's principal
+     * too: the master requires them to be the same when it authenticates. */
+    if (a->principal != NULL && (a->cmd->opts & OPT(OCTL_OPT_PRINCIPAL)))
+        a->opt[OCTL_OPT_PRINCIPAL] = a->principal;
     for (int o = 0; o < OCTL_OPT_COUNT; o++)
         if (a->opt[o] != NULL && !(a->cmd->opts & OPT(o))) {
             snprintf(err, errlen, "%s does not take --%s", a->cmd->name,

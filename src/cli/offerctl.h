@@ -70,6 +70,9 @@ struct octl_args {
     bool json;                     /* --json */
     bool help;                     /* --help */
     int64_t timeout_ms;            /* --timeout, per request; default 10 s */
+    const char *principal;         /* --principal; NULL: $OFFERD_PRINCIPAL */
+    const char *secret;            /* --secret; NULL: see secret_file */
+    const char *secret_file;       /* --secret_file; NULL: $OFFERD_SECRET */
     const char *pos[OCTL_MAX_POS]; /* positionals after the command */
     size_t npos;
     const char *opt[OCTL_OPT_COUNT]; /* value, "true" for flags; NULL unset */

@@ -40,17 +40,21 @@ void octl_http_request(void *arg, const struct octl_request *rq,
                        struct octl_reply *rp)
 {
     struct octl_http *h = arg;
-    static const struct http_header json_headers[] = {
-        {"Content-Type", "application/json"},
-        {"Accept", "application/json"},
-    };
+    struct http_header headers[3];
+    size_t n = 0;
+    if (rq->post) {
+        headers[n++] = (struct http_header){"Content-Type", "application/json"};
+        headers[n++] = (struct http_header){"Accept", "application/json"};
+    }
+    if (h->authorization != NULL)
+        headers[n++] = (struct http_header){"Authorization", h->authorization};
     struct http_client_options o = {
         .host = rq->to_agent ? rq->host : h->master_host,
         .port = rq->to_agent ? rq->port : h->master_port,
         .method = rq->post ? HTTP_POST : HTTP_GET,
         .path = rq->path,
-        .headers = rq->post ? json_headers : NULL,
-        .nheaders = rq->post ? 2 : 0,
+        .headers = n > 0 ? headers : NULL,
+        .nheaders = n,
         .body = rq->body,
         .body_len = rq->body ? strlen(rq->body) : 0,
         .timeout_ms = (int)h->timeout_ms,

@@ -23,8 +23,10 @@ struct octl_http {
     struct event_base *base; /* borrowed; main's only base */
     const char *master_host; /* numeric address of the master */
     uint16_t master_port;
-    int64_t timeout_ms; /* per request */
-    bool stopped;       /* set by SIGINT/SIGTERM once a pause has begun */
+    int64_t timeout_ms;        /* per request */
+    const char *authorization; /* Authorization header of every request
+                                  (cli_authorization), or NULL */
+    bool stopped; /* set by SIGINT/SIGTERM once a pause has begun */
     /* The SIGINT and SIGTERM events: added by the first pause and kept
      * until octl_http_clear, so that a signal during a request between two
      * pauses also stops the follow instead of killing the process. */

@@ -78,6 +78,8 @@ struct http_server {
     struct http_server_options opts;
     struct route *routes;
     size_t nroutes, routes_cap;
+    http_gate_fn gate; /* http_server_set_gate */
+    void *gate_arg;
     struct http_request *deferred; /* pending deferred requests */
     struct http_stream *streams;   /* streams not yet freed */
     struct http_stream *reap_head; /* streams with work for the reaper */
@@ -399,6 +401,12 @@ static int add_route(struct http_server *s, const char *path,
     return 0;
 }
 
+void http_server_set_gate(struct http_server *s, http_gate_fn fn, void *arg)
+{
+    s->gate = fn;
+    s->gate_arg = arg;
+}
+
 int http_server_route(struct http_server *s, const char *path,
                       unsigned methods_mask, http_handler_fn fn, void *arg)
 {
@@ -570,7 +578,8 @@ static void route_request(struct http_server *s, struct http_request *req)
             log_debug("%s %s from %s", http_method_name(m), req->path,
                       req->peer);
             req->route = (size_t)(r - s->routes) + 1;
-            r->fn(req, r->arg);
+            if (s->gate == NULL || s->gate(req, s->gate_arg))
+                r->fn(req, r->arg);
         }
     }
 }

@@ -146,6 +146,13 @@ int http_server_route(struct http_server *s, const char *path, unsigned methods,
 int http_server_route_prefix(struct http_server *s, const char *prefix,
                              unsigned methods, http_handler_fn fn, void *arg);
 
+/* A gate every routed request passes before its handler (after 404/405):
+ * returns true to let the handler run, or false after replying itself
+ * (401, 403). One per server; NULL removes it. Fake requests dispatched
+ * through the server (http_fake_dispatch_server) pass it too. */
+typedef bool (*http_gate_fn)(struct http_request *req, void *arg);
+void http_server_set_gate(struct http_server *s, http_gate_fn fn, void *arg);
+
 /* Stop listening, close every connection and free the server; NULL is
  * ignored. Open streams and deferred requests are marked closed without
  * running callbacks and stay the owner's to release (http_stream_close,

@@ -399,6 +399,19 @@ bad:
     return -1;
 }
 
+char *jpb_base64_encode(const uint8_t *in, size_t n)
+{
+    char *out = xmalloc(b64_encoded_len(n) + 1);
+    b64_encode(in, n, out);
+    out[b64_encoded_len(n)] = '\0';
+    return out;
+}
+
+int jpb_base64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
+{
+    return b64_decode(s, n, out, outlen);
+}
+
 /* Shortest decimal text that reads back (strtod, then to float when
  * is_float) as the same value; integral values get ".0" so that they stay
  * JSON reals. Only for finite values. */

@@ -156,4 +156,13 @@ void *jpb_copy(const ProtobufCMessageDescriptor *desc,
 /* Free a message returned by this module; NULL is ignored. */
 void jpb_free(ProtobufCMessage *msg);
 
+/* Base64 as JSON bytes fields are written and read (RFC 4648, standard
+ * alphabet): jpb_base64_encode returns n bytes of in as a new padded,
+ * NUL-terminated string (caller frees); jpb_base64_decode reads n chars of s
+ * as the decoder of bytes fields does (whitespace skipped, padding
+ * optional) into a new buffer (*out, NULL when empty; caller frees) of
+ * *outlen bytes, returning 0, or -1 for malformed text. */
+char *jpb_base64_encode(const uint8_t *in, size_t n);
+int jpb_base64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen);
+
 #endif

@@ -50,6 +50,7 @@ void master_agent_free(struct agent *ag)
     hmap_free(ag->offers, NULL);
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
+    free(ag->principal);
     res_list_clear(&ag->total);
     res_list_clear(&ag->static_res);
     res_list_clear(&ag->ckpt);
@@ -316,8 +317,9 @@ struct agent_subscribe {
     bool is_new; /* no record in memory: a new or recovered agent */
     Offerd__Agent__Call__Subscribe *sub; /* owned copy */
     char *ip;
-    res_list total; /* its static resources */
-    res_list ckpt;  /* the checkpointed resources it will have */
+    char *principal; /* the authenticated principal, or NULL */
+    res_list total;  /* its static resources */
+    res_list ckpt;   /* the checkpointed resources it will have */
     uint64_t ckpt_version;
     bool resend_ckpt; /* the master's list is newer: send it */
     /* The agent's list version in memory when the registration was
@@ -333,6 +335,7 @@ static void agent_subscribe_free(struct agent_subscribe *s)
     res_list_clear(&s->total);
     res_list_clear(&s->ckpt);
     free(s->ip);
+    free(s->principal);
     free(s->id);
     free(s);
 }
@@ -711,6 +714,8 @@ static void agent_set_registration(struct agent *ag, struct agent_subscribe *s)
     }
     free(ag->ip);
     ag->ip = xstrdup(s->ip);
+    free(ag->principal);
+    ag->principal = s->principal != NULL ? xstrdup(s->principal) : NULL;
     ag->port = ai->has_port ? (uint16_t)ai->port : 5051;
     if (s->sub->address != NULL && s->sub->address->port > 0)
         ag->port = (uint16_t)s->sub->address->port;
@@ -1106,6 +1111,7 @@ static void handle_subscribe(struct master_call_ctx *c)
     s->is_new = ag == NULL;
     s->sub = jpb_copy(&offerd__agent__call__subscribe__descriptor, &sub->base);
     s->ip = ip;
+    s->principal = c->principal != NULL ? xstrdup(c->principal) : NULL;
     s->total = total;
     if (ag != NULL)
         ag->subscribing = true;
@@ -1408,11 +1414,12 @@ static void other_call(struct master_call_ctx *c)
 #define ROW(type, payload, fn, flags)                                          \
     {                                                                          \
         OFFERD__AGENT__CALL__TYPE__##type, payload, fn, MASTER_CALL_NO_COUNT,  \
-            flags                                                              \
+            flags, ACL_NONE                                                    \
     }
 
 static const struct master_call agent_rows[] = {
-    ROW(SUBSCRIBE, "subscribe", handle_subscribe, MASTER_CALL_OPEN),
+    {OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, "subscribe", handle_subscribe,
+     MASTER_CALL_NO_COUNT, MASTER_CALL_OPEN, ACL_REGISTER_AGENTS},
     ROW(UPDATE, "update", handle_update, 0),
     ROW(PONG, "pong", handle_pong, 0),
     ROW(UPDATE_OVERSUBSCRIBED, "update_oversubscribed", handle_oversubscribed,
@@ -1426,6 +1433,7 @@ static const struct master_call agent_rows[] = {
 
 static const struct master_api agent_api = {
     .name = "agent",
+    .realm = MASTER_REALM_AGENTS,
     .call_desc = &offerd__agent__call__descriptor,
     .rows = agent_rows,
     .nrows = sizeof(agent_rows) / sizeof(agent_rows[0]),

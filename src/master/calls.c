@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "common/auth.h"
 #include "common/json_pb.h"
+#include "master/authz.h"
 
 /* The descriptor of the Call's "type" field (every API's Call has one). */
 static const ProtobufCFieldDescriptor *type_field(const struct master_api *api)
@@ -69,6 +71,11 @@ static const struct master_call *find_row(const struct master_api *api,
 void master_call_dispatch(const struct master_api *api, struct master *m,
                           struct http_request *req)
 {
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    bool authenticated;
+    if (master_authz_authenticate(m, api->realm, req, principal,
+                                  &authenticated) != 0)
+        return;
     enum http_encoding body_enc, reply_enc;
     if (http_negotiate(req, &body_enc, &reply_enc) != 0)
         return;
@@ -82,8 +89,11 @@ void master_call_dispatch(const struct master_api *api, struct master *m,
         http_reply_error(req, 400, "%s", err);
         return;
     }
-    struct master_call_ctx c = {
-        .m = m, .req = req, .reply_enc = reply_enc, .call = call};
+    struct master_call_ctx c = {.m = m,
+                                .req = req,
+                                .reply_enc = reply_enc,
+                                .call = call,
+                                .principal = authenticated ? principal : NULL};
     if (call_type(api, call, &c.type) != 0) {
         m->metrics.invalid_calls++;
         http_reply_error(req, 400, "unknown call type");
@@ -106,6 +116,8 @@ void master_call_dispatch(const struct master_api *api, struct master *m,
     }
     if (!(row->flags & MASTER_CALL_OPEN) && api->bind != NULL &&
         api->bind(&c) != 0)
+        goto out;
+    if (master_authz_call(&c, api->realm, row->action) != 0)
         goto out;
     row->fn(&c);
 out:

@@ -25,6 +25,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "common/acl.h"
 #include "master/master_types.h"
 
 /* A call on its way through the table. */
@@ -36,6 +37,9 @@ struct master_call_ctx {
     int type;                     /* its type */
     struct framework *fw;         /* scheduler API: the caller (bound rows) */
     struct agent *ag;             /* agent API: the caller (bound rows) */
+    /* The authenticated principal (master/authz.h), NULL when the request
+     * carried no credentials. */
+    const char *principal;
 };
 
 typedef void (*master_call_fn)(struct master_call_ctx *c);
@@ -54,11 +58,22 @@ struct master_call {
     master_call_fn fn;
     size_t counter; /* MASTER_CALL_COUNT(x) or MASTER_CALL_NO_COUNT */
     unsigned flags; /* MASTER_CALL_* */
+    /* The ACL action the call needs (master/authz.c works out its objects
+     * from the call); ACL_NONE: none. */
+    enum acl_action action;
 };
 
 /* An API: its Call message and its rows. */
+/* Which authentication flag covers an API (master/authz.h). */
+enum master_realm {
+    MASTER_REALM_FRAMEWORKS = 0, /* --authenticate_frameworks */
+    MASTER_REALM_AGENTS,         /* --authenticate_agents */
+    MASTER_REALM_READWRITE,      /* --authenticate_http_readwrite */
+};
+
 struct master_api {
     const char *name; /* for logs: "scheduler", "agent", "operator" */
+    enum master_realm realm;
     const ProtobufCMessageDescriptor *call_desc;
     const struct master_call *rows;
     size_t nrows;

@@ -165,11 +165,18 @@ static void handle(struct http_request *req, void *arg)
         p->head->prev = r;
     p->head = r;
     p->n++;
+    /* The caller's credentials go on to the agent, whose own
+     * authentication and access_sandboxes rules then apply (the master's
+     * gate has already checked its side, authz.c). */
+    const char *authz = http_request_header(req, "Authorization");
+    struct http_header fwd = {"Authorization", authz};
     struct http_client_options o = {
         .host = ag->ip,
         .port = ag->port,
         .method = HTTP_GET,
         .path = target,
+        .headers = authz != NULL ? &fwd : NULL,
+        .nheaders = authz != NULL ? 1 : 0,
         .timeout_ms = FILES_PROXY_TIMEOUT_MS,
         .max_body = FILES_PROXY_MAX_BODY,
     };

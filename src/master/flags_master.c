@@ -108,6 +108,43 @@ void master_flags_init(struct master_flags *mf)
          "Defaults to the installed copy, <datadir>/offerd/webui, or to the "
          "source tree's webui/ when offerd runs from its build tree.",
          &mf->webui_dir},
+        /* Authentication and authorization: master/authz.c. */
+        {"credentials", FLAG_STRING, NULL,
+         "Path (or file://path) of the principals and secrets the master "
+         "accepts: JSON {\"credentials\": [{\"principal\": ..., "
+         "\"secret\": ...}]} or one 'principal secret' per line.",
+         &mf->credentials},
+        {"authenticate_frameworks", FLAG_BOOL, "false",
+         "Require frameworks to authenticate (HTTP Basic, --credentials) on "
+         "every scheduler API call.",
+         &mf->authenticate_frameworks},
+        {"authenticate_http_frameworks", FLAG_BOOL, "false",
+         "Mesos's name for --authenticate_frameworks on the HTTP scheduler "
+         "API; either one turns it on.",
+         &mf->authenticate_http_frameworks},
+        {"authenticate_agents", FLAG_BOOL, "false",
+         "Require agents to authenticate (HTTP Basic, --credentials) on "
+         "every agent API call.",
+         &mf->authenticate_agents},
+        {"authenticate_http_readwrite", FLAG_BOOL, "false",
+         "Require authentication on the operator API (/api/v1) and on the "
+         "endpoints that change state.",
+         &mf->authenticate_http_readwrite},
+        {"authenticate_http_readonly", FLAG_BOOL, "false",
+         "Require authentication on the read-only endpoints (/state, "
+         "/flags, /metrics/snapshot ...); /health and /version stay open.",
+         &mf->authenticate_http_readonly},
+        {"acls", FLAG_STRING, NULL,
+         "Mesos's ACL JSON, inline or as a file path (file:// allowed): who "
+         "may do what (docs/security.md). Unset: everything is allowed.",
+         &mf->acls},
+        {"authenticators", FLAG_STRING, "crammd5",
+         "Framework and agent authenticator. Only Mesos's default name "
+         "'crammd5' is accepted; offerd authenticates over HTTP Basic.",
+         &mf->authenticators},
+        {"http_authenticators", FLAG_STRING, "basic",
+         "HTTP authenticator. Only 'basic' (HTTP Basic) is implemented.",
+         &mf->http_authenticators},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -184,6 +221,25 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
     }
     if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)
         return FLAGS_ERROR;
+    if (strcmp(mf->authenticators, "crammd5") != 0) {
+        snprintf(err, errlen,
+                 "--authenticators: only 'crammd5' (the default) is accepted "
+                 "(offerd authenticates with HTTP Basic)");
+        return FLAGS_ERROR;
+    }
+    if (strcmp(mf->http_authenticators, "basic") != 0) {
+        snprintf(err, errlen,
+                 "--http_authenticators: only 'basic' is implemented");
+        return FLAGS_ERROR;
+    }
+    if ((mf->authenticate_frameworks || mf->authenticate_http_frameworks ||
+         mf->authenticate_agents || mf->authenticate_http_readwrite ||
+         mf->authenticate_http_readonly) &&
+        mf->credentials == NULL) {
+        snprintf(err, errlen,
+                 "--authenticate_*: authentication needs --credentials");
+        return FLAGS_ERROR;
+    }
     if (mf->work_dir[0] == '\0') {
         snprintf(err, errlen, "--work_dir: must not be empty");
         return FLAGS_ERROR;

@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 22
+#define MASTER_FLAGS_ROWS 31
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -52,6 +52,16 @@ struct master_flags {
                             NULL: no log file */
     /* --webui_dir: the web UI's files (webui.h) */
     const char *webui_dir;
+    /* Authentication and authorization (master/authz.c, docs/security.md). */
+    const char *credentials;           /* --credentials: file; NULL: none */
+    bool authenticate_frameworks;      /* --authenticate_frameworks */
+    bool authenticate_http_frameworks; /* --authenticate_http_frameworks */
+    bool authenticate_agents;          /* --authenticate_agents */
+    bool authenticate_http_readwrite;  /* --authenticate_http_readwrite */
+    bool authenticate_http_readonly;   /* --authenticate_http_readonly */
+    const char *acls;                  /* --acls: JSON or file; NULL: none */
+    const char *authenticators;        /* --authenticators: crammd5 */
+    const char *http_authenticators;   /* --http_authenticators: basic */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

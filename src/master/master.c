@@ -4,6 +4,7 @@
  * framework heartbeats), sending events on framework and agent streams, and
  * running the allocator (its offers become Offer messages in offers.c).
  */
+#include "master/authz.h"
 #include "master/master.h"
 
 #include <arpa/inet.h>
@@ -227,8 +228,11 @@ struct master *master_new_with(struct event_base *base,
         goto fail;
     master_quota_weights_flag(m);
 
+    if (master_authz_init(m, err, errlen) != 0)
+        goto fail;
     m->http = http_server_new(base, NULL);
     m->webui = master_webui_new(flags->webui_dir);
+    http_server_set_gate(m->http, master_authz_gate, m);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
             0 ||
         http_server_route(m->http, "/api/v1/scheduler", HTTP_POST,
@@ -318,6 +322,7 @@ void master_free(struct master *m)
     master_maintenance_free(m);
     master_quota_free(m);
     master_ops_free(m);
+    master_authz_free(m);
     /* Offers first: they point at frameworks and agents. */
     master_offers_free_all(m);
     /* Tasks are owned by their framework's map; agents only index them. */

@@ -127,6 +127,7 @@ struct agent {
     enum http_encoding enc;
     bool connected;
     bool subscribing;
+    char *principal; /* the principal it subscribed as; NULL: anonymous */
 
     struct hmap *tasks;  /* "<framework id>/<task id>" -> struct task */
     struct hmap *offers; /* offer id -> struct offer */
@@ -358,6 +359,7 @@ struct master {
     struct registry *registry;
     struct master_quota *quota; /* weights and quota (quota.c) */
     struct master_ops *ops;     /* operations with feedback (operations.c) */
+    struct master_authz *authz; /* credentials and ACLs (authz.c) */
 
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */

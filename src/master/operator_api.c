@@ -5,6 +5,7 @@
  * durable. Calls offerd does not serve yet are answered 501 with the call's
  * name, so tools can tell "not here" from "malformed" (400).
  */
+#include "master/authz.h"
 #include "master/operator_api.h"
 
 #include <stdint.h>
@@ -102,6 +103,7 @@ static void get_state_call(struct master_call_ctx *c)
 {
     Mesos__V1__Master__Response *resp =
         master_opst_response(c->m, (Mesos__V1__Master__Call__Type)c->type);
+    master_authz_filter_response(c->m, c->principal, &resp->base);
     reply_response(c->req, c->reply_enc, resp);
     protobuf_c_message_free_unpacked(&resp->base, NULL);
 }
@@ -380,60 +382,72 @@ static void not_supported(struct master_call_ctx *c)
                      master_call_type_name(&operator_api, c->type));
 }
 
-#define ROW(type, payload, fn)                                                 \
+#define ROW(type, payload, fn, action)                                         \
     {                                                                          \
         MESOS__V1__MASTER__CALL__TYPE__##type, payload, fn,                    \
-            MASTER_CALL_NO_COUNT, MASTER_CALL_OPEN                             \
+            MASTER_CALL_NO_COUNT, MASTER_CALL_OPEN, action                     \
     }
 
 static const struct master_call operator_rows[] = {
-    ROW(GET_HEALTH, NULL, get_health),
-    ROW(GET_VERSION, NULL, get_version),
-    ROW(GET_AGENTS, NULL, get_state_call),
-    ROW(GET_STATE, NULL, get_state_call),
-    ROW(GET_FRAMEWORKS, NULL, get_state_call),
-    ROW(GET_TASKS, NULL, get_state_call),
-    ROW(GET_EXECUTORS, NULL, get_state_call),
-    ROW(GET_OPERATIONS, NULL, get_state_call),
-    ROW(GET_ROLES, NULL, get_state_call),
-    ROW(GET_FLAGS, NULL, get_state_call),
-    ROW(GET_METRICS, NULL, get_state_call),
-    ROW(GET_LOGGING_LEVEL, NULL, get_logging_level),
-    ROW(GET_MASTER, NULL, get_state_call),
-    ROW(SUBSCRIBE, NULL, subscribe),
-    ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule),
-    ROW(GET_MAINTENANCE_STATUS, NULL, get_maintenance_status),
+    ROW(GET_HEALTH, NULL, get_health, ACL_NONE),
+    ROW(GET_VERSION, NULL, get_version, ACL_NONE),
+    ROW(GET_AGENTS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_STATE, NULL, get_state_call, ACL_NONE),
+    ROW(GET_FRAMEWORKS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_TASKS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_EXECUTORS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_OPERATIONS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_ROLES, NULL, get_state_call, ACL_NONE),
+    ROW(GET_FLAGS, NULL, get_state_call, ACL_VIEW_FLAGS),
+    ROW(GET_METRICS, NULL, get_state_call, ACL_NONE),
+    ROW(GET_LOGGING_LEVEL, NULL, get_logging_level, ACL_NONE),
+    ROW(GET_MASTER, NULL, get_state_call, ACL_NONE),
+    ROW(SUBSCRIBE, NULL, subscribe, ACL_NONE),
+    ROW(GET_MAINTENANCE_SCHEDULE, NULL, get_maintenance_schedule,
+        ACL_GET_MAINTENANCE_SCHEDULES),
+    ROW(GET_MAINTENANCE_STATUS, NULL, get_maintenance_status,
+        ACL_GET_MAINTENANCE_STATUSES),
     ROW(UPDATE_MAINTENANCE_SCHEDULE, "update_maintenance_schedule",
-        update_maintenance_schedule),
-    ROW(START_MAINTENANCE, "start_maintenance", start_maintenance),
-    ROW(STOP_MAINTENANCE, "stop_maintenance", stop_maintenance),
-    ROW(DRAIN_AGENT, "drain_agent", drain_agent),
-    ROW(DEACTIVATE_AGENT, "deactivate_agent", deactivate_agent),
-    ROW(REACTIVATE_AGENT, "reactivate_agent", reactivate_agent),
-    ROW(RESERVE_RESOURCES, "reserve_resources", reserve_resources),
-    ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources),
-    ROW(CREATE_VOLUMES, "create_volumes", create_volumes),
-    ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes),
-    ROW(GROW_VOLUME, "grow_volume", grow_volume),
-    ROW(SHRINK_VOLUME, "shrink_volume", shrink_volume),
+        update_maintenance_schedule, ACL_UPDATE_MAINTENANCE_SCHEDULES),
+    ROW(START_MAINTENANCE, "start_maintenance", start_maintenance,
+        ACL_START_MAINTENANCES),
+    ROW(STOP_MAINTENANCE, "stop_maintenance", stop_maintenance,
+        ACL_STOP_MAINTENANCES),
+    ROW(DRAIN_AGENT, "drain_agent", drain_agent, ACL_DRAIN_AGENTS),
+    ROW(DEACTIVATE_AGENT, "deactivate_agent", deactivate_agent,
+        ACL_DEACTIVATE_AGENTS),
+    ROW(REACTIVATE_AGENT, "reactivate_agent", reactivate_agent,
+        ACL_REACTIVATE_AGENTS),
+    ROW(RESERVE_RESOURCES, "reserve_resources", reserve_resources,
+        ACL_RESERVE_RESOURCES),
+    ROW(UNRESERVE_RESOURCES, "unreserve_resources", unreserve_resources,
+        ACL_UNRESERVE_RESOURCES),
+    ROW(CREATE_VOLUMES, "create_volumes", create_volumes, ACL_CREATE_VOLUMES),
+    ROW(DESTROY_VOLUMES, "destroy_volumes", destroy_volumes,
+        ACL_DESTROY_VOLUMES),
+    ROW(GROW_VOLUME, "grow_volume", grow_volume, ACL_RESIZE_VOLUME),
+    ROW(SHRINK_VOLUME, "shrink_volume", shrink_volume, ACL_RESIZE_VOLUME),
     /* Framework history (issue 16). */
-    ROW(TEARDOWN, "teardown", teardown),
+    ROW(TEARDOWN, "teardown", teardown, ACL_TEARDOWN_FRAMEWORKS),
     /* Agents gone, logging, files (issue 16). */
-    ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone),
-    ROW(SET_LOGGING_LEVEL, "set_logging_level", set_logging_level),
-    ROW(LIST_FILES, "list_files", list_files),
-    ROW(READ_FILE, "read_file", read_file),
+    ROW(MARK_AGENT_GONE, "mark_agent_gone", mark_agent_gone,
+        ACL_MARK_AGENTS_GONE),
+    ROW(SET_LOGGING_LEVEL, "set_logging_level", set_logging_level,
+        ACL_SET_LOG_LEVEL),
+    ROW(LIST_FILES, "list_files", list_files, ACL_ACCESS_MESOS_LOGS),
+    ROW(READ_FILE, "read_file", read_file, ACL_ACCESS_MESOS_LOGS),
     /* Weights and quota (quota.c). */
-    ROW(GET_WEIGHTS, NULL, get_weights),
-    ROW(UPDATE_WEIGHTS, "update_weights", update_weights),
-    ROW(GET_QUOTA, NULL, get_quota),
-    ROW(UPDATE_QUOTA, "update_quota", update_quota),
-    ROW(SET_QUOTA, "set_quota", set_quota),
-    ROW(REMOVE_QUOTA, "remove_quota", remove_quota),
+    ROW(GET_WEIGHTS, NULL, get_weights, ACL_NONE),
+    ROW(UPDATE_WEIGHTS, "update_weights", update_weights, ACL_UPDATE_WEIGHTS),
+    ROW(GET_QUOTA, NULL, get_quota, ACL_NONE),
+    ROW(UPDATE_QUOTA, "update_quota", update_quota, ACL_UPDATE_QUOTAS),
+    ROW(SET_QUOTA, "set_quota", set_quota, ACL_UPDATE_QUOTAS),
+    ROW(REMOVE_QUOTA, "remove_quota", remove_quota, ACL_UPDATE_QUOTAS),
 };
 
 static const struct master_api operator_api = {
     .name = "operator",
+    .realm = MASTER_REALM_READWRITE,
     .call_desc = &mesos__v1__master__call__descriptor,
     .rows = operator_rows,
     .nrows = sizeof(operator_rows) / sizeof(operator_rows[0]),

@@ -840,15 +840,18 @@ static void unknown_call(struct master_call_ctx *c)
 
 #define ROW(type, payload, fn, counter, flags)                                 \
     {                                                                          \
-        MESOS__V1__SCHEDULER__CALL__TYPE__##type, payload, fn, counter, flags  \
+        MESOS__V1__SCHEDULER__CALL__TYPE__##type, payload, fn, counter, flags, \
+            ACL_NONE                                                           \
     }
 #define NO_COUNT MASTER_CALL_NO_COUNT
 #define COUNT    MASTER_CALL_COUNT
 
 static const struct master_call sched_rows[] = {
-    ROW(SUBSCRIBE, "subscribe", handle_subscribe, NO_COUNT, MASTER_CALL_OPEN),
+    {MESOS__V1__SCHEDULER__CALL__TYPE__SUBSCRIBE, "subscribe", handle_subscribe,
+     NO_COUNT, MASTER_CALL_OPEN, ACL_REGISTER_FRAMEWORKS},
     ROW(TEARDOWN, NULL, handle_teardown, NO_COUNT, 0),
-    ROW(ACCEPT, "accept", handle_accept, NO_COUNT, 0),
+    {MESOS__V1__SCHEDULER__CALL__TYPE__ACCEPT, "accept", handle_accept,
+     NO_COUNT, 0, ACL_RUN_TASKS},
     ROW(DECLINE, "decline", handle_decline, COUNT(messages_decline_offers), 0),
     ROW(ACCEPT_INVERSE_OFFERS, "accept_inverse_offers",
         handle_accept_inverse_offers, NO_COUNT, 0),
@@ -867,12 +870,13 @@ static const struct master_call sched_rows[] = {
     ROW(MESSAGE, "message", handle_message,
         COUNT(messages_framework_to_executor), 0),
     ROW(REQUEST, NULL, handle_request, COUNT(messages_resource_request), 0),
-    ROW(UPDATE_FRAMEWORK, "update_framework", handle_update_framework, NO_COUNT,
-        0),
+    {MESOS__V1__SCHEDULER__CALL__TYPE__UPDATE_FRAMEWORK, "update_framework",
+     handle_update_framework, NO_COUNT, 0, ACL_REGISTER_FRAMEWORKS},
 };
 
 static const struct master_api sched_api = {
     .name = "scheduler",
+    .realm = MASTER_REALM_FRAMEWORKS,
     .call_desc = &mesos__v1__scheduler__call__descriptor,
     .rows = sched_rows,
     .nrows = sizeof(sched_rows) / sizeof(sched_rows[0]),

@@ -6,6 +6,7 @@
  * /master/. Resources are summarized as Mesos does: scalars summed by name,
  * ranges and sets as their text ("[31000-32000]", "{a,b}").
  */
+#include "master/authz.h"
 #include "master/agents.h"
 #include "master/state_endpoints.h"
 
@@ -550,8 +551,9 @@ static void add_master_fields(struct master *m, json_t *o)
 }
 
 /* Reply 200 with body (taken), or its ?jsonp= form. */
-static void reply(struct http_request *req, json_t *body)
+static void reply(struct master *m, struct http_request *req, json_t *body)
 {
+    master_authz_filter_json(m, req, body);
     http_reply_json_jsonp(req, 200, body);
     json_decref(body);
 }
@@ -590,7 +592,7 @@ static void handle_state(struct http_request *req, void *arg)
     json_object_set_new(o, "completed_frameworks", completed_array(m, NULL));
     json_object_set_new(o, "orphan_tasks", json_array());
     json_object_set_new(o, "unregistered_frameworks", json_array());
-    reply(req, o);
+    reply(m, req, o);
 }
 
 /* Tasks per state (indexed by Mesos__V1__TaskState). */
@@ -719,7 +721,7 @@ static void handle_state_summary(struct http_request *req, void *arg)
     json_object_set_new(o, "frameworks", fws);
     free(fcounts);
     hmap_free(by_agent, free);
-    reply(req, o);
+    reply(m, req, o);
 }
 
 static void handle_frameworks(struct http_request *req, void *arg)
@@ -738,7 +740,7 @@ static void handle_frameworks(struct http_request *req, void *arg)
     json_object_set_new(o, "frameworks", arr);
     json_object_set_new(o, "completed_frameworks", completed_array(m, only));
     json_object_set_new(o, "unregistered_frameworks", json_array());
-    reply(req, o);
+    reply(m, req, o);
 }
 
 static void handle_slaves(struct http_request *req, void *arg)
@@ -756,7 +758,7 @@ static void handle_slaves(struct http_request *req, void *arg)
     }
     json_object_set_new(o, "slaves", arr);
     json_object_set_new(o, "recovered_slaves", json_array());
-    reply(req, o);
+    reply(m, req, o);
 }
 
 /* A non-negative integer query parameter; dflt when it is absent or not
@@ -862,7 +864,7 @@ static void handle_tasks(struct http_request *req, void *arg)
     free(all);
     json_t *o = json_object();
     json_object_set_new(o, "tasks", arr);
-    reply(req, o);
+    reply(m, req, o);
 }
 
 /* ---- /roles
@@ -957,7 +959,7 @@ static void handle_roles(struct http_request *req, void *arg)
     alloc_foreach_role(m->alloc, role_cb, &ctx);
     json_t *o = json_object();
     json_object_set_new(o, "roles", ctx.arr);
-    reply(req, o);
+    reply(m, req, o);
 }
 
 /* ---- /metrics/snapshot
@@ -1276,7 +1278,7 @@ static void handle_metrics(struct http_request *req, void *arg)
 {
     json_t *o = json_object();
     master_metrics_collect(arg, metric_json, o);
-    reply(req, o);
+    reply(arg, req, o);
 }
 
 /* ---- Registration ---------------------------------------------------------

@@ -27,6 +27,7 @@
 
 #include "offerd/offer_pool.h"
 
+#include "common/auth.h"
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/json_pb.h"
@@ -72,7 +73,8 @@ struct pending_call {
 
 struct offerd_sched {
     struct event_base *base;
-    char *master_host; /* the configured master */
+    char *master_host;   /* the configured master */
+    char *authorization; /* "Basic ..." of options.principal, or NULL */
     uint16_t master_port;
     char *target_host; /* where the next SUBSCRIBE goes (after a redirect:
                           the Location's host) */
@@ -376,6 +378,7 @@ static void send_subscribe(struct offerd_sched *s)
     const struct http_header headers[] = {
         {"Content-Type", content_type(s->enc)},
         {"Accept", content_type(s->enc)},
+        {"Authorization", s->authorization},
     };
     struct http_client_options o = {
         .host = s->target_host,
@@ -383,7 +386,7 @@ static void send_subscribe(struct offerd_sched *s)
         .method = HTTP_POST,
         .path = SCHED_PATH,
         .headers = headers,
-        .nheaders = sizeof(headers) / sizeof(headers[0]),
+        .nheaders = s->authorization != NULL ? 3 : 2,
         .body = body,
         .body_len = len,
         .timeout_ms = 0, /* the watchdog bounds it */
@@ -883,6 +886,12 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
     struct offerd_sched *s = xcalloc(1, sizeof(*s));
     s->base = base;
     s->master_host = xstrdup(o->master_host);
+    if (o->principal != NULL) {
+        s->authorization =
+            auth_basic_header(o->principal, o->secret != NULL ? o->secret : "");
+        if (info->principal == NULL)
+            info->principal = xstrdup(o->principal);
+    }
     s->master_port = o->master_port;
     s->target_host = xstrdup(o->master_host);
     s->target_port = o->master_port;
@@ -968,6 +977,10 @@ static void destroy(struct offerd_sched *s)
     rio_decoder_free(s->dec);
     jpb_free(&s->info->base);
     free(s->master_host);
+    if (s->authorization != NULL) {
+        explicit_bzero(s->authorization, strlen(s->authorization));
+        free(s->authorization);
+    }
     free(s->target_host);
     free(s->stream_id);
     free(s);
@@ -1076,18 +1089,24 @@ static int post_call(struct offerd_sched *s, Mesos__V1__Scheduler__Call *call)
     }
     size_t len;
     uint8_t *body = jpb_encode(&call->base, (enum jpb_format)s->enc, &len);
-    struct http_header headers[3] = {
+    struct http_header headers[4] = {
         {"Content-Type", content_type(s->enc)},
         {"Accept", content_type(s->enc)},
-        {"Mesos-Stream-Id", s->stream_id},
     };
+    size_t nheaders = 2;
+    if (s->stream_id != NULL)
+        headers[nheaders++] =
+            (struct http_header){"Mesos-Stream-Id", s->stream_id};
+    if (s->authorization != NULL)
+        headers[nheaders++] =
+            (struct http_header){"Authorization", s->authorization};
     struct http_client_options o = {
         .host = s->target_host,
         .port = s->target_port,
         .method = HTTP_POST,
         .path = SCHED_PATH,
         .headers = headers,
-        .nheaders = s->stream_id != NULL ? 3 : 2,
+        .nheaders = nheaders,
         .body = body,
         .body_len = len,
         .timeout_ms = s->call_timeout_ms,

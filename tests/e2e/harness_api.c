@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/auth.h"
 #include "mesos/v1/master.pb-c.h"
 
 /* ---- Streams of RecordIO events ---------------------------------------------
@@ -118,6 +119,20 @@ void api_conn_close(struct conn *c)
     c->npending = 0;
 }
 
+/* The "Authorization: ..." line of api_set_credentials, or NULL. */
+static char *auth_line;
+
+void api_set_credentials(const char *principal, const char *secret)
+{
+    free(auth_line);
+    auth_line = NULL;
+    if (principal == NULL)
+        return;
+    char *h = auth_basic_header(principal, secret);
+    ck_assert_int_gt(asprintf(&auth_line, "Authorization: %s", h), 0);
+    free(h);
+}
+
 /* POST a JSON body; returns the status (the response is freed). */
 int api_post(uint16_t port, const char *path, const char *stream_id,
              const char *body, char *reason, size_t reasonlen)
@@ -125,10 +140,12 @@ int api_post(uint16_t port, const char *path, const char *stream_id,
     char sid[200];
     const char *headers[4] = {"Content-Type: application/json", NULL, NULL,
                               NULL};
+    size_t n = 1;
     if (stream_id != NULL) {
         snprintf(sid, sizeof(sid), "Mesos-Stream-Id: %s", stream_id);
-        headers[1] = sid;
+        headers[n++] = sid;
     }
+    headers[n] = auth_line;
     struct e2e_response r;
     ck_assert_int_eq(
         e2e_http(port, "POST", path, headers, body, strlen(body), T, &r), 0);
@@ -174,7 +191,7 @@ int api_operator_form(uint16_t port, const char *path, const char *agent_id,
     form_escape(json, enc, sizeof(enc));
     snprintf(body, sizeof(body), "slaveId=%s&%s=%s", agent_id, field, enc);
     const char *headers[] = {"Content-Type: application/x-www-form-urlencoded",
-                             NULL};
+                             auth_line, NULL};
     struct e2e_response r;
     ck_assert_int_eq(
         e2e_http(port, "POST", path, headers, body, strlen(body), T, &r), 0);
@@ -214,7 +231,7 @@ void api_subscribe_framework_call(struct conn *c, uint16_t port,
                               subscribe),
                      (int)sizeof(body));
     const char *headers[] = {"Content-Type: application/json",
-                             "Accept: application/json", NULL};
+                             "Accept: application/json", auth_line, NULL};
     ck_assert_int_eq(e2e_stream_open(port, "POST", "/api/v1/scheduler", headers,
                                      body, strlen(body), T, &c->s),
                      0);

@@ -50,6 +50,9 @@ void api_operator_subscribe(struct conn *c, uint16_t port,
 json_t *api_wait_event(struct conn *c, const char *type, int timeout_ms);
 /* Close the stream and free its buffers. */
 void api_conn_close(struct conn *c);
+/* Send HTTP Basic credentials with every later api_post, framework
+ * SUBSCRIBE and operator form (principal NULL: none again). */
+void api_set_credentials(const char *principal, const char *secret);
 /* POST a JSON body (with Mesos-Stream-Id when stream_id is set); returns
  * the status and, with reason, the body. */
 int api_post(uint16_t port, const char *path, const char *stream_id,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "allocator/alloc.h"
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -126,9 +127,37 @@ struct http_fake *mfx_post(struct mfx *x, http_handler_fn fn,
     http_fake_add_header(f, "Accept", HTTP_CONTENT_JSON);
     if (stream_id != NULL)
         http_fake_add_header(f, "Mesos-Stream-Id", stream_id);
+    if (x->auth[0] != '\0')
+        http_fake_add_header(f, "Authorization", x->auth);
     http_fake_set_body(f, json, strlen(json));
     http_fake_dispatch(f, fn, x->m);
     ck_assert_msg(mfx_run_until(x, replied, f), "no reply to %s", json);
+    return f;
+}
+
+void mfx_set_principal(struct mfx *x, const char *principal, const char *secret)
+{
+    x->auth[0] = '\0';
+    if (principal == NULL)
+        return;
+    char *h = auth_basic_header(principal, secret);
+    snprintf(x->auth, sizeof(x->auth), "%s", h);
+    free(h);
+}
+
+struct http_fake *mfx_http(struct mfx *x, enum http_method method,
+                           const char *target, const char *content_type,
+                           const char *body)
+{
+    struct http_fake *f = http_fake_new(x->base, method, target);
+    if (content_type != NULL)
+        http_fake_add_header(f, "Content-Type", content_type);
+    if (x->auth[0] != '\0')
+        http_fake_add_header(f, "Authorization", x->auth);
+    if (body != NULL)
+        http_fake_set_body(f, body, strlen(body));
+    http_fake_dispatch_server(f, x->m->http);
+    ck_assert_msg(mfx_run_until(x, replied, f), "no reply to %s", target);
     return f;
 }
 

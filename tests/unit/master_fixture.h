@@ -28,6 +28,9 @@ struct mfx {
     struct master_flags flags;
     struct master *m;
     char store[64]; /* the memory registry's store name */
+    /* The Authorization header every request of mfx_post and mfx_http
+     * carries ("" for none); mfx_set_principal sets it. */
+    char auth[2048];
 };
 
 /* A subscribed framework or agent: its stream and ids. */
@@ -82,6 +85,17 @@ void mfx_settle(struct mfx *x);
  * the exchange (free with http_fake_free). */
 struct http_fake *mfx_post(struct mfx *x, http_handler_fn fn,
                            const char *stream_id, const char *json);
+/* Make every later request of x carry HTTP Basic credentials of
+ * principal and secret (principal NULL: none). */
+void mfx_set_principal(struct mfx *x, const char *principal,
+                       const char *secret);
+/* A request to an HTTP endpoint through the master's routes and gate
+ * (method, target with its query, body of content_type; both may be NULL),
+ * with x's credentials. Runs the loop until the reply. Returns the
+ * exchange (free with http_fake_free). */
+struct http_fake *mfx_http(struct mfx *x, enum http_method method,
+                           const char *target, const char *content_type,
+                           const char *body);
 /* The same, returning only the status (the exchange is freed). */
 int mfx_post_status(struct mfx *x, http_handler_fn fn, const char *stream_id,
                     const char *json);

@@ -1,0 +1,42 @@
+/*
+ * The agent's authentication and authorization: the credential it
+ * presents to the master (--credential), and the gate of its own HTTP
+ * endpoints (--http_credentials, --authenticate_http_readwrite,
+ * --authenticate_http_readonly, --acls), as the master's (master/authz.h):
+ *   /health                       open
+ *   /files/...                      read-only realm; access_sandboxes, the
+ *                                 object being the user owning the file
+ *   /flags                        read-only realm; view_flags
+ *   /api/v1, /logging/toggle      read-write realm (set_log_level for the
+ *                                 latter)
+ *   anything else                 read-only for GET and HEAD, read-write
+ *                                 otherwise
+ * Every file is read at start; a malformed one refuses the start.
+ */
+#ifndef OFFERD_AGENT_AUTH_AGENT_H
+#define OFFERD_AGENT_AUTH_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct agent_flags;
+struct files;
+struct http_request;
+struct agent_auth;
+
+/* Load what af names (borrowed; must outlive a). Returns NULL with a
+ * one-line reason in err. */
+struct agent_auth *agent_auth_new(const struct agent_flags *af, char *err,
+                                  size_t errlen);
+/* The tree /files/... serves (borrowed), to find the owner of a path. */
+void agent_auth_set_files(struct agent_auth *a, const struct files *files);
+void agent_auth_free(struct agent_auth *a);
+
+/* The Authorization header value for calls to the master, or NULL without
+ * --credential. Borrowed from a. */
+const char *agent_auth_master_header(const struct agent_auth *a);
+
+/* The gate of the agent's HTTP server (http_server_set_gate; arg: a). */
+bool agent_auth_gate(struct http_request *req, void *arg);
+
+#endif
