@@ -225,7 +225,12 @@ struct master *master_new_with(struct event_base *base,
         goto fail;
     master_quota_weights_flag(m);
 
-    m->http = http_server_new(base, NULL);
+    struct http_server_options ho = {0};
+    ho.max_conns = (size_t)flags->max_connections;
+    ho.idle_timeout_ns = flags->http_idle_timeout;
+    ho.min_body_rate = flags->http_min_body_rate;
+    ho.max_buffered = (size_t)flags->max_buffered_request_bytes;
+    m->http = http_server_new(base, &ho);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
             0 ||
         http_server_route(m->http, "/api/v1/scheduler", HTTP_POST,
