@@ -22,6 +22,7 @@
 #include "master/agents.h"
 #include "master/changes.h"
 #include "master/frameworks.h"
+#include "master/limits.h"
 #include "master/maintenance.h"
 #include "master/offers.h"
 #include "master/operator_api.h"
@@ -219,6 +220,9 @@ struct master *master_new_with(struct event_base *base,
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
         goto fail;
+    m->limits = master_limits_new(flags, err, errlen);
+    if (m->limits == NULL)
+        goto fail;
     master_quota_init(m);
     master_ops_init(m);
     if (master_persist_open(m, err, errlen) != 0)
@@ -339,6 +343,7 @@ void master_free(struct master *m)
     master_admin_free(m);
     master_files_free(m);
     alloc_free(m->alloc);
+    master_limits_free(m->limits);
     free(m->ip);
     free(m);
 }
