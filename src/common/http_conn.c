@@ -38,6 +38,7 @@
 #include <event2/listener.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,15 +47,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#define NS_PER_MS      INT64_C(1000000)
-#define NS_PER_SEC     INT64_C(1000000000)
-#define SWEEP_MS       1000 /* timeouts are checked this often */
-#define SWEEP_DRAIN_MS 100  /* ... and this often while a 503 drains */
-#define DRAIN_MS                                                               \
-    1000                 /* a refused connection's input is read and           \
-                            dropped this long (so the peer sees the 503        \
-                            rather than a reset), then it is closed */
-#define DRAIN_READS   16 /* reads of DRAIN_BUF per connection per sweep */
+#define NS_PER_MS  INT64_C(1000000)
+#define NS_PER_SEC INT64_C(1000000000)
+#define SWEEP_MS   1000 /* timeouts are checked this often */
+#define DRAIN_READS                                                            \
+    16 /* reads of DRAIN_BUF before closing a refused connection */
 #define DRAIN_BUF     65536
 #define PAUSE_MIN_MS  100 /* first backoff of a failing accept() */
 #define PAUSE_MAX_MS  1000
@@ -70,7 +67,6 @@ struct http_conn {
     struct http_conn *fix_next;       /* owner->fix_head */
     int64_t req_start_ns; /* accept, or the end of its last busy period */
     int64_t header_ns;    /* when the current header ended */
-    int64_t drain_ns;     /* draining: when to close */
     size_t req_bytes;     /* received for the request being read: counted
                              in owner->buffered */
     uint64_t body_bytes;  /* received after the current header */
@@ -79,7 +75,6 @@ struct http_conn {
                              "\n\r", else 0 */
     bool header_done;     /* the current request's header has ended */
     bool over_budget;     /* to be answered 503 by the sweep */
-    bool draining;        /* answered 503; input dropped until drain_ns */
     void (*watch)(struct evhttp_connection *, void *); /* set: busy */
     void *watch_arg;
 };
@@ -96,11 +91,15 @@ struct http_conns {
     struct event *resume_ev;
     struct evconnlistener *listeners[MAX_LISTENERS];
     size_t nlisteners;
-    bool paused_cap;   /* at the cap with nothing to shed */
+    bool paused_cap;   /* over the cap: no accepts until the sweep (or a
+                          close) made room */
+    bool full_logged;  /* "none idle" logged for this episode */
     bool paused_error; /* accept() failed: backing off */
     bool in_episode;   /* accept() failures logged, no success since */
     int pause_ms;
     int64_t sweep_at_ns; /* when the armed sweep runs */
+    bool trim;           /* a big request's memory was freed: give it back
+                            to the system at the next sweep */
     size_t nconns;
     size_t buffered;
     struct http_server_stats st; /* counters (conns/buffered filled late) */
@@ -182,6 +181,11 @@ void http_conns_add_listener(struct http_conns *c, struct evconnlistener *l)
         return;
     c->listeners[c->nlisteners++] = l;
     evconnlistener_set_error_cb(l, on_accept_error);
+    /* libevent listens with a backlog of 128: a burst of connections past
+     * it has its SYNs dropped, and a client then waits a second for the
+     * retry. Ask for the kernel's maximum (Linux caps it at somaxconn). */
+    if (listen(evconnlistener_get_fd(l), 4096) != 0)
+        log_debug("http: cannot raise the listen backlog");
     listeners_set(c);
 }
 
@@ -201,6 +205,7 @@ static void arm_sweep(struct http_conns *c, int ms)
 
 static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                      void *arg);
+static bool shed_one(struct http_conns *c);
 
 static void on_fix(evutil_socket_t fd, short what, void *arg);
 
@@ -232,8 +237,17 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *arg)
         c->in_episode = false;
         c->pause_ms = 0;
     }
-    if (c->opts->max_conns > 0 && c->nconns > c->opts->max_conns)
+    /* Over the cap: make room now, closing an older idle connection (we
+     * are inside evhttp's accept, before the new connection exists: no
+     * callback of the one closed is running). With none to close, stop the
+     * listener's accept loop here (it checks after each callback) until a
+     * connection goes. */
+    if (c->opts->max_conns > 0 && c->nconns > c->opts->max_conns &&
+        !shed_one(c)) {
+        c->paused_cap = true;
+        listeners_set(c);
         arm_sweep(c, 0);
+    }
     return bev;
 }
 
@@ -284,6 +298,8 @@ static void on_gone(struct evhttp_connection *evcon, void *arg)
     hmap_del(c->by_evcon, conn->key);
     c->nconns--;
     c->buffered -= conn->req_bytes;
+    if (conn->req_bytes >= ((size_t)256 << 10))
+        c->trim = true;
     free(conn);
     if (c->paused_cap &&
         (c->opts->max_conns == 0 || c->nconns <= c->opts->max_conns)) {
@@ -351,7 +367,7 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     struct http_conn *conn = arg;
     struct http_conns *c = conn->owner;
     size_t n = info->n_added;
-    if (n == 0 || conn->draining)
+    if (n == 0)
         return;
     conn->req_bytes += n;
     c->buffered += n;
@@ -425,58 +441,59 @@ _Static_assert(sizeof("server busy: too many request bytes are being received, "
                    68,
                "Content-Length of the refusal");
 
-/* Answer 503 on conn's socket and start draining it. */
-static void refuse(struct http_conn *conn, int64_t now)
+/* Answer 503 on conn's socket and close it. Before the close, what the
+ * peer already sent is read and dropped, so that the close sends a FIN
+ * after the 503 rather than a reset (which can make the peer lose the
+ * reply); if more keeps coming the peer may still see a reset, after the
+ * 503 arrived. The buffered bytes are freed at once. */
+static void refuse(struct http_conn *conn)
 {
     struct http_conns *c = conn->owner;
     conn->over_budget = false;
     c->st.over_budget++;
     evutil_socket_t fd = bufferevent_getfd(conn->bev);
-    log_info("http: refused a request: %zu bytes of requests being received "
-             "exceed the budget of %zu",
-             c->buffered, c->opts->max_buffered);
-    if (fd < 0 || !output_empty(conn)) {
-        conn_close(conn); /* a reply is being written: no room for ours */
-        return;
+    if (fd >= 0 && output_empty(conn)) {
+        /* evhttp is reading the request and writes nothing meanwhile; the
+         * socket's send buffer takes these few bytes at once. */
+        ssize_t w = send(fd, refusal, sizeof(refusal) - 1, MSG_NOSIGNAL);
+        (void)w;
+        shutdown(fd, SHUT_WR);
+        for (int i = 0; i < DRAIN_READS; i++)
+            if (recv(fd, c->drain_buf, sizeof(c->drain_buf), MSG_DONTWAIT) <= 0)
+                break;
     }
-    bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
-    /* evhttp is reading the request and writes nothing meanwhile; the
-     * socket's send buffer takes these few bytes at once. */
-    ssize_t w = send(fd, refusal, sizeof(refusal) - 1, MSG_NOSIGNAL);
-    (void)w;
-    shutdown(fd, SHUT_WR);
-    evbuffer_drain(bufferevent_get_input(conn->bev),
-                   evbuffer_get_length(bufferevent_get_input(conn->bev)));
-    conn->draining = true;
-    conn->drain_ns = now + DRAIN_MS * NS_PER_MS;
-}
-
-/* Read and drop what a refused peer still sends; close at the end. */
-static void drain(struct http_conn *conn, int64_t now)
-{
-    struct http_conns *c = conn->owner;
-    evutil_socket_t fd = bufferevent_getfd(conn->bev);
-    bool done = fd < 0 || now >= conn->drain_ns;
-    for (int i = 0; !done && i < DRAIN_READS; i++) {
-        ssize_t r = recv(fd, c->drain_buf, sizeof(c->drain_buf), MSG_DONTWAIT);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                       errno != EINTR))
-            done = true;
-        if (r < 0)
-            break;
-    }
-    if (done)
-        conn_close(conn);
+    c->trim = true;
+    conn_close(conn);
 }
 
 /* May conn be closed to make room? tier 0: never completed a request and
  * is not inside one; tier 1: idle between requests. */
 static bool sheddable(const struct http_conn *conn, int tier)
 {
-    if (conn->evcon == NULL || conn->watch != NULL || conn->draining ||
-        conn->header_done || !output_empty(conn))
+    if (conn->evcon == NULL || conn->watch != NULL || conn->header_done ||
+        !output_empty(conn))
         return false;
     return tier == 0 ? conn->requests == 0 : conn->requests > 0;
+}
+
+/* Close the oldest connection of the first tier that has one. Returns
+ * whether one was closed. */
+static bool shed_one(struct http_conns *c)
+{
+    for (int tier = 0; tier < 2; tier++) {
+        for (struct http_conn *conn = c->head; conn != NULL;
+             conn = conn->next) {
+            if (sheddable(conn, tier)) {
+                c->st.shed++;
+                log_debug("http: closing an idle connection for room (%zu "
+                          "open, cap %zu)",
+                          c->nconns, c->opts->max_conns);
+                conn_close(conn);
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 static void shed(struct http_conns *c)
@@ -484,25 +501,16 @@ static void shed(struct http_conns *c)
     size_t cap = c->opts->max_conns;
     if (cap == 0)
         return;
-    for (int tier = 0; tier < 2 && c->nconns > cap; tier++) {
-        for (struct http_conn *conn = c->head;
-             conn != NULL && c->nconns > cap;) {
-            struct http_conn *next = conn->next;
-            if (sheddable(conn, tier)) {
-                c->st.shed++;
-                log_debug("http: closing an idle connection for room (%zu "
-                          "open, cap %zu)",
-                          c->nconns, cap);
-                conn_close(conn);
-            }
-            conn = next;
-        }
+    while (c->nconns > cap && shed_one(c)) {
     }
-    if (c->nconns > cap && !c->paused_cap) {
-        c->paused_cap = true;
+    bool full = c->nconns > cap;
+    if (full && !c->full_logged)
         log_warn("http: %zu connections open, none idle: new connections "
                  "wait until one closes",
                  c->nconns);
+    c->full_logged = full;
+    if (full != c->paused_cap) {
+        c->paused_cap = full;
         listeners_set(c);
     }
 }
@@ -514,19 +522,19 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
     (void)what;
     int64_t now = clock_monotonic_ns();
     const struct http_server_options *o = c->opts;
-    bool draining = false;
+    size_t before = c->buffered;
+    int refused = 0;
     for (struct http_conn *conn = c->head; conn != NULL;) {
         struct http_conn *next = conn->next;
         if (conn->evcon == NULL) {
             conn = next;
             continue;
         }
-        if (conn->draining) {
-            drain(conn, now); /* may free conn */
-            draining = true;
+        if (conn->over_budget && c->buffered > o->max_buffered) {
+            refuse(conn); /* frees conn */
+            refused++;
         } else if (conn->over_budget) {
-            refuse(conn, now);
-            draining = true;
+            conn->over_budget = false; /* others' refusals made room */
         } else if (conn->watch != NULL) {
             /* busy: a handler or a stream has it */
         } else if (!output_empty(conn)) {
@@ -551,8 +559,20 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
         }
         conn = next;
     }
+    if (refused > 0)
+        log_info("http: refused %d request(s) with 503: %zu bytes of requests "
+                 "being received passed the budget of %zu",
+                 refused, before, o->max_buffered);
     shed(c);
-    arm_sweep(c, draining ? SWEEP_DRAIN_MS : SWEEP_MS);
+#ifdef __GLIBC__
+    /* Freed request buffers sit in malloc's free lists; a peer that made
+     * the master buffer hundreds of MiB should not leave it that big. */
+    if (c->trim && c->buffered < ((size_t)1 << 20)) {
+        malloc_trim(0);
+        c->trim = false;
+    }
+#endif
+    arm_sweep(c, SWEEP_MS);
 }
 
 /* ---- The tracker ---- */
