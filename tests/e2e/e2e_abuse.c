@@ -252,6 +252,20 @@ static bool rss_below(void *arg)
     return r >= 0 && r < w->below;
 }
 
+/* Under ASan (its quarantine holds freed memory back, 256 MiB by default)
+ * or TSan (shadow memory) the master's RSS says nothing about its own use:
+ * the test then checks the flow and prints the figures only. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RSS_CHECKED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RSS_CHECKED 0
+#endif
+#endif
+#ifndef RSS_CHECKED
+#define RSS_CHECKED 1
+#endif
+
 enum { N_BODIES = 100 };
 
 struct bodies {
@@ -279,6 +293,12 @@ static bool bodies_settled(void *arg)
     }
     double want = (double)(b->n - b->refused) * b->each;
     return e2e_metric(b->port, "master/http/buffered_request_bytes") == want;
+}
+
+static bool nothing_buffered(void *arg)
+{
+    const uint16_t *port = arg;
+    return e2e_metric(*port, "master/http/buffered_request_bytes") == 0;
 }
 
 START_TEST(test_unfinished_bodies)
@@ -345,15 +365,19 @@ START_TEST(test_unfinished_bodies)
             "e2e_abuse: RSS %ld KiB before, %ld KiB with %d bodies "
             "held (%d refused with 503)\n",
             base, peak, N - refused, refused);
-    ck_assert_msg(peak - base <= 128 * 1024, "RSS grew %ld KiB", peak - base);
+    if (RSS_CHECKED)
+        ck_assert_msg(peak - base <= 128 * 1024, "RSS grew %ld KiB",
+                      peak - base);
     ck_assert_int_gt(refused, 0);
     assert_health_fast(m.port);
     for (int i = 0; i < N; i++)
         close(fds[i]);
     struct rss_wait w = {m.pid, base + 32 * 1024};
-    ck_assert_msg(e2e_poll_until(rss_below, &w, 15000),
-                  "RSS %ld KiB after the bodies went (before: %ld KiB)",
-                  rss_kib(m.pid), base);
+    if (RSS_CHECKED)
+        ck_assert_msg(e2e_poll_until(rss_below, &w, 15000),
+                      "RSS %ld KiB after the bodies went (before: %ld KiB)",
+                      rss_kib(m.pid), base);
+    ck_assert(e2e_poll_until(nothing_buffered, &m.port, 10000));
     fprintf(stderr, "e2e_abuse: RSS %ld KiB after they went\n", rss_kib(m.pid));
     assert_health_fast(m.port);
     ck_assert_int_eq(e2e_proc_stop(&m, SIGTERM, 10000), 0);
