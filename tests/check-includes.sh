@@ -20,7 +20,7 @@
 #    sched ..., with the aliases alloc = allocator, registry = master,
 #    offer = sched; any other word is common). Common's test-only headers
 #    (e.g. a fake HTTP request that drives handlers) serve the unit tests of
-#    every module.
+#    every module, and the fuzz targets.
 #
 # 3. COMMON_RULES: common headers by name pattern (the first match wins)
 #    and the folders that may include them. A common header that no
@@ -179,6 +179,8 @@ check_include() {
         elif [ "$layer" = tests/unit ] &&
             { [ "$mod" = common ] || [ "$(unit_module "$f")" = "$mod" ]; }; then
             return 0
+        elif [ "$layer" = tests/fuzz ] && [ "$mod" = common ]; then
+            return 0 # fuzz targets drive handlers as unit tests do
         fi
         if [ "$mod" = common ]; then
             report "$f:$n: may not include \"$inc\": a test-only header of common, for src/common and the unit tests (tests/check-includes.sh, table 2)"

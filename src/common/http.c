@@ -29,6 +29,7 @@
 #include "common/http.h"
 
 #include "common/clock.h"
+#include "common/http_conn.h"
 #include "common/http_fake.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -70,6 +71,8 @@ struct link {
     bool evreq_ours;                 /* evreq was detached: we free it */
     bool closed;                     /* peer gone, cut off or shut down */
     void (*on_lost)(struct link *);  /* run when the connection goes */
+    struct http_conn *conn; /* the tracked connection watched for us, or
+                               NULL (untracked: the close callback is ours) */
 };
 
 struct http_server {
@@ -85,6 +88,7 @@ struct http_server {
     struct http_stream *reap_head; /* streams with work for the reaper */
     struct event *reap_ev;
     struct prom_hist other_latency; /* requests that matched no route */
+    struct http_conns *conns;       /* every connection (http_conn.h) */
 };
 
 struct http_request {
@@ -267,18 +271,30 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
             l->evreq = NULL; /* freed with the connection */
     }
     l->evcon = NULL;
+    l->conn = NULL; /* its watcher is gone with it */
     if (l->on_lost != NULL)
         l->on_lost(l);
 }
 
-static void link_bind(struct link *l, struct evhttp_request *evreq)
+/* Watch l's connection: through its tracker when it has one. */
+static void link_watch(struct link *l)
+{
+    if (l->conn != NULL)
+        http_conn_watch(l->conn, on_conn_close, l);
+    else if (l->evcon != NULL)
+        evhttp_connection_set_closecb(l->evcon, on_conn_close, l);
+}
+
+static void link_bind(struct link *l, struct evhttp_request *evreq,
+                      struct http_conn *conn)
 {
     l->evreq = evreq;
     l->evcon = evhttp_request_get_connection(evreq);
     l->evreq_ours = false;
     l->closed = false;
+    l->conn = l->evcon != NULL ? conn : NULL;
     if (l->evcon != NULL)
-        evhttp_connection_set_closecb(l->evcon, on_conn_close, l);
+        link_watch(l);
     else
         l->closed = true;
 }
@@ -286,8 +302,11 @@ static void link_bind(struct link *l, struct evhttp_request *evreq)
 /* Stop watching the connection (before a reply hands evreq to evhttp). */
 static void link_unwatch(struct link *l)
 {
-    if (l->evcon != NULL)
+    if (l->conn != NULL)
+        http_conn_watch(l->conn, NULL, NULL);
+    else if (l->evcon != NULL)
         evhttp_connection_set_closecb(l->evcon, NULL, NULL);
+    l->conn = NULL;
 }
 
 /* The connection is about to be freed by us or by evhttp_free: forget
@@ -348,6 +367,7 @@ struct http_server *http_server_new(struct event_base *base,
     evhttp_set_default_content_type(s->http, NULL);
     evhttp_set_gencb(s->http, on_request, s);
     s->reap_ev = event_new(base, -1, 0, on_reap, s);
+    s->conns = http_conns_new(base, s->http, &s->opts);
     return s;
 }
 
@@ -374,6 +394,7 @@ int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
     }
     if (bound_port != NULL)
         *bound_port = got;
+    http_conns_add_listener(s->conns, evhttp_bound_socket_get_listener(h));
     return 0;
 }
 
@@ -450,6 +471,7 @@ void http_server_free(struct http_server *s)
     s->streams = NULL;
     s->reap_head = NULL;
     evhttp_free(s->http);
+    http_conns_free(s->conns);
     event_free(s->reap_ev);
     for (size_t i = 0; i < s->nroutes; i++)
         free(s->routes[i].path);
@@ -603,8 +625,12 @@ static void on_request(struct evhttp_request *evreq, void *arg)
     TAILQ_INIT(&req->reply_headers);
     const char *path = evhttp_uri_get_path(uri);
     req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
-    req->peer = peer_string(evhttp_request_get_connection(evreq));
-    link_bind(&req->link, evreq);
+    struct evhttp_connection *evcon = evhttp_request_get_connection(evreq);
+    req->peer = peer_string(evcon);
+    struct http_conn *conn = http_conns_find(s->conns, evcon);
+    if (conn != NULL)
+        http_conn_dispatched(conn);
+    link_bind(&req->link, evreq, conn);
 
     struct evkeyval *kv;
     for (kv = TAILQ_FIRST(evhttp_request_get_input_headers(evreq)); kv != NULL;
@@ -655,6 +681,12 @@ void http_server_write_latency(const struct http_server *s,
         }
     }
     prom_hist_write(w, name, "endpoint", "other", &s->other_latency);
+}
+
+void http_server_stats(const struct http_server *s,
+                       struct http_server_stats *out)
+{
+    http_conns_stats(s->conns, out);
 }
 
 size_t http_server_pending_requests(const struct http_server *s)
@@ -1134,7 +1166,7 @@ struct http_stream *http_stream_start(struct http_request *req,
     } else if (!st->link.closed && st->link.evreq != NULL &&
                st->link.evcon != NULL) {
         struct evhttp_request *evreq = st->link.evreq;
-        evhttp_connection_set_closecb(st->link.evcon, on_conn_close, &st->link);
+        link_watch(&st->link); /* the link moved: watch its new place */
         apply_reply_headers(req, evreq, content_type);
         evhttp_send_reply_start(evreq, 200, NULL);
         /* A stream may stay quiet for long: no idle timeout. */

@@ -107,7 +107,54 @@ struct http_server_options {
     int timeout_secs;   /* idle time allowed while reading a request or
                            writing a reply, -1 for none; open streams have
                            no timeout */
+    /* Holding under abuse (all 0 by default: off). */
+    size_t max_conns;        /* open connections; past it the least useful
+                                idle ones are closed (see below); 0: none */
+    int64_t idle_timeout_ns; /* a connection must complete a request header
+                                within this of its accept or of its last
+                                reply, or it is closed; 0: no limit */
+    uint64_t min_body_rate;  /* bytes/s a request body must average once
+                                idle_timeout_ns has passed since its header
+                                (slowloris); 0: no limit */
+    size_t max_buffered;     /* bytes of requests being received, over all
+                                connections; a request that would pass it is
+                                answered 503 and its connection closed;
+                                0: no budget */
 };
+
+/*
+ * Holding under abuse. Connections are tracked from accept to close
+ * (common/http_conn.c). A connection is busy while one of its requests is
+ * with a handler (deferred) or has become a stream: timeouts and shedding
+ * never touch it. An idle connection (reading a request) is closed when it
+ * sends no complete header within idle_timeout_ns, or a body slower than
+ * min_body_rate. Past max_conns, each new connection closes one idle
+ * connection: first those that never completed a request, oldest first, then
+ * idle keep-alive ones; with nothing to close, accepting pauses until one
+ * goes. When accept() itself fails (EMFILE, ENFILE ...) the listener pauses
+ * with a backoff (100 ms doubling to 1 s), logging one line per episode.
+ */
+
+/* Counters of a server's connections. */
+struct http_server_stats {
+    size_t conns;           /* open now */
+    size_t buffered;        /* bytes of requests being received now */
+    uint64_t shed;          /* idle connections closed for room */
+    uint64_t timed_out;     /* closed: no complete header in time */
+    uint64_t slow_bodies;   /* closed: body below the minimum rate */
+    uint64_t over_budget;   /* answered 503: over max_buffered */
+    uint64_t accept_pauses; /* accept() failures that paused the listener */
+};
+
+/* Fill *out (OUT) with s's counters. */
+void http_server_stats(const struct http_server *s,
+                       struct http_server_stats *out);
+
+/* Raise this process's soft RLIMIT_NOFILE to its hard limit and return the
+ * connections a server should allow for it: the limit less a reserve for
+ * files, the registry and outgoing connections (an eighth, at least 64).
+ * *fd_limit (OUT, may be NULL) is the limit now in force. */
+size_t http_max_conns_for_fd_limit(uint64_t *fd_limit);
 
 /* Name of one method bit ("GET"), or "?" for anything else. */
 const char *http_method_name(enum http_method m);

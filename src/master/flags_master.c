@@ -145,6 +145,46 @@ void master_flags_init(struct master_flags *mf)
         {"http_authenticators", FLAG_STRING, "basic",
          "HTTP authenticator. Only 'basic' (HTTP Basic) is implemented.",
          &mf->http_authenticators},
+        {"max_connections", FLAG_INT, "0",
+         "Open HTTP connections allowed; past it each new connection closes "
+         "an idle one (one that never completed a request first, oldest "
+         "first). 0: the file descriptor limit (raised to its hard limit at "
+         "start) less a reserve of an eighth.",
+         &mf->max_connections},
+        {"http_idle_timeout", FLAG_DURATION, "10secs",
+         "A connection that sends no complete request header within this "
+         "time of its accept or of its last reply is closed. Requests at a "
+         "handler and event streams are not affected. 0secs: never.",
+         &mf->http_idle_timeout},
+        {"http_min_body_rate", FLAG_BYTES, "1KB",
+         "Bytes per second a request body must average once "
+         "--http_idle_timeout has passed since its header, or the "
+         "connection is closed. 0B: no minimum.",
+         &mf->http_min_body_rate},
+        {"max_buffered_request_bytes", FLAG_BYTES, "64MB",
+         "Bytes of requests being received, over all connections together; "
+         "a request that would pass it is answered 503 and its connection "
+         "closed. 0B: no budget.",
+         &mf->max_buffered_request_bytes},
+        {"rate_limits", FLAG_STRING, NULL,
+         "Mesos's framework rate limits as JSON (or file:///path to it): "
+         "{\"limits\": [{\"principal\": \"p\", \"qps\": 1, "
+         "\"capacity\": 10}], \"aggregate_default_qps\": 5, "
+         "\"aggregate_default_capacity\": 100}; offerd limits the SUBSCRIBE "
+         "calls of each principal (or, for frameworks without one, of each "
+         "peer address) with it.",
+         &mf->rate_limits},
+        {"max_frameworks_per_principal", FLAG_INT, "1000",
+         "Frameworks one principal (or, without one, one peer address) may "
+         "have registered at once; a new one past it is answered 503. A "
+         "framework re-subscribing with its id is never refused. 0: no cap.",
+         &mf->max_frameworks_per_principal},
+        {"max_failover_timeout", FLAG_DURATION, "1hrs",
+         "Cap on the failover timeout honoured for a framework that has "
+         "never launched a task, so that abandoned subscriptions do not hold "
+         "the framework table for weeks. Frameworks that launched tasks get "
+         "their full failover_timeout. 0secs: no cap.",
+         &mf->max_failover_timeout},
     };
     memcpy(mf->defs, defs, sizeof(defs));
     mf->flags = flags_new("offerd",
@@ -165,6 +205,14 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  "--logging_level: unknown level '%s' (expected DEBUG, INFO, "
                  "WARNING or ERROR)",
                  mf->logging_level);
+        return FLAGS_ERROR;
+    }
+    if (mf->max_connections < 0 || mf->http_idle_timeout < 0 ||
+        mf->max_frameworks_per_principal < 0 || mf->max_failover_timeout < 0) {
+        snprintf(err, errlen,
+                 "--max_connections, --http_idle_timeout, "
+                 "--max_frameworks_per_principal and --max_failover_timeout "
+                 "must not be negative");
         return FLAGS_ERROR;
     }
     if (mf->allocation_interval <= 0) {

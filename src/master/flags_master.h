@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 31
+#define MASTER_FLAGS_ROWS 38
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -62,6 +62,16 @@ struct master_flags {
     const char *acls;                  /* --acls: JSON or file; NULL: none */
     const char *authenticators;        /* --authenticators: crammd5 */
     const char *http_authenticators;   /* --http_authenticators: basic */
+    /* Holding under abuse (master/limits.h, docs/security.md). */
+    int64_t max_connections;             /* --max_connections; 0: from the fd
+                                            limit (main.c) */
+    int64_t http_idle_timeout;           /* --http_idle_timeout, ns; 0: none */
+    uint64_t http_min_body_rate;         /* --http_min_body_rate, bytes/s */
+    uint64_t max_buffered_request_bytes; /* --max_buffered_request_bytes */
+    const char *rate_limits; /* --rate_limits: JSON or file://path */
+    int64_t max_frameworks_per_principal; /* 0: no cap */
+    int64_t max_failover_timeout;         /* ns, for frameworks that never
+                                             launched a task; 0: no cap */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

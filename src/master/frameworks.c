@@ -22,6 +22,7 @@
 #include "common/mem.h"
 #include "master/executors.h"
 #include "master/framework_options.h"
+#include "master/limits.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
@@ -227,6 +228,7 @@ static void start_failover_timer(struct framework *fw, double min_secs)
         fw->info->has_failover_timeout ? fw->info->failover_timeout : 0.0;
     if (!(secs >= 0) || secs > MAX_FAILOVER_SECS)
         secs = 0;
+    secs = master_limits_failover_secs(fw, secs);
     if (secs < min_secs)
         secs = min_secs;
     if (fw->failover_timer == NULL)
@@ -409,6 +411,7 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
         http_reply_error(s->req, 503, "registry write failed: %s", err);
         if (s->is_new) {
             hmap_del(m->frameworks, fw->id);
+            master_limits_framework_gone(m, fw->id);
             master_framework_free(fw);
         }
         subscribe_free(s);
@@ -552,6 +555,8 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
                          MASTER_MAX_FRAMEWORKS);
         return;
     }
+    if (master_limits_subscribe(m, req, fi, is_new) != 0)
+        return;
 
     char newid[ID_DERIVED_SIZE];
     if (is_new && id == NULL) {
@@ -572,6 +577,7 @@ void master_framework_subscribe(struct master *m, struct http_request *req,
     if (is_new) {
         fw = framework_new(m, id);
         hmap_put(m->frameworks, fw->id, fw);
+        master_limits_framework_added(m, fw->id, req, fi);
     }
     fw->subscribing = true;
     /* The request is deferred: it is answered when the write completes. */
@@ -799,6 +805,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
     alloc_framework_remove(m->alloc, fw->alloc);
     fw->alloc = NULL;
     hmap_del(m->frameworks, fw->id);
+    master_limits_framework_gone(m, fw->id);
     fw->unregistered_time = clock_wall_secs();
     m->metrics.messages_unregister_framework++;
     master_persist_framework_removed(m, fw->id, removal_recorded,

@@ -6,6 +6,7 @@
  */
 #include "common/flags.h"
 #include "common/fs.h"
+#include "common/http.h"
 #include "common/log.h"
 #include "common/mainloop.h"
 #include "master/files.h"
@@ -48,6 +49,13 @@ int main(int argc, char **argv)
     } else if (mf.log_dir != NULL && mf.log_dir[0] != '\0') {
         log_error("--log_dir: path too long");
         goto out;
+    }
+    if (mf.max_connections == 0) {
+        uint64_t fds = 0;
+        mf.max_connections = (int64_t)http_max_conns_for_fd_limit(&fds);
+        log_info("file descriptor limit %llu: accepting up to %lld HTTP "
+                 "connections",
+                 (unsigned long long)fds, (long long)mf.max_connections);
     }
     ml = mainloop_new("shutting down");
     if (ml == NULL)

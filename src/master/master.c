@@ -24,6 +24,7 @@
 #include "master/agents.h"
 #include "master/changes.h"
 #include "master/frameworks.h"
+#include "master/limits.h"
 #include "master/maintenance.h"
 #include "master/offers.h"
 #include "master/operator_api.h"
@@ -222,6 +223,9 @@ struct master *master_new_with(struct event_base *base,
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
         goto fail;
+    m->limits = master_limits_new(flags, err, errlen);
+    if (m->limits == NULL)
+        goto fail;
     master_quota_init(m);
     master_ops_init(m);
     if (master_persist_open(m, err, errlen) != 0)
@@ -230,7 +234,12 @@ struct master *master_new_with(struct event_base *base,
 
     if (master_authz_init(m, err, errlen) != 0)
         goto fail;
-    m->http = http_server_new(base, NULL);
+    struct http_server_options ho = {0};
+    ho.max_conns = (size_t)flags->max_connections;
+    ho.idle_timeout_ns = flags->http_idle_timeout;
+    ho.min_body_rate = flags->http_min_body_rate;
+    ho.max_buffered = (size_t)flags->max_buffered_request_bytes;
+    m->http = http_server_new(base, &ho);
     m->webui = master_webui_new(flags->webui_dir);
     http_server_set_gate(m->http, master_authz_gate, m);
     if (master_system_endpoints_register(m->http, master_flags_object(flags)) !=
@@ -345,6 +354,7 @@ void master_free(struct master *m)
     master_files_proxy_free(m);
     master_webui_free(m->webui);
     alloc_free(m->alloc);
+    master_limits_free(m->limits);
     free(m->ip);
     free(m);
 }

@@ -1238,6 +1238,15 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "allocator/mesos/roles", st.roles);
     master_quota_metrics(m, fn, arg);
     master_ops_metrics(m, fn, arg);
+    struct http_server_stats hs;
+    http_server_stats(m->http, &hs);
+    gauge(o, "master/http/connections", (double)hs.conns);
+    gauge(o, "master/http/buffered_request_bytes", (double)hs.buffered);
+    gauge(o, "master/http/connections_shed", (double)hs.shed);
+    gauge(o, "master/http/connections_timed_out", (double)hs.timed_out);
+    gauge(o, "master/http/slow_bodies_closed", (double)hs.slow_bodies);
+    gauge(o, "master/http/requests_over_budget", (double)hs.over_budget);
+    gauge(o, "master/http/accept_pauses", (double)hs.accept_pauses);
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);
