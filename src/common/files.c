@@ -388,9 +388,11 @@ static int query_position(struct http_request *req, const char *name,
     return 0;
 }
 
-int files_read(const struct files *f, const char *path, int64_t offset,
-               int64_t length, uint8_t **data, size_t *len, int64_t *size,
-               char *err, size_t errlen)
+/* files_read with the largest read `cap` (FILES_MAX_READ for /files/read,
+ * FILES_MAX_DOWNLOAD for /files/download). */
+static int read_capped(const struct files *f, const char *path, int64_t offset,
+                       int64_t length, size_t cap, uint8_t **data, size_t *len,
+                       int64_t *size, char *err, size_t errlen)
 {
     char real[PATH_MAX];
     enum files_result r = files_resolve(f, path, real, err, errlen);
@@ -434,8 +436,8 @@ int files_read(const struct files *f, const char *path, int64_t offset,
     size_t got = 0;
     if (offset >= 0 && offset < fsize && length != 0) {
         int64_t want = length < 0 ? fsize - offset : length;
-        if (want > (int64_t)FILES_MAX_READ)
-            want = (int64_t)FILES_MAX_READ;
+        if (want > (int64_t)cap)
+            want = (int64_t)cap;
         buf = xmalloc((size_t)want);
         while (got < (size_t)want) {
             ssize_t n = pread(fd, buf + got, (size_t)want - got,
@@ -452,6 +454,65 @@ int files_read(const struct files *f, const char *path, int64_t offset,
     *len = got;
     *size = fsize;
     return 200;
+}
+
+int files_read(const struct files *f, const char *path, int64_t offset,
+               int64_t length, uint8_t **data, size_t *len, int64_t *size,
+               char *err, size_t errlen)
+{
+    return read_capped(f, path, offset, length, FILES_MAX_READ, data, len, size,
+                       err, errlen);
+}
+
+int files_download(const struct files *f, const char *path, uint8_t **data,
+                   size_t *len, char *err, size_t errlen)
+{
+    int64_t size;
+    int status = read_capped(f, path, 0, -1, FILES_MAX_DOWNLOAD, data, len,
+                             &size, err, errlen);
+    if (status == 200 && size > (int64_t)FILES_MAX_DOWNLOAD) {
+        free(*data);
+        *data = NULL;
+        *len = 0;
+        snprintf(err, errlen,
+                 "'%s' is larger than %zu MiB: read it in pieces with "
+                 "/files/read",
+                 path, FILES_MAX_DOWNLOAD >> 20);
+        return 413;
+    }
+    return status;
+}
+
+/* GET /files/download?path=: the file's bytes as an attachment named as
+ * the file, as Mesos serves them. */
+static void handle_download(struct http_request *req, void *arg)
+{
+    const struct files *f = arg;
+    const char *path = query_path(req);
+    if (path == NULL)
+        return;
+    uint8_t *buf = NULL;
+    size_t got = 0;
+    char why[PATH_MAX + 64];
+    int status = files_download(f, path, &buf, &got, why, sizeof(why));
+    if (status != 200) {
+        http_reply_error(req, status, "%s", why);
+        return;
+    }
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    char disp[NAME_MAX + 64];
+    /* Quotes and control bytes cannot be in the header's quoted name. */
+    size_t o = (size_t)snprintf(disp, sizeof(disp), "attachment; filename=\"");
+    for (const char *c = base; *c != '\0' && o < sizeof(disp) - 2; c++)
+        disp[o++] =
+            (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) ? '_' : *c;
+    disp[o++] = '"';
+    disp[o] = '\0';
+    http_reply_header(req, "Content-Disposition", disp);
+    http_reply(req, 200, "application/octet-stream",
+               buf != NULL ? buf : (const uint8_t *)"", got);
+    free(buf);
 }
 
 static void handle_read(struct http_request *req, void *arg)
@@ -610,6 +671,8 @@ int files_route(struct files *f, struct http_server *srv)
     if (http_server_route(srv, "/files/read", HTTP_GET, handle_read, f) != 0 ||
         http_server_route(srv, "/files/browse", HTTP_GET, handle_browse, f) !=
             0 ||
+        http_server_route(srv, "/files/download", HTTP_GET, handle_download,
+                          f) != 0 ||
         http_server_route(srv, "/files/debug", HTTP_GET, handle_debug, f) != 0)
         return -1;
     return 0;

@@ -51,6 +51,8 @@ struct files;
 
 /* Largest read per /files/read or READ_FILE call (Mesos: 16 pages). */
 #define FILES_MAX_READ ((size_t)16 * 4096)
+/* Largest file /files/download serves (413 past it). */
+#define FILES_MAX_DOWNLOAD ((size_t)64 << 20)
 
 /* Outcomes of files_resolve, as HTTP statuses. */
 enum files_result {
@@ -116,6 +118,13 @@ int files_list(const struct files *f, const char *path, files_entry_fn fn,
 int files_read(const struct files *f, const char *path, int64_t offset,
                int64_t length, uint8_t **data, size_t *len, int64_t *size,
                char *err, size_t errlen);
+
+/* Read all of path as /files/download does. Returns 200 with its bytes in
+ * *data (OUT, malloc'd or NULL when empty) and *len; 413 when it is larger
+ * than FILES_MAX_DOWNLOAD; otherwise files_read's statuses, with a reason
+ * in err. */
+int files_download(const struct files *f, const char *path, uint8_t **data,
+                   size_t *len, char *err, size_t errlen);
 
 /* LIST_FILES: files_list's entries as FileInfo messages (files_info_pb),
  * a malloc'd array in *infos (OUT; NULL when empty) of *n; the caller frees

@@ -69,7 +69,13 @@ static void on_done(const struct http_client_response *resp, void *arg)
     http_reply_header(r->req, "X-Content-Type-Options", "nosniff");
     if (r->download && status == 200) {
         type = "application/octet-stream";
-        http_reply_header(r->req, "Content-Disposition", "attachment");
+        /* The agent's names the file (files.c quotes it safely); an
+         * "attachment" of any form is all that matters here. */
+        const char *disp = http_client_header(resp, "Content-Disposition");
+        http_reply_header(r->req, "Content-Disposition",
+                          disp != NULL && strncmp(disp, "attachment", 10) == 0
+                              ? disp
+                              : "attachment");
     }
     size_t len;
     const uint8_t *body = http_client_body(resp, &len);

@@ -250,6 +250,35 @@ START_TEST(test_read_table)
 }
 END_TEST
 
+/* /files/download reads the whole file, with files_read's refusals. */
+START_TEST(test_download)
+{
+    static const struct {
+        const char *path;
+        int status;
+    } cases[] = {
+        {"fw/t/run/stdout", 200}, {"fw/t/run/in", 200},
+        {"fw/t/run", 400},        {"fw/t/run/fifo", 400},
+        {"fw/t/run/sock", 400},   {"fw/t/run/out", 403},
+        {"../secret", 403},       {"fw/t/run/missing", 404},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        char err[PATH_MAX + 64] = "";
+        int status =
+            files_download(tree, cases[i].path, &data, &len, err, sizeof(err));
+        ck_assert_msg(status == cases[i].status, "case %zu: %d %s", i, status,
+                      err);
+        if (status == 200)
+            ck_assert(len == 5 && memcmp(data, "hello", 5) == 0);
+        else
+            ck_assert(err[0] != '\0' && data == NULL);
+        free(data);
+    }
+}
+END_TEST
+
 static void collect(const char *vpath, const struct stat *st, void *arg)
 {
     (void)st;
@@ -411,6 +440,7 @@ static Suite *files_suite(void)
     tcase_add_test(tc, test_text_json);
     tcase_add_test(tc, test_entry_json);
     tcase_add_test(tc, test_read_table);
+    tcase_add_test(tc, test_download);
     tcase_add_test(tc, test_list);
     tcase_add_test(tc, test_attached_file);
     tcase_add_test(tc, test_attached_directory_elsewhere);
