@@ -1832,20 +1832,16 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
                          cfg->flags->update_retry_max_ns, send_update, a);
     struct agent_health_cbs hcbs = {on_health_update, on_health_kill, a};
     a->health = agent_health_new(base, &hcbs);
-    char endpoint[AGENT_IP_SIZE + 8];
-    snprintf(endpoint, sizeof(endpoint), "%s:%u",
-             strcmp(cfg->flags->ip, "0.0.0.0") == 0 ? cfg->flags->hostname
-                                                    : cfg->flags->ip,
-             (unsigned)cfg->port);
     struct agent_execs_config xc = {
         .work_dir = cfg->work_dir,
-        .agent_endpoint = endpoint,
+        .agent_endpoint = a->endpoint,
         .registration_timeout_ns = cfg->flags->executor_registration_timeout_ns,
         .reregistration_timeout_ns =
             cfg->flags->executor_reregistration_timeout_ns,
         .shutdown_grace_ns = cfg->flags->executor_shutdown_grace_period_ns,
         .heartbeat_interval_ns = AGENT_EXECS_HEARTBEAT_NS,
-        .executor_env = cfg->flags->launch.executor_env,
+        .lf = &cfg->flags->launch,
+        .cache_dir = a->fetch_cache_dir,
     };
     struct agent_execs_cbs xcbs = {on_exec_update, on_exec_message,
                                    on_exec_exited, a};

@@ -5,7 +5,7 @@
 #include "agent/executors.h"
 
 #include "agent/checkpoint.h"
-#include "agent/command.h"
+#include "agent/task_launch.h"
 #include "agent/supervisor.h"
 #include "common/clock.h"
 #include "common/fs.h"
@@ -482,32 +482,27 @@ static int exec_launch(struct agent_execs *x, struct exec *e, char *err,
                  e->sandbox, strerror(errno));
         return -1;
     }
-    /* The command and environment a task's command gets (command.h,
-     * task_env.h), with an executor's ids. */
-    struct agent_task_env_ids ids = {
-        .sandbox = e->sandbox,
-        .framework_id = e->fw,
-        .executor_id = e->ex,
+    /* The user, URIs and environment a command task gets (task_launch.h),
+     * with an executor's ids. */
+    struct agent_launch_ctx ctx = {
+        .lf = x->cfg.lf,
+        .cache_dir = x->cfg.cache_dir,
         .agent_id = x->agent_info != NULL && x->agent_info->id != NULL
                         ? x->agent_info->id->value
                         : NULL,
         .agent_endpoint = x->endpoint,
-        .checkpoint = e->fwi->has_checkpoint && e->fwi->checkpoint,
-        .shutdown_grace_ns = x->cfg.shutdown_grace_ns,
+        .agent_environ = environ,
     };
-    struct agent_command built;
-    if (agent_command_build(cmd, environ, x->cfg.executor_env, &ids, &built,
-                            err, errlen) != 0)
+    struct agent_launch_prep prep;
+    if (agent_launch_prepare_executor(&ctx, e->fwi, e->info, e->sandbox,
+                                      x->cfg.shutdown_grace_ns, &prep, err,
+                                      errlen) != 0)
         return -1;
-    struct agent_launch l = {
-        .sandbox = e->sandbox,
-        .file = built.file,
-        .argv = built.argv,
-        .envp = built.envp,
-    };
+    struct agent_launch l;
+    agent_launch_prep_fill(&prep, e->sandbox, &l);
     int report_fd = -1;
     int rc = agent_supervisor_start(&l, &e->sup_pid, &report_fd, err, errlen);
-    agent_command_clear(&built);
+    agent_launch_prep_clear(&prep);
     if (rc != 0)
         return -1;
     /* The pid files and the exit status file say what the pipe would. */

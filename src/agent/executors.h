@@ -40,8 +40,6 @@
 #include "mesos/v1/executor.pb-c.h"
 #include "mesos/v1/mesos.pb-c.h"
 
-#include <jansson.h>
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +73,8 @@ struct agent_execs_cbs {
 };
 
 /* What the module needs; strings are copied. */
+struct agent_launch_flags;
+
 struct agent_execs_config {
     const char *work_dir;       /* absolute */
     const char *agent_endpoint; /* "ip:port" executors call */
@@ -82,9 +82,10 @@ struct agent_execs_config {
     int64_t reregistration_timeout_ns;
     int64_t shutdown_grace_ns;
     int64_t heartbeat_interval_ns; /* HEARTBEAT events; 0: none */
-    const json_t *executor_env;    /* --executor_environment_variables
-                                      (task_env.h); NULL: unset */
-    int64_t poll_ms;               /* how often processes are checked */
+    /* Users, URIs, environment, containerizers (task_launch.h). */
+    const struct agent_launch_flags *lf;
+    const char *cache_dir; /* effective --fetcher_cache_dir */
+    int64_t poll_ms;       /* how often processes are checked */
 };
 
 /* Defaults of the last two fields. */

@@ -32,14 +32,15 @@ static const char *allocation_role(const Mesos__V1__TaskInfo *ti)
     return NULL;
 }
 
-int agent_launch_prepare(const struct agent_launch_ctx *ctx,
-                         const Mesos__V1__FrameworkInfo *fi,
-                         const Mesos__V1__TaskInfo *ti, const char *sandbox,
-                         struct agent_launch_prep *out, char *err,
-                         size_t errlen)
+/* The common part: user, fetch plan, program and environment of cmd. */
+static int prepare_command(const struct agent_launch_ctx *ctx,
+                           const Mesos__V1__FrameworkInfo *fi,
+                           const Mesos__V1__CommandInfo *cmd,
+                           const struct agent_task_env_ids *ids,
+                           struct agent_launch_prep *out, char *err,
+                           size_t errlen)
 {
     memset(out, 0, sizeof(*out));
-    const Mesos__V1__CommandInfo *cmd = ti->command;
     if (agent_run_as_pick(ctx->lf->switch_user, cmd->user, fi->user,
                           &out->run_as, &out->has_run_as, err, errlen) != 0)
         return -1;
@@ -47,6 +48,20 @@ int agent_launch_prepare(const struct agent_launch_ctx *ctx,
                                out->has_run_as ? out->run_as.name : NULL,
                                &out->fetch, err, errlen) != 0)
         return -1;
+    if (agent_command_build(cmd, ctx->agent_environ, ctx->lf->executor_env, ids,
+                            &out->cmd, err, errlen) != 0) {
+        agent_launch_prep_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
+int agent_launch_prepare(const struct agent_launch_ctx *ctx,
+                         const Mesos__V1__FrameworkInfo *fi,
+                         const Mesos__V1__TaskInfo *ti, const char *sandbox,
+                         struct agent_launch_prep *out, char *err,
+                         size_t errlen)
+{
     struct agent_task_env_ids ids = {
         .sandbox = sandbox,
         .framework_id = fi->id->value,
@@ -58,12 +73,31 @@ int agent_launch_prepare(const struct agent_launch_ctx *ctx,
         .checkpoint = fi->has_checkpoint && fi->checkpoint,
         .shutdown_grace_ns = SHUTDOWN_GRACE_NS,
     };
-    if (agent_command_build(cmd, ctx->agent_environ, ctx->lf->executor_env,
-                            &ids, &out->cmd, err, errlen) != 0) {
-        agent_launch_prep_clear(out);
+    return prepare_command(ctx, fi, ti->command, &ids, out, err, errlen);
+}
+
+int agent_launch_prepare_executor(const struct agent_launch_ctx *ctx,
+                                  const Mesos__V1__FrameworkInfo *fi,
+                                  const Mesos__V1__ExecutorInfo *ei,
+                                  const char *sandbox,
+                                  int64_t shutdown_grace_ns,
+                                  struct agent_launch_prep *out, char *err,
+                                  size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    if (agent_container_check(ei->container, ctx->lf->containerizers, err,
+                              errlen) != 0)
         return -1;
-    }
-    return 0;
+    struct agent_task_env_ids ids = {
+        .sandbox = sandbox,
+        .framework_id = fi->id->value,
+        .executor_id = ei->executor_id->value,
+        .agent_id = ctx->agent_id,
+        .agent_endpoint = ctx->agent_endpoint,
+        .checkpoint = fi->has_checkpoint && fi->checkpoint,
+        .shutdown_grace_ns = shutdown_grace_ns,
+    };
+    return prepare_command(ctx, fi, ei->command, &ids, out, err, errlen);
 }
 
 void agent_launch_prep_fill(const struct agent_launch_prep *p,

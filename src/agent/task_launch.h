@@ -1,8 +1,9 @@
 /*
- * Everything a command task's launch needs beside its sandbox, worked out
- * on the agent's loop before the supervisor forks: the containerizer check
- * (containerizer.h), the user to run as (run_as.h), the program, argv and
- * environment (command.h, task_env.h) and the fetch plan (fetcher.h).
+ * Everything a command task's (or a custom executor's) launch needs beside its
+ * sandbox, worked out on the agent's loop before the supervisor forks: the
+ * containerizer check (containerizer.h), the user to run as (run_as.h), the
+ * program, argv and environment (command.h, task_env.h) and the fetch plan
+ * (fetcher.h).
  */
 #ifndef OFFERD_AGENT_TASK_LAUNCH_H
 #define OFFERD_AGENT_TASK_LAUNCH_H
@@ -14,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct agent_launch_flags;
 struct agent_fetch_plan;
@@ -49,6 +51,18 @@ int agent_launch_prepare(const struct agent_launch_ctx *ctx,
                          const Mesos__V1__TaskInfo *ti, const char *sandbox,
                          struct agent_launch_prep *out, char *err,
                          size_t errlen);
+
+/* The same for a custom executor ei (ei->command set) of framework fi:
+ * its ContainerInfo checked first (the TASK_FAILED message in err), its
+ * user, URIs and environment (an executor's, task_env.h) as a command
+ * task's. */
+int agent_launch_prepare_executor(const struct agent_launch_ctx *ctx,
+                                  const Mesos__V1__FrameworkInfo *fi,
+                                  const Mesos__V1__ExecutorInfo *ei,
+                                  const char *sandbox,
+                                  int64_t shutdown_grace_ns,
+                                  struct agent_launch_prep *out, char *err,
+                                  size_t errlen);
 
 /* The supervisor's launch description over p (borrowed from p). */
 void agent_launch_prep_fill(const struct agent_launch_prep *p,

@@ -34,7 +34,9 @@
 static struct e2e_proc master, agent;
 static struct conn fw;
 
-/* A TaskInfo (JSON text) on executor "ex1" into buf. */
+/* A TaskInfo (JSON text) on executor "ex1" into buf. The executor's
+ * program comes into its sandbox as a URI (the fetcher, as for a command
+ * task) and runs from there. */
 static void task_json(char *buf, size_t len, const char *task_id,
                       const char *agent_id)
 {
@@ -43,7 +45,9 @@ static void task_json(char *buf, size_t len, const char *task_id,
              "\"agent_id\":{\"value\":\"%s\"},\"resources\":" TASK_RES ","
              "\"executor\":{\"executor_id\":{\"value\":\"ex1\"},"
              "\"type\":\"CUSTOM\",\"name\":\"e2e executor\","
-             "\"command\":{\"value\":\"%s\",\"shell\":false},"
+             "\"command\":{\"value\":\"./test_executor\",\"shell\":false,"
+             "\"uris\":[{\"value\":\"%s\",\"executable\":true,"
+             "\"output_file\":\"test_executor\"}]},"
              "\"resources\":" EXEC_RES "}}",
              task_id, task_id, agent_id, TEST_EXECUTOR_BIN);
 }

@@ -7,6 +7,7 @@
  */
 #include "agent/executor_api.h"
 #include "agent/executors.h"
+#include "agent/flags_launch.h"
 #include "check_main.h"
 #include "common/fs.h"
 #include "common/http.h"
@@ -70,6 +71,14 @@ static void on_exited(const char *fw, const char *ex,
     last_end = *end;
 }
 
+/* Mesos's defaults, but tasks run as the test's own user. */
+static struct agent_launch_flags launch_flags = {
+    .containerizers = "mesos",
+    .switch_user = false,
+    .fetcher_cache_size = 1 << 20,
+    .fetcher_stall_timeout_ns = 60LL * 1000000000LL,
+};
+
 static void setup(void)
 {
     snprintf(top, sizeof(top), "/tmp/offerd-execs-XXXXXX");
@@ -82,6 +91,8 @@ static void setup(void)
         .reregistration_timeout_ns = 2LL * 1000000000LL,
         .shutdown_grace_ns = 100LL * 1000000LL,
         .poll_ms = 20,
+        .lf = &launch_flags,
+        .cache_dir = "/nonexistent/fetch",
     };
     struct agent_execs_cbs cbs = {on_update, on_message, on_exited, NULL};
     execs = agent_execs_new(base, &cfg, &cbs);
@@ -464,6 +475,8 @@ START_TEST(test_registration_timeout_kills)
         .reregistration_timeout_ns = 200LL * 1000000LL,
         .shutdown_grace_ns = 100LL * 1000000LL,
         .poll_ms = 20,
+        .lf = &launch_flags,
+        .cache_dir = "/nonexistent/fetch",
     };
     struct agent_execs_cbs cbs = {on_update, on_message, on_exited, NULL};
     execs = agent_execs_new(base, &cfg, &cbs);
@@ -498,6 +511,8 @@ START_TEST(test_recover_reattaches_live_executor)
         .reregistration_timeout_ns = 60LL * 1000000000LL,
         .shutdown_grace_ns = 100LL * 1000000LL,
         .poll_ms = 20,
+        .lf = &launch_flags,
+        .cache_dir = "/nonexistent/fetch",
     };
     struct agent_execs_cbs cbs = {on_update, on_message, on_exited, NULL};
     execs = agent_execs_new(base, &cfg, &cbs);

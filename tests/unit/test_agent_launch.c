@@ -218,6 +218,65 @@ START_TEST(test_prepare)
 }
 END_TEST
 
+/* A custom executor is prepared as a command task is: its user, its URIs
+ * and an executor's environment; its ContainerInfo is checked first. */
+START_TEST(test_prepare_executor)
+{
+    struct agent_flags af;
+    char err[512] = "";
+    ck_assert_int_eq(parse(&af, NULL, err, sizeof(err)), FLAGS_OK);
+    char *environ_[] = {"HOME=/root", NULL};
+    struct agent_launch_ctx ctx = {&af.launch, "/w/fetch", "A-S1",
+                                   "127.0.0.1:5051", environ_};
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    fid.value = "fw";
+    Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    fi.id = &fid;
+    fi.user = "root";
+    Mesos__V1__ExecutorID eid = MESOS__V1__EXECUTOR_ID__INIT;
+    eid.value = "ex1";
+    Mesos__V1__CommandInfo__URI u = MESOS__V1__COMMAND_INFO__URI__INIT;
+    u.value = "file:///opt/executor.tar.gz";
+    Mesos__V1__CommandInfo__URI *uv[] = {&u};
+    Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
+    cmd.value = "./executor/run";
+    cmd.n_uris = 1;
+    cmd.uris = uv;
+    Mesos__V1__ExecutorInfo ei = MESOS__V1__EXECUTOR_INFO__INIT;
+    ei.executor_id = &eid;
+    ei.command = &cmd;
+    struct agent_launch_prep prep;
+    ck_assert_msg(agent_launch_prepare_executor(&ctx, &fi, &ei, "/w/ex",
+                                                7000000000LL, &prep, err,
+                                                sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(prep.has_run_as);
+    ck_assert_ptr_nonnull(prep.fetch);
+    ck_assert_uint_eq(prep.fetch->n, 1);
+    bool exid = false, backoff = false, grace = false;
+    for (char *const *e = prep.cmd.envp; *e != NULL; e++) {
+        exid = exid || strcmp(*e, "MESOS_EXECUTOR_ID=ex1") == 0;
+        backoff =
+            backoff || strncmp(*e, "MESOS_SUBSCRIPTION_BACKOFF_MAX=", 31) == 0;
+        grace = grace ||
+                strcmp(*e, "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD=7secs") == 0;
+        ck_assert_msg(strncmp(*e, "MESOS_TASK_ID=", 14) != 0, "%s", *e);
+        ck_assert_msg(strncmp(*e, "HOME=", 5) != 0, "%s", *e);
+    }
+    ck_assert(exid && backoff && grace);
+    agent_launch_prep_clear(&prep);
+
+    Mesos__V1__ContainerInfo ci = MESOS__V1__CONTAINER_INFO__INIT;
+    ci.type = MESOS__V1__CONTAINER_INFO__TYPE__DOCKER;
+    ei.container = &ci;
+    ck_assert_int_eq(agent_launch_prepare_executor(&ctx, &fi, &ei, "/w/ex", 0,
+                                                   &prep, err, sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "None of the enabled containerizers"));
+    agent_flags_fini(&af);
+}
+END_TEST
+
 static Suite *agent_launch_suite(void)
 {
     Suite *s = suite_create("agent_launch");
@@ -227,6 +286,7 @@ static Suite *agent_launch_suite(void)
     tcase_add_test(tc, test_launch_flag_defaults);
     tcase_add_test(tc, test_launch_flag_rejections);
     tcase_add_test(tc, test_prepare);
+    tcase_add_test(tc, test_prepare_executor);
     suite_add_tcase(s, tc);
     return s;
 }
