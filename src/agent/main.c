@@ -183,6 +183,15 @@ int main(int argc, char **argv)
         log_error("cannot serve /files: %s", err);
         goto out;
     }
+    /* Custom executors' sandboxes, in Mesos's layout (executors.h), under
+     * their own absolute path. */
+    char slaves[PATH_MAX + 16];
+    snprintf(slaves, sizeof(slaves), "%s/slaves", work_dir);
+    if (fs_mkdirs(slaves, err, sizeof(err)) != 0 ||
+        files_attach(files, slaves, slaves, err, sizeof(err)) != 0) {
+        log_error("cannot serve /files: %s", err);
+        goto out;
+    }
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
     toggle = log_toggle_new(base, af.log_level);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #ifndef TEST_EXECUTOR_BIN
@@ -178,6 +179,31 @@ START_TEST(test_executor_end_to_end)
             e2e_sleep_ms(100);
     }
     ck_assert_msg(back, "the agent does not show ex1 with t2 after restart");
+
+    /* The executor's sandbox is served by /files under its own path, and
+     * holds the program the fetcher brought. */
+    json_t *a = api_get_json(agent.port, "/state");
+    const char *dir = NULL;
+    size_t i, k;
+    json_t *f, *e;
+    json_array_foreach(json_object_get(a, "frameworks"), i, f)
+        json_array_foreach(json_object_get(f, "executors"), k, e) dir =
+            json_string_value(json_object_get(e, "directory"));
+    ck_assert_ptr_nonnull(dir);
+    char url[PATH_MAX + 64];
+    snprintf(url, sizeof(url), "/files/browse?path=%s", dir);
+    json_t *listing = api_get_json(agent.port, url);
+    ck_assert_msg(listing != NULL && json_is_array(listing), "%s: no listing",
+                  url);
+    bool fetched = false;
+    json_array_foreach(listing, i, e)
+    {
+        const char *p = json_string_value(json_object_get(e, "path"));
+        fetched = fetched || (p != NULL && strstr(p, "/test_executor") != NULL);
+    }
+    ck_assert_msg(fetched, "%s does not list the fetched test_executor", url);
+    json_decref(listing);
+    json_decref(a);
     /* Past the re-registration timeout (2 s), t2 still runs. */
     e2e_sleep_ms(2500);
     char state[64];
