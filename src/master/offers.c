@@ -203,6 +203,21 @@ Mesos__V1__Offer *master_offer_pb(const struct offer *o)
     return copy;
 }
 
+/* Send fw the offers ptrs[0..n) in one OFFERS event. */
+static void send_offers(struct framework *fw, Mesos__V1__Offer **ptrs,
+                        uint32_t n)
+{
+    Mesos__V1__Scheduler__Event__Offers ofs =
+        MESOS__V1__SCHEDULER__EVENT__OFFERS__INIT;
+    ofs.offers = ptrs;
+    ofs.n_offers = n;
+    Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
+    ev.has_type = true;
+    ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__OFFERS;
+    ev.offers = &ofs;
+    master_send_to_framework(fw, &ev);
+}
+
 void master_offers_flush(struct master *m)
 {
     for (uint32_t i = 0; i < m->ncycle_fws; i++) {
@@ -214,15 +229,23 @@ void master_offers_flush(struct master *m)
             build_offer(&msgs[k], fw->pending_offers[k]);
             ptrs[k] = &msgs[k].offer;
         }
-        Mesos__V1__Scheduler__Event__Offers ofs =
-            MESOS__V1__SCHEDULER__EVENT__OFFERS__INIT;
-        ofs.offers = ptrs;
-        ofs.n_offers = n;
-        Mesos__V1__Scheduler__Event ev = MESOS__V1__SCHEDULER__EVENT__INIT;
-        ev.has_type = true;
-        ev.type = MESOS__V1__SCHEDULER__EVENT__TYPE__OFFERS;
-        ev.offers = &ofs;
-        master_send_to_framework(fw, &ev);
+        /* One cycle's offers go out in as few events as fit the bound
+         * (a cycle over 10,000 agents with large attributes would make one
+         * event of tens of MiB, which clients and the stream's cap refuse);
+         * an offer larger than the bound goes alone. */
+        uint32_t start = 0;
+        size_t bytes = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            size_t sz = mesos__v1__offer__get_packed_size(ptrs[k]) + 8;
+            if (k > start && bytes + sz > MASTER_OFFERS_EVENT_MAX_BYTES) {
+                send_offers(fw, ptrs + start, k - start);
+                start = k;
+                bytes = 0;
+            }
+            bytes += sz;
+        }
+        if (n > start)
+            send_offers(fw, ptrs + start, n - start);
         for (uint32_t k = 0; k < n; k++)
             res_pb_array_free(msgs[k].offer.resources,
                               msgs[k].offer.n_resources);

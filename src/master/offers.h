@@ -14,6 +14,11 @@ void master_offer_from_alloc(void *arg, void *framework_udata,
                              const struct alloc_unavailability *unav);
 /* Send every framework its offers made in this cycle. */
 void master_offers_flush(struct master *m);
+
+/* The most bytes of offers (protobuf) one OFFERS event carries: a cycle's
+ * offers to a framework are split into events of at most this much (an
+ * offer larger than it goes alone). */
+#define MASTER_OFFERS_EVENT_MAX_BYTES ((size_t)1 << 20)
 /* o as the Offer a framework is sent, a new message of the caller's
  * (release with protobuf_c_message_free_unpacked). */
 Mesos__V1__Offer *master_offer_pb(const struct offer *o);
