@@ -576,9 +576,9 @@ static bool gate_weights(struct master *m, struct http_request *req,
             break;
         }
     }
+    bool is_array = json_is_array(arr);
     json_decref(arr);
-    return ok &&
-           (json_is_array(arr) || gate_any(m, req, principal, action, denied));
+    return ok && (is_array || gate_any(m, req, principal, action, denied));
 }
 
 /* POST /quota (the request's role) and DELETE /quota/<role>. */
