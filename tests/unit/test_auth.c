@@ -28,9 +28,13 @@ static void temp_file(char *path, const char *text)
 
 START_TEST(test_credentials_json_and_text)
 {
+    /* One literal split over two lines: outside the array, where clang's
+     * -Wstring-concatenation does not take it for a missing comma. */
+    static const char json_form[] =
+        "{\"credentials\": [{\"principal\": \"fw\", \"secret\": \"s1\"}, "
+        "{\"principal\": \"ops\", \"secret\": \"s2\"}]}";
     static const char *const forms[] = {
-        "{\"credentials\": [{\"principal\": \"fw\", \"secret\": \"s1\"},"
-        " {\"principal\": \"ops\", \"secret\": \"s2\"}]}",
+        json_form,
         "fw s1\n\nops   s2\n",
         "  fw\ts1\r\nops s2",
     };
