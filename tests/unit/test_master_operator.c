@@ -320,7 +320,10 @@ START_TEST(test_metrics_match_snapshot)
         const char *name = json_string_value(json_object_get(mt, "name"));
         json_t *v = json_object_get(snap, name);
         ck_assert_msg(v != NULL, "%s not in /metrics/snapshot", name);
+        /* The machine's own figures (system/load_*, system/mem_free_bytes)
+         * move between the two reads; so do the clocks. */
         if (strcmp(name, "master/uptime_secs") != 0 &&
+            strncmp(name, "system/", 7) != 0 &&
             strncmp(name, "allocator/mesos/allocation_run", 30) != 0)
             ck_assert_msg(json_number_value(v) ==
                               json_number_value(json_object_get(mt, "value")),
