@@ -544,6 +544,50 @@ static int by_mtime(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* True when fd is still the file at path: an evicter removes an entry's
+ * lock file while holding it, so whoever waited on the old file must open
+ * the new one. */
+static bool lock_is_current(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* Remove the lock files of entries that are not in dir (left by fetches
+ * that did not fit, failed, or by older agents), each only while nobody
+ * holds it. */
+static void remove_orphan_locks(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len != AGENT_FETCH_KEY_SIZE - 1 + 5 ||
+            strcmp(de->d_name + len - 5, ".lock") != 0)
+            continue;
+        char name[AGENT_FETCH_KEY_SIZE];
+        memcpy(name, de->d_name, AGENT_FETCH_KEY_SIZE - 1);
+        name[AGENT_FETCH_KEY_SIZE - 1] = '\0';
+        struct stat st;
+        if (!is_entry_name(name) || fstatat(dirfd(d), name, &st, 0) == 0)
+            continue;
+        char *lock = xasprintf("%s/%s", dir, de->d_name);
+        int fd = open(lock, O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+                lock_is_current(fd, lock) &&
+                fstatat(dirfd(d), name, &st, 0) != 0)
+                unlink(lock);
+            close(fd);
+        }
+        free(lock);
+    }
+    closedir(d);
+}
+
 int agent_fetch_cache_make_room(const char *dir, uint64_t budget,
                                 uint64_t incoming)
 {
@@ -577,18 +621,24 @@ int agent_fetch_cache_make_room(const char *dir, uint64_t budget,
         /* An entry being copied out has its lock held: keep it. */
         char *lock = xasprintf("%s/%s.lock", dir, v[i].name);
         int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        free(lock);
-        if (fd < 0)
+        if (fd < 0) {
+            free(lock);
             continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && lock_is_current(fd, lock)) {
             char *path = xasprintf("%s/%s", dir, v[i].name);
-            if (unlink(path) == 0)
+            if (unlink(path) == 0) {
                 total -= v[i].size;
+                /* Held, so nobody copies from it: the lock goes too. */
+                unlink(lock);
+            }
             free(path);
         }
         close(fd);
+        free(lock);
     }
     free(v);
+    remove_orphan_locks(dir);
     return total + incoming <= budget ? 0 : -1;
 }
 
@@ -604,21 +654,25 @@ int agent_fetch_cache_reset(const char *dir, char *err, size_t errlen)
 
 static int lock_file(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "Failed to open lock file '%s': %s", path,
-                 strerror(errno));
-        return -1;
-    }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            snprintf(err, errlen, "Failed to lock '%s': %s", path,
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            snprintf(err, errlen, "Failed to open lock file '%s': %s", path,
                      strerror(errno));
-            close(fd);
             return -1;
         }
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                snprintf(err, errlen, "Failed to lock '%s': %s", path,
+                         strerror(errno));
+                close(fd);
+                return -1;
+            }
+        }
+        if (lock_is_current(fd, path))
+            return fd;
+        close(fd);
     }
-    return fd;
 }
 
 /* Fetch a cached item's resource to dst: from the cache, or downloaded
@@ -677,8 +731,14 @@ static int fetch_cached(const struct agent_fetch_plan *p,
         unlink(tmp);
     }
 out:
-    if (lfd >= 0)
+    if (lfd >= 0) {
+        /* Nothing cached under this key (failed, or too big): no lock file
+         * left behind either (a waiter sees it gone and opens a new one). */
+        struct stat est;
+        if (stat(entry, &est) != 0)
+            unlink(lock);
         close(lfd);
+    }
     free(entry);
     free(lock);
     free(tmp);

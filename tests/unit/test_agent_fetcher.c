@@ -243,6 +243,46 @@ START_TEST(test_cache_skips_entries_in_use)
 }
 END_TEST
 
+/* Lock files do not pile up: an evicted entry's lock goes with it, and a
+ * lock whose entry is gone is removed unless someone holds it. */
+START_TEST(test_cache_lock_files_removed)
+{
+    char *dir = scratch();
+    char k[4][AGENT_FETCH_KEY_SIZE];
+    agent_fetch_cache_key(NULL, "old", k[0]);
+    agent_fetch_cache_key(NULL, "new", k[1]);
+    agent_fetch_cache_key(NULL, "gone", k[2]);
+    agent_fetch_cache_key(NULL, "held", k[3]);
+    make_entry(dir, k[0], 100, 300);
+    make_entry(dir, k[1], 100, 100);
+    char name[4 * AGENT_FETCH_KEY_SIZE + 8];
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "%s.lock", k[i]);
+        write_file(dir, name, "");
+    }
+    /* Someone waits on the lock of an entry not fetched yet. */
+    char *held = xasprintf("%s/%s.lock", dir, k[3]);
+    int fd = open(held, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+
+    ck_assert_int_eq(agent_fetch_cache_make_room(dir, 150, 50), 0);
+    ck_assert(!exists(dir, k[0]) && exists(dir, k[1]));
+    snprintf(name, sizeof(name), "%s.lock", k[0]);
+    ck_assert(!exists(dir, name)); /* evicted with its entry */
+    snprintf(name, sizeof(name), "%s.lock", k[1]);
+    ck_assert(exists(dir, name)); /* its entry is still there */
+    snprintf(name, sizeof(name), "%s.lock", k[2]);
+    ck_assert(!exists(dir, name)); /* an orphan */
+    snprintf(name, sizeof(name), "%s.lock", k[3]);
+    ck_assert(exists(dir, name)); /* held: kept */
+    close(fd);
+    free(held);
+    fs_remove_tree(dir);
+    free(dir);
+}
+END_TEST
+
 /* A fetch setup: a source directory, a sandbox, a cache directory. */
 struct setup {
     char *root, *src, *sandbox, *cache;
@@ -540,6 +580,7 @@ static Suite *agent_fetcher_suite(void)
     tcase_add_test(tc, test_cache_key);
     tcase_add_test(tc, test_cache_lru_eviction);
     tcase_add_test(tc, test_cache_skips_entries_in_use);
+    tcase_add_test(tc, test_cache_lock_files_removed);
     tcase_add_test(tc, test_fetch_copy_executable_output_file);
     tcase_add_test(tc, test_fetch_extracts_archives);
     tcase_add_test(tc, test_fetch_refuses_archive_escaping_sandbox);
