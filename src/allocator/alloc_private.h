@@ -151,6 +151,7 @@ struct sentry {
     const char *name; /* tie-break 2 (Mesos: the path or framework ID);
                          NULL sorts after every name */
     uint64_t seq;     /* tie-break 3: creation order (keys stay unique) */
+    uint64_t visit;   /* walk stamp (alloc.c walk_roles): visited by it */
     bool in_order;    /* present in its order (found there by its key) */
     bool is_self; /* self leaf of role `owner` rather than the role itself */
     bool blocked; /* owner->limit_blocked (sorts last) */
@@ -203,7 +204,7 @@ struct role {
     bool limit_blocked;
     /* This role in alloc.unsatisfied (share = as_child's, pos = index). */
     struct sentry quota_e;
-    uint64_t quota_visit; /* stage 1 stamp */
+    uint32_t unsat_below; /* roles of the subtree in alloc.unsatisfied */
 
     struct qvec held_self;  /* offered + used by own clients */
     struct qvec held;       /* offered + used in the subtree */
@@ -410,6 +411,7 @@ struct alloc_agent {
     res_list shared_offered; /* shared resources offered this cycle */
     uint64_t shared_cycle;   /* cycle shared_offered belongs to */
 
+    struct tindex *tix;      /* index over total (totals.c), or NULL */
     struct agent_info *info; /* for offer constraints, or NULL */
     bool has_unav;
     struct alloc_unavailability unav;
@@ -503,6 +505,17 @@ static inline bool alloc_bit_get(const uint64_t *bits, uint32_t nwords,
 {
     return id / 64 < nwords && (bits[id / 64] >> (id % 64)) & 1;
 }
+
+/* ---- Agents' totals (totals.c) ---------------------------------------- */
+
+/* ag->total -= r / += r, as res_list_sub / res_list_add, found through
+ * ag's index when the list is long (built on first use). */
+void alloc_total_sub(struct alloc *a, struct alloc_agent *ag,
+                     const struct resource *r);
+void alloc_total_add(struct alloc *a, struct alloc_agent *ag,
+                     const struct resource *r);
+/* Forget ag's index: call after changing ag->total any other way. */
+void alloc_total_index_drop(struct alloc_agent *ag);
 
 /* ---- Offer filters (filters.c) ---------------------------------------- */
 

@@ -1702,6 +1702,82 @@ START_TEST(test_tie_break_by_name)
 }
 END_TEST
 
+/* An offer does not restart the walk over an agent (Mesos walks the order
+ * it sorted for the agent to its end): after f1 of role a takes the
+ * agent's plain resources, a's share is above b's, yet the revocable cpus
+ * left go to a's next framework, f2, not to b's f3. */
+START_TEST(test_walk_continues_after_offer)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f1 = add_fw(a, &F1, "a", 0);
+    alloc_framework_set_id(a, f1, "f1");
+    struct alloc_framework *f2 = add_fw(a, &F2, "a", ALLOC_FW_REVOCABLE);
+    alloc_framework_set_id(a, f2, "f2");
+    struct alloc_framework *f3 = add_fw(a, &F3, "b", ALLOC_FW_REVOCABLE);
+    alloc_framework_set_id(a, f3, "f3");
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:64");
+    res_list rev = parse("cpus:2");
+    rev.v[0].revocable = true;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ag, &rev), 0);
+    res_list_clear(&rev);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 2);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "mem"), 64000);
+    ck_assert_ptr_eq(rec.offers[1].fw, &F2);
+    ck_assert(rec.offers[1].res.n == 1 && rec.offers[1].res.v[0].revocable);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Stage 1 (quota guarantees) walks the role tree in DRF order, as Mesos
+ * walks its role sorter's order: b (a small share) comes before a/x,
+ * whose own share is 0 but whose parent a holds most of the cluster. A
+ * flat list of unsatisfied roles by their own share would pick a/x. */
+START_TEST(test_quota_stage1_in_role_tree_order)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *fx = add_fw(a, &F1, "a/x", 0);
+    alloc_framework_set_id(a, fx, "fx");
+    struct alloc_framework *fy = add_fw(a, &F2, "a/y", 0);
+    alloc_framework_set_id(a, fy, "fy");
+    struct alloc_framework *fb = add_fw(a, &F3, "b", 0);
+    alloc_framework_set_id(a, fb, "fb");
+    struct {
+        struct alloc_framework *fw;
+        const char *role, *res;
+    } uses[] = {{fy, "a/y", "cpus:10;mem:1000"}, {fb, "b", "cpus:1;mem:10"}};
+    for (size_t i = 0; i < 2; i++) {
+        res_list total = parse(uses[i].res);
+        res_list used = parse_alloc(uses[i].res, uses[i].role);
+        struct alloc_used u = {uses[i].fw, &used};
+        struct alloc_agent *ag;
+        ck_assert_int_eq(alloc_agent_add(a, NULL, &total, ALLOC_AGENT_ALL_CAPS,
+                                         NULL, &u, 1, &ag),
+                         0);
+        res_list_clear(&total);
+        res_list_clear(&used);
+    }
+    struct alloc_quantity g[] = {q_cpus(100000)};
+    struct alloc_quantities gq = {g, 1};
+    ck_assert_int_eq(alloc_role_set_quota(a, "a/x", &gq, NULL), 0);
+    ck_assert_int_eq(alloc_role_set_quota(a, "b", &gq, NULL), 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    add_agent(a, &A1, "cpus:4;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_ge(rec.noffers, 1);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F3);
+    ck_assert_ptr_eq(rec.offers[0].ag, &A1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 4000);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 /* ---- Random sorter ------------------------------------------------------ */
 
 static struct alloc *new_alloc_sorters(struct rec *rec,
@@ -1916,6 +1992,8 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_offer_constraints_invalid);
     tcase_add_test(tc, test_allocation_count_tie_break);
     tcase_add_test(tc, test_tie_break_by_name);
+    tcase_add_test(tc, test_walk_continues_after_offer);
+    tcase_add_test(tc, test_quota_stage1_in_role_tree_order);
     tcase_add_test(tc, test_random_sorter_probability_distribution);
     tcase_add_test(tc,
                    test_random_sorter_hierarchical_probability_distribution);
