@@ -669,6 +669,85 @@ START_TEST(test_update_available_and_allocation)
 }
 END_TEST
 
+/* Reservation updates on an agent with a long total (found through the
+ * total's index, totals.c) change it exactly as the list operations do,
+ * order included, across index rebuilds. */
+START_TEST(test_update_allocation_long_total)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f = add_fw(a, &F1, "r", 0);
+    enum { N = 200 };
+    res_list total = RES_LIST_INIT, resv[N], unresv = RES_LIST_INIT;
+    char val[16];
+    for (int i = 0; i < N; i++) {
+        struct resource r;
+        res_init_scalar(&r, "cpus", 1000);
+        snprintf(val, sizeof(val), "%d", i);
+        struct res_label l = {"id", val};
+        res_push_reservation(&r, RES_RESV_DYNAMIC, "r", NULL, &l, 1);
+        res_list_add(&total, &r);
+        res_list_init(&resv[i]);
+        res_list_add(&resv[i], &r);
+        res_list_allocate(&resv[i], "r");
+        res_clear(&r);
+    }
+    res_list mem = parse("mem:64");
+    res_list_add_all(&total, &mem);
+    res_list used = RES_LIST_INIT;
+    res_list_copy(&used, &total);
+    res_list_allocate(&used, "r");
+    struct alloc_used u = {f, &used};
+    struct alloc_agent *ag;
+    ck_assert_int_eq(
+        alloc_agent_add(a, &A1, &total, ALLOC_AGENT_ALL_CAPS, NULL, &u, 1, &ag),
+        0);
+    unresv = parse_alloc("cpus:1", "r");
+    res_list ref = RES_LIST_INIT; /* the total by list operations */
+    res_list_copy(&ref, &total);
+    for (int round = 0; round < 3; round++) {
+        for (int dir = 0; dir < 2; dir++) {
+            for (int k = 0; k < N; k++) {
+                int i = (k * 7 + round) % N;
+                const res_list *from = dir == 0 ? &resv[i] : &unresv;
+                const res_list *to = dir == 0 ? &unresv : &resv[i];
+                ck_assert_int_eq(
+                    alloc_agent_update_allocation(a, ag, f, from, to), 0);
+                res_list uf = RES_LIST_INIT, ut = RES_LIST_INIT;
+                res_list_copy(&uf, from);
+                res_list_allocate(&uf, NULL);
+                res_list_copy(&ut, to);
+                res_list_allocate(&ut, NULL);
+                res_list_sub_all(&ref, &uf);
+                res_list_add_all(&ref, &ut);
+                res_list_clear(&uf);
+                res_list_clear(&ut);
+                char *got = res_list_render(alloc_agent_total(ag));
+                char *want = res_list_render(&ref);
+                ck_assert_str_eq(got, want);
+                free(got);
+                free(want);
+            }
+        }
+    }
+    /* Something not held is refused and changes nothing. */
+    res_list other = parse_alloc("cpus:1000", "r");
+    ck_assert_int_eq(alloc_agent_update_allocation(a, ag, f, &other, &unresv),
+                     -1);
+    ck_assert(res_list_equal(alloc_agent_total(ag), &ref));
+    res_list_clear(&other);
+    res_list_clear(&ref);
+    for (int i = 0; i < N; i++)
+        res_list_clear(&resv[i]);
+    res_list_clear(&unresv);
+    res_list_clear(&used);
+    res_list_clear(&mem);
+    res_list_clear(&total);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 START_TEST(test_parse_min_allocatable)
 {
     struct alloc_quantities *q;
@@ -1979,6 +2058,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_remove_framework_and_agent);
     tcase_add_test(tc, test_agent_with_used_resources);
     tcase_add_test(tc, test_update_available_and_allocation);
+    tcase_add_test(tc, test_update_allocation_long_total);
     tcase_add_test(tc, test_parse_min_allocatable);
     tcase_add_test(tc, test_names_capped);
     tcase_add_test(tc, test_names_full_table_quota);
