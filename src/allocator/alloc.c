@@ -1023,6 +1023,7 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
     free(ag->io);
     agent_info_free(ag->info);
     memset(ag, 0, sizeof(*ag));
+    ag->heap_key = INT64_MAX; /* entries left in a->fheap are stale */
     ag->udata = a->free_agents;
     a->free_agents = ag;
 }
@@ -1122,7 +1123,7 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
     ag->caps = caps;
     ag->active = true;
     ag->min_expires = INT64_MAX;
-    ag->heap_pos = UINT32_MAX;
+    ag->heap_key = INT64_MAX;
     ag->cover_valid = true;
     res_list_copy(&ag->total, total);
     res_list_copy(&ag->available, total);
@@ -2424,6 +2425,7 @@ void alloc_free(struct alloc *a)
     free(a->quiet);
     free(a->cands);
     free(a->fheap);
+    free(a->due);
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
     free(a->scratch_view3.v);

@@ -348,6 +348,12 @@ struct rset {
     uint32_t refs; /* filters using it; 0: free slot */
 };
 
+/* An entry of alloc.fheap: live while ag->heap_key == key. */
+struct fheap_ent {
+    int64_t key;
+    struct alloc_agent *ag;
+};
+
 /* Per-framework maintenance state of an agent. */
 struct io_state {
     struct alloc_framework *fw;
@@ -398,7 +404,8 @@ struct alloc_agent {
     struct rset *rsets;
     uint32_t nrsets;
     int64_t min_expires; /* earliest filter expiry; INT64_MAX: none */
-    uint32_t heap_pos;   /* in a->fheap, UINT32_MAX: not in it */
+    int64_t heap_key;    /* key of its live entry in a->fheap (== min_expires
+                            when it has filters); INT64_MAX: none */
     /* Bitmaps over client ids: fbits = has a filter here; cbits = has a
      * filter containing all of cover_snap. While cover_valid, available is
      * contained in cover_snap, so a client with its cbit set is refused
@@ -470,8 +477,14 @@ struct alloc {
     bool all_candidates;
     uint32_t ncandidates; /* agents flagged candidate */
 
-    struct alloc_agent **fheap; /* agents by min_expires */
+    /* Agents by earliest filter expiry: a min-heap of (key, agent) with
+     * the keys inline, so that expiry never touches an agent it does not
+     * expire; superseded entries stay until popped (filters.c). */
+    struct fheap_ent *fheap;
     uint32_t nfheap, capfheap;
+    uint32_t nfheap_live;  /* agents with a live entry */
+    struct fheap_ent *due; /* scratch: the entries a cycle found due */
+    uint32_t capdue;
     uint32_t filters_alive;
 
     uint64_t rng;
