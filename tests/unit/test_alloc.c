@@ -277,6 +277,72 @@ START_TEST(test_filter_expiry)
 }
 END_TEST
 
+/* Expiry stays exact while agents come and go and earliest expiries move
+ * (the expiry heap's superseded entries, and entries of agents removed and
+ * of agent structs reused): each agent comes back exactly when its own
+ * filter expires. */
+START_TEST(test_filter_expiry_with_agent_churn)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    enum { N = 40 };
+    static int tok[2 * N];
+    struct alloc_agent *ags[2 * N] = {0};
+    for (int i = 0; i < N; i++)
+        ags[i] = add_agent(a, &tok[i], "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, N);
+    /* Agent i refused for i + 1 seconds; then half the agents go, with
+     * their filters, and new ones (reusing their structs) are refused for
+     * 100 s. */
+    for (uint32_t k = 0; k < rec.noffers; k++) {
+        int i = (int)((int *)rec.offers[k].ag - tok);
+        ck_assert_int_eq(alloc_recover(a, ags[i], f1, &rec.offers[k].res,
+                                       (int64_t)(i + 1) * SEC, 0),
+                         0);
+    }
+    rec_clear(&rec);
+    for (int i = 0; i < N; i += 2) {
+        alloc_agent_remove(a, ags[i]);
+        ags[i] = NULL;
+    }
+    for (int i = N; i < N + N / 2; i++)
+        ags[i] = add_agent(a, &tok[i], "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, N / 2);
+    for (uint32_t k = 0; k < rec.noffers; k++) {
+        int i = (int)((int *)rec.offers[k].ag - tok);
+        ck_assert_int_ge(i, N);
+        ck_assert_int_eq(
+            alloc_recover(a, ags[i], f1, &rec.offers[k].res, 100 * SEC, 0), 0);
+    }
+    rec_clear(&rec);
+    for (int t = 1; t <= N + 1; t++) {
+        alloc_candidates_all(a);
+        alloc_run(a, (int64_t)t * SEC);
+        /* Exactly agent t - 1 (if still there) comes back at t. */
+        uint32_t want = (t - 1) % 2 == 1 && t - 1 < N ? 1 : 0;
+        ck_assert_uint_eq(rec.noffers, want);
+        if (want) {
+            ck_assert_ptr_eq(rec.offers[0].ag, &tok[t - 1]);
+            ck_assert_int_eq(alloc_recover(a, ags[t - 1], f1,
+                                           &rec.offers[0].res, 1000 * SEC,
+                                           (int64_t)t * SEC),
+                             0);
+        }
+        rec_clear(&rec);
+    }
+    alloc_candidates_all(a);
+    alloc_run(a, 101 * SEC);
+    ck_assert_uint_eq(rec.noffers, N / 2);
+    for (uint32_t k = 0; k < rec.noffers; k++)
+        ck_assert_int_ge((int)((int *)rec.offers[k].ag - tok), N);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 /* A filter refuses only supersets: more resources than refused are offered
  * again at once. */
 START_TEST(test_filter_subset_semantics)
@@ -2045,6 +2111,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_unreserved_drf);
     tcase_add_test(tc, test_reserved_only_to_role);
     tcase_add_test(tc, test_filter_expiry);
+    tcase_add_test(tc, test_filter_expiry_with_agent_churn);
     tcase_add_test(tc, test_filter_subset_semantics);
     tcase_add_test(tc, test_suppress_and_revive);
     tcase_add_test(tc, test_min_allocatable);
