@@ -1008,6 +1008,7 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
         res_list_clear(&ag->holds[j].res);
     for (uint32_t j = 0; j < ag->nrsets; j++)
         res_list_clear(&ag->rsets[j].res);
+    alloc_total_index_drop(ag);
     res_list_clear(&ag->total);
     res_list_clear(&ag->available);
     res_list_clear(&ag->cover_snap);
@@ -1022,6 +1023,7 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
     free(ag->io);
     agent_info_free(ag->info);
     memset(ag, 0, sizeof(*ag));
+    ag->heap_key = INT64_MAX; /* entries left in a->fheap are stale */
     ag->udata = a->free_agents;
     a->free_agents = ag;
 }
@@ -1121,7 +1123,7 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
     ag->caps = caps;
     ag->active = true;
     ag->min_expires = INT64_MAX;
-    ag->heap_pos = UINT32_MAX;
+    ag->heap_key = INT64_MAX;
     ag->cover_valid = true;
     res_list_copy(&ag->total, total);
     res_list_copy(&ag->available, total);
@@ -1251,6 +1253,7 @@ int alloc_agent_update_oversubscribed(struct alloc *a, struct alloc_agent *ag,
     total_changed(a, &old, -1);
     res_list_sub_all(&ag->total, &old);
     res_list_add_all(&ag->total, revocable);
+    alloc_total_index_drop(ag);
     total_changed(a, revocable, 1);
 
     res_list avail_rev = RES_LIST_INIT;
@@ -1285,6 +1288,7 @@ int alloc_agent_update_available(struct alloc *a, struct alloc_agent *ag,
     total_changed(a, from, -1);
     res_list_sub_all(&ag->total, from);
     res_list_add_all(&ag->total, to);
+    alloc_total_index_drop(ag);
     total_changed(a, to, 1);
     agent_scan_total(ag);
     mark_candidate(a, ag);
@@ -1314,8 +1318,10 @@ int alloc_agent_update_allocation(struct alloc *a, struct alloc_agent *ag,
     res_list_add_all(&h->res, &uto);
     track_held(a, c, &uto, 1);
     total_changed(a, &ufrom, -1);
-    res_list_sub_all(&ag->total, &ufrom);
-    res_list_add_all(&ag->total, &uto);
+    for (uint32_t i = 0; i < ufrom.n; i++)
+        alloc_total_sub(a, ag, &ufrom.v[i]);
+    for (uint32_t i = 0; i < uto.n; i++)
+        alloc_total_add(a, ag, &uto.v[i]);
     total_changed(a, &uto, 1);
     /* A conversion that involves neither gpus nor shared resources leaves
      * what the scan finds as it was (and an agent's total may hold
@@ -1981,50 +1987,6 @@ static bool all_covered(const struct alloc *a, const struct alloc_agent *ag)
     return covered >= a->n_eligible;
 }
 
-/* Walk r's order for stage 2: returns TRY_OFFERED as soon as an offer was
- * made (the caller restarts: orders moved), TRY_NO when the subtree gave
- * nothing. */
-/* Offer ag to r's own eligible clients, lowest share first. */
-static enum try_result walk_clients(struct cycle *cy, struct role *r,
-                                    enum try_result (*try)(struct cycle *,
-                                                           struct client *))
-{
-    bool rnd = cy->a->opt.framework_sorter == ALLOC_SORTER_RANDOM;
-    if (rnd)
-        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible,
-                        false);
-    for (uint32_t i = 0; i < r->neligible; i++) {
-        struct client *c =
-            (rnd ? alloc_rnd_next(&r->rnd_clients) : r->eligible[i])->client;
-        if (c->visit == cy->stamp)
-            continue;
-        c->visit = cy->stamp;
-        if (try(cy, c) == TRY_OFFERED)
-            return TRY_OFFERED;
-    }
-    return TRY_NO;
-}
-
-/* Walk r's order for stage 2: returns TRY_OFFERED as soon as an offer was
- * made (the caller restarts: orders moved), TRY_NO when the subtree gave
- * nothing. */
-static enum try_result walk_fair(struct cycle *cy, struct role *r)
-{
-    bool rnd = cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM;
-    if (rnd)
-        alloc_rnd_begin(cy->a, &r->rnd_order, r->order, r->norder, true);
-    for (uint32_t i = 0; i < r->norder; i++) {
-        struct sentry *e = rnd ? alloc_rnd_next(&r->rnd_order) : r->order[i];
-        if (e->blocked && !cy->agent_has_special)
-            return TRY_NO; /* every entry from here on is at its limit */
-        enum try_result res = e->is_self ? walk_clients(cy, r, try_fair)
-                                         : walk_fair(cy, e->owner);
-        if (res == TRY_OFFERED)
-            return TRY_OFFERED;
-    }
-    return TRY_NO;
-}
-
 static bool agent_has_special(const struct alloc_agent *ag)
 {
     if (ag->sum.exact)
@@ -2035,44 +1997,131 @@ static bool agent_has_special(const struct alloc_agent *ag)
     return false;
 }
 
+/* The walks over an agent follow Mesos's: the role sorter's order is taken
+ * once per agent and walked to its end (or until the agent has nothing
+ * left), each role's frameworks likewise; an offer does not restart the
+ * walk. offerd's orders are kept sorted in place, and an offer moves only
+ * the entries on the offered client's path, each of them later (its share
+ * and its allocation count grew; a role reaching its limit sorts last). So
+ * "the order as it was when the walk began, from position i on" is the
+ * live array from position i on, less the entries already visited: a walk
+ * stays at its index after a visit and passes over entries stamped with
+ * this (cycle, agent, stage) visit. */
+
+/* Offer ag to r's own eligible clients, lowest share first. Returns
+ * TRY_OFFERED when the agent has nothing left. */
+static enum try_result walk_clients(struct cycle *cy, struct role *r,
+                                    enum try_result (*try)(struct cycle *,
+                                                           struct client *))
+{
+    bool rnd = cy->a->opt.framework_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible,
+                        false);
+    uint32_t i = 0;
+    for (;;) {
+        struct sentry *e;
+        if (rnd) {
+            if ((e = alloc_rnd_next(&r->rnd_clients)) == NULL)
+                return TRY_NO;
+        } else {
+            if (i >= r->neligible)
+                return TRY_NO;
+            e = r->eligible[i];
+        }
+        struct client *c = e->client;
+        if (c->visit == cy->stamp) {
+            i++;
+            continue;
+        }
+        c->visit = cy->stamp;
+        if (try(cy, c) == TRY_OFFERED) {
+            if (cy->ag->available.n == 0)
+                return TRY_OFFERED;
+            cy->agent_has_special = agent_has_special(cy->ag);
+        }
+    }
+}
+
+/* Walk r's order (stage 1: only subtrees holding a role with an unmet
+ * guarantee, and those roles' own clients). Returns TRY_OFFERED when the
+ * agent has nothing left. */
+static enum try_result walk_roles(struct cycle *cy, struct role *r, bool stage1)
+{
+    bool rnd = cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM;
+    if (rnd)
+        alloc_rnd_begin(cy->a, &r->rnd_order, r->order, r->norder, true);
+    uint32_t i = 0;
+    for (;;) {
+        struct sentry *e;
+        if (rnd) {
+            if ((e = alloc_rnd_next(&r->rnd_order)) == NULL)
+                return TRY_NO;
+        } else {
+            if (i >= r->norder)
+                return TRY_NO;
+            e = r->order[i];
+        }
+        if (e->visit == cy->stamp) {
+            i++;
+            continue;
+        }
+        e->visit = cy->stamp;
+        enum try_result res;
+        if (stage1) {
+            if (e->is_self ? !r->quota_e.in_order : e->owner->unsat_below == 0)
+                continue;
+            res = e->is_self ? walk_clients(cy, r, try_quota)
+                             : walk_roles(cy, e->owner, true);
+        } else {
+            /* Blocked entries sort last: from here on every entry is at
+             * its limit, and only reserved or revocable resources could
+             * still go to one. */
+            if (e->blocked && !cy->agent_has_special)
+                return TRY_NO;
+            res = e->is_self ? walk_clients(cy, r, try_fair)
+                             : walk_roles(cy, e->owner, false);
+        }
+        if (res == TRY_OFFERED)
+            return TRY_OFFERED;
+    }
+}
+
 static void stage_fair(struct cycle *cy, struct alloc_agent *ag)
 {
     struct alloc *a = cy->a;
     cy->ag = ag;
     cy->stamp = ++a->visit_stamp;
-    while (ag->available.n > 0) {
-        if (!ag->cover_valid)
-            alloc_filter_refresh_cover(a, ag);
-        if (all_covered(a, ag)) {
-            /* Only filters and eligibility can change that: quiet until
-             * the agent is touched or eligibility changes. */
-            a->quiet[ag->index] = a->elig_epoch;
-            return;
-        }
-        cy->agent_has_special = agent_has_special(ag);
-        if (walk_fair(cy, a->root) != TRY_OFFERED)
-            return;
+    if (!ag->cover_valid)
+        alloc_filter_refresh_cover(a, ag);
+    if (all_covered(a, ag)) {
+        /* Only filters and eligibility can change that: quiet until the
+         * agent is touched or eligibility changes. */
+        a->quiet[ag->index] = a->elig_epoch;
+        return;
     }
-    a->quiet[ag->index] = a->elig_epoch; /* nothing left */
+    cy->agent_has_special = agent_has_special(ag);
+    walk_roles(cy, a->root, false);
+    if (ag->available.n == 0)
+        a->quiet[ag->index] = a->elig_epoch; /* nothing left */
 }
 
+/* Stage 1 walks the same role orders as stage 2 (Mesos walks its role
+ * sorter's order for each agent in both stages, under either sorter),
+ * visiting only the roles with unmet guarantees. */
 static void stage_quota(struct cycle *cy, struct alloc_agent *ag)
 {
     struct alloc *a = cy->a;
+    if (a->root->unsat_below == 0)
+        return;
     cy->ag = ag;
     cy->stamp = ++a->visit_stamp;
-    bool again = true;
-    while (again && ag->available.n > 0 && a->nunsatisfied > 0) {
-        again = false;
-        if (!ag->cover_valid)
-            alloc_filter_refresh_cover(a, ag);
-        if (all_covered(a, ag))
-            return;
-        /* Offers reorder the list: restart from its front after each. */
-        for (uint32_t i = 0; i < a->nunsatisfied && !again; i++)
-            again = walk_clients(cy, a->unsatisfied[i]->owner, try_quota) ==
-                    TRY_OFFERED;
-    }
+    if (!ag->cover_valid)
+        alloc_filter_refresh_cover(a, ag);
+    if (all_covered(a, ag))
+        return;
+    cy->agent_has_special = agent_has_special(ag);
+    walk_roles(cy, a->root, true);
 }
 
 /* Mesos's headroom: required = sum over the outermost roles with a
@@ -2376,6 +2425,7 @@ void alloc_free(struct alloc *a)
     free(a->quiet);
     free(a->cands);
     free(a->fheap);
+    free(a->due);
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
     free(a->scratch_view3.v);

@@ -151,6 +151,7 @@ struct sentry {
     const char *name; /* tie-break 2 (Mesos: the path or framework ID);
                          NULL sorts after every name */
     uint64_t seq;     /* tie-break 3: creation order (keys stay unique) */
+    uint64_t visit;   /* walk stamp (alloc.c walk_roles): visited by it */
     bool in_order;    /* present in its order (found there by its key) */
     bool is_self; /* self leaf of role `owner` rather than the role itself */
     bool blocked; /* owner->limit_blocked (sorts last) */
@@ -203,7 +204,7 @@ struct role {
     bool limit_blocked;
     /* This role in alloc.unsatisfied (share = as_child's, pos = index). */
     struct sentry quota_e;
-    uint64_t quota_visit; /* stage 1 stamp */
+    uint32_t unsat_below; /* roles of the subtree in alloc.unsatisfied */
 
     struct qvec held_self;  /* offered + used by own clients */
     struct qvec held;       /* offered + used in the subtree */
@@ -347,6 +348,12 @@ struct rset {
     uint32_t refs; /* filters using it; 0: free slot */
 };
 
+/* An entry of alloc.fheap: live while ag->heap_key == key. */
+struct fheap_ent {
+    int64_t key;
+    struct alloc_agent *ag;
+};
+
 /* Per-framework maintenance state of an agent. */
 struct io_state {
     struct alloc_framework *fw;
@@ -397,7 +404,8 @@ struct alloc_agent {
     struct rset *rsets;
     uint32_t nrsets;
     int64_t min_expires; /* earliest filter expiry; INT64_MAX: none */
-    uint32_t heap_pos;   /* in a->fheap, UINT32_MAX: not in it */
+    int64_t heap_key;    /* key of its live entry in a->fheap (== min_expires
+                            when it has filters); INT64_MAX: none */
     /* Bitmaps over client ids: fbits = has a filter here; cbits = has a
      * filter containing all of cover_snap. While cover_valid, available is
      * contained in cover_snap, so a client with its cbit set is refused
@@ -410,6 +418,7 @@ struct alloc_agent {
     res_list shared_offered; /* shared resources offered this cycle */
     uint64_t shared_cycle;   /* cycle shared_offered belongs to */
 
+    struct tindex *tix;      /* index over total (totals.c), or NULL */
     struct agent_info *info; /* for offer constraints, or NULL */
     bool has_unav;
     struct alloc_unavailability unav;
@@ -468,8 +477,14 @@ struct alloc {
     bool all_candidates;
     uint32_t ncandidates; /* agents flagged candidate */
 
-    struct alloc_agent **fheap; /* agents by min_expires */
+    /* Agents by earliest filter expiry: a min-heap of (key, agent) with
+     * the keys inline, so that expiry never touches an agent it does not
+     * expire; superseded entries stay until popped (filters.c). */
+    struct fheap_ent *fheap;
     uint32_t nfheap, capfheap;
+    uint32_t nfheap_live;  /* agents with a live entry */
+    struct fheap_ent *due; /* scratch: the entries a cycle found due */
+    uint32_t capdue;
     uint32_t filters_alive;
 
     uint64_t rng;
@@ -503,6 +518,17 @@ static inline bool alloc_bit_get(const uint64_t *bits, uint32_t nwords,
 {
     return id / 64 < nwords && (bits[id / 64] >> (id % 64)) & 1;
 }
+
+/* ---- Agents' totals (totals.c) ---------------------------------------- */
+
+/* ag->total -= r / += r, as res_list_sub / res_list_add, found through
+ * ag's index when the list is long (built on first use). */
+void alloc_total_sub(struct alloc *a, struct alloc_agent *ag,
+                     const struct resource *r);
+void alloc_total_add(struct alloc *a, struct alloc_agent *ag,
+                     const struct resource *r);
+/* Forget ag's index: call after changing ag->total any other way. */
+void alloc_total_index_drop(struct alloc_agent *ag);
 
 /* ---- Offer filters (filters.c) ---------------------------------------- */
 

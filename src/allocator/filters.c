@@ -15,8 +15,9 @@
  * snapshot). When every eligible client is covered the whole agent is
  * skipped in O(clients / 64).
  *
- * Expiry: agents sit in a min-heap by their earliest filter expiry;
- * alloc_filter_expire() pops the agents whose earliest filter is due.
+ * Expiry: agents sit in a min-heap by their earliest filter expiry (keys
+ * kept in the heap's entries); alloc_filter_expire() pops the agents whose
+ * earliest filter is due.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,75 +149,87 @@ static void bit_clear(uint64_t *bits, uint32_t nwords, uint32_t id)
 
 /* ---- Expiry heap of agents ---------------------------------------------- */
 
-static bool heap_less(const struct alloc_agent *x, const struct alloc_agent *y)
-{
-    return x->min_expires < y->min_expires;
-}
+/* The keys live in the heap's entries: sifting compares entries of one
+ * contiguous array, never agents' structs scattered over memory (with
+ * 10,000 agents each expiring a filter every cycle, the struct loads of a
+ * heap of pointers were most of the cycle's expiry). An agent whose
+ * earliest expiry changes gets a new entry; the old one stays, is known
+ * stale by its key (!= ag->heap_key), and is dropped when popped or when
+ * stale entries outnumber live ones. A popped stale entry may name a
+ * released agent struct: slabs are kept until alloc_free, and a released
+ * struct's heap_key is INT64_MAX, which no entry carries. */
 
-static void heap_swap(struct alloc *a, uint32_t i, uint32_t j)
+static void heap_sift_up(struct fheap_ent *h, uint32_t i)
 {
-    struct alloc_agent *t = a->fheap[i];
-    a->fheap[i] = a->fheap[j];
-    a->fheap[j] = t;
-    a->fheap[i]->heap_pos = i;
-    a->fheap[j]->heap_pos = j;
-}
-
-static void heap_up(struct alloc *a, uint32_t i)
-{
+    struct fheap_ent e = h[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (!heap_less(a->fheap[i], a->fheap[p]))
+        if (h[p].key <= e.key)
             break;
-        heap_swap(a, i, p);
+        h[i] = h[p];
         i = p;
     }
+    h[i] = e;
 }
 
-static void heap_down(struct alloc *a, uint32_t i)
+static void heap_sift_down(struct fheap_ent *h, uint32_t n, uint32_t i)
 {
+    struct fheap_ent e = h[i];
     for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < a->nfheap && heap_less(a->fheap[l], a->fheap[m]))
-            m = l;
-        if (r < a->nfheap && heap_less(a->fheap[r], a->fheap[m]))
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(a, i, m);
+        uint32_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && h[l + 1].key < h[l].key)
+            m = l + 1;
+        if (e.key <= h[m].key)
+            break;
+        h[i] = h[m];
         i = m;
     }
+    h[i] = e;
 }
 
-/* Put ag in the heap at its min_expires, or take it out when it has no
+static void heap_pop(struct alloc *a)
+{
+    a->fheap[0] = a->fheap[--a->nfheap];
+    if (a->nfheap > 0)
+        heap_sift_down(a->fheap, a->nfheap, 0);
+}
+
+/* Drop the stale entries once they outnumber the live ones. */
+static void heap_compact(struct alloc *a)
+{
+    if (a->nfheap <= 2 * a->nfheap_live + 64)
+        return;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < a->nfheap; i++)
+        if (a->fheap[i].ag->heap_key == a->fheap[i].key)
+            a->fheap[out++] = a->fheap[i];
+    a->nfheap = out;
+    for (uint32_t i = out / 2; i-- > 0;)
+        heap_sift_down(a->fheap, out, i);
+}
+
+/* Give ag a live entry at its earliest expiry, or none when it has no
  * filters. */
 static void heap_update(struct alloc *a, struct alloc_agent *ag)
 {
-    if (ag->nfilters == 0) {
-        if (ag->heap_pos == UINT32_MAX)
-            return;
-        uint32_t i = ag->heap_pos;
-        heap_swap(a, i, a->nfheap - 1);
-        a->nfheap--;
-        ag->heap_pos = UINT32_MAX;
-        if (i < a->nfheap) {
-            heap_up(a, i);
-            heap_down(a, i);
-        }
+    int64_t want = ag->nfilters == 0 ? INT64_MAX : ag->min_expires;
+    if (want == ag->heap_key)
         return;
-    }
-    if (ag->heap_pos == UINT32_MAX) {
+    if (ag->heap_key != INT64_MAX)
+        a->nfheap_live--;
+    ag->heap_key = want;
+    if (want != INT64_MAX) {
         if (a->nfheap == a->capfheap) {
             a->capfheap = a->capfheap ? 2 * a->capfheap : 64;
             a->fheap = xreallocarray(a->fheap, a->capfheap, sizeof(*a->fheap));
         }
-        ag->heap_pos = a->nfheap;
-        a->fheap[a->nfheap++] = ag;
-        heap_up(a, ag->heap_pos);
-        return;
+        a->fheap[a->nfheap] = (struct fheap_ent){want, ag};
+        heap_sift_up(a->fheap, a->nfheap++);
+        a->nfheap_live++;
     }
-    heap_up(a, ag->heap_pos);
-    heap_down(a, ag->heap_pos);
+    heap_compact(a);
 }
 
 static void recompute_min_expires(struct alloc_agent *ag)
@@ -309,12 +322,9 @@ void alloc_filter_add(struct alloc *a, struct alloc_agent *ag, struct client *c,
     pset_add(&c->fagents, ag);
     c->nfilters++;
     a->filters_alive++;
-    if (expires < ag->min_expires) {
+    if (expires < ag->min_expires)
         ag->min_expires = expires;
-        heap_update(a, ag);
-    } else if (ag->heap_pos == UINT32_MAX) {
-        heap_update(a, ag);
-    }
+    heap_update(a, ag);
 }
 
 /* Recompute client id's bits on ag from its remaining filters. */
@@ -395,27 +405,40 @@ void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag)
     heap_update(a, ag);
 }
 
-void alloc_filter_expire(struct alloc *a, int64_t now)
+/* Expire the due filters of ag (popped from the heap as `key`). */
+static void expire_agent(struct alloc *a, struct alloc_agent *ag, int64_t key,
+                         int64_t now)
 {
-    while (a->nfheap > 0 && a->fheap[0]->min_expires <= now) {
-        struct alloc_agent *ag = a->fheap[0];
-        uint32_t out = 0;
-        for (uint32_t i = 0; i < ag->nfilters; i++) {
-            struct ofilter f = ag->filters[i];
-            if (f.expires > now) {
-                ag->filters[out++] = f;
-                continue;
-            }
-            struct client *c = a->clients[f.client];
-            rset_put(ag, f.rset);
-            c->nfilters--;
-            a->filters_alive--;
+    if (ag->heap_key != key)
+        return;               /* superseded */
+    ag->heap_key = INT64_MAX; /* its entry is gone */
+    a->nfheap_live--;
+    /* Clients that lost a filter (filters are sorted by client id, so
+     * repeats are adjacent); past the buffer, every client is refreshed. */
+    uint32_t lost[32], nlost = 0;
+    bool all = false;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < ag->nfilters; i++) {
+        struct ofilter f = ag->filters[i];
+        if (f.expires > now) {
+            ag->filters[out++] = f;
+            continue;
         }
-        uint32_t before = ag->nfilters;
-        ag->nfilters = out;
-        if (out != before) {
-            /* Refresh the bits and agent sets of every client that had a
-             * filter here; clients are found from the set bits. */
+        struct client *c = a->clients[f.client];
+        rset_put(ag, f.rset);
+        c->nfilters--;
+        a->filters_alive--;
+        if (nlost > 0 && lost[nlost - 1] == f.client)
+            continue;
+        if (nlost < sizeof(lost) / sizeof(lost[0]))
+            lost[nlost++] = f.client;
+        else
+            all = true;
+    }
+    uint32_t before = ag->nfilters;
+    ag->nfilters = out;
+    if (out != before) {
+        if (all) {
             for (uint32_t w = 0; w < ag->nwords; w++) {
                 uint64_t bits = ag->fbits[w];
                 while (bits != 0) {
@@ -426,10 +449,48 @@ void alloc_filter_expire(struct alloc *a, int64_t now)
                         pset_del(&a->clients[id]->fagents, ag);
                 }
             }
-            alloc_agent_touch(a, ag);
+        } else {
+            for (uint32_t k = 0; k < nlost; k++) {
+                refresh_client_bits(ag, lost[k]);
+                if (!alloc_bit_get(ag->fbits, ag->nwords, lost[k]))
+                    pset_del(&a->clients[lost[k]]->fagents, ag);
+            }
         }
-        recompute_min_expires(ag);
-        heap_update(a, ag);
+        alloc_agent_touch(a, ag);
+    }
+    recompute_min_expires(ag);
+    heap_update(a, ag);
+}
+
+/* Agents expired ahead of the one being expired: its struct (DUE_FAR)
+ * and the arrays it points to (DUE_NEAR, by then the struct arrived) are
+ * requested early, so that the misses of a cycle's thousands of due
+ * agents overlap instead of following one another. */
+#define DUE_FAR  8
+#define DUE_NEAR 3
+
+void alloc_filter_expire(struct alloc *a, int64_t now)
+{
+    /* Take every due entry out first: the heap's own array only. What
+     * expiring pushes back is due later than now. */
+    uint32_t n = 0;
+    while (a->nfheap > 0 && a->fheap[0].key <= now) {
+        if (n == a->capdue) {
+            a->capdue = a->capdue ? 2 * a->capdue : 64;
+            a->due = xreallocarray(a->due, a->capdue, sizeof(*a->due));
+        }
+        a->due[n++] = a->fheap[0];
+        heap_pop(a);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (k + DUE_FAR < n)
+            __builtin_prefetch(&a->due[k + DUE_FAR].ag->heap_key);
+        if (k + DUE_NEAR < n) {
+            const struct alloc_agent *g = a->due[k + DUE_NEAR].ag;
+            __builtin_prefetch(g->filters);
+            __builtin_prefetch(g->rsets);
+        }
+        expire_agent(a, a->due[k].ag, a->due[k].key, now);
     }
 }
 

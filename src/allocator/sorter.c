@@ -400,6 +400,8 @@ void alloc_sorter_set_unsatisfied(struct alloc *a, struct role *r, bool in)
     } else {
         order_remove(a->unsatisfied, &a->nunsatisfied, &r->quota_e);
     }
+    for (struct role *x = r; x != NULL; x = x->parent)
+        x->unsat_below += in ? 1 : (uint32_t)-1;
 }
 
 void alloc_sorter_set_eligible(struct alloc *a, struct client *c, bool eligible)

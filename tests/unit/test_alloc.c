@@ -277,6 +277,72 @@ START_TEST(test_filter_expiry)
 }
 END_TEST
 
+/* Expiry stays exact while agents come and go and earliest expiries move
+ * (the expiry heap's superseded entries, and entries of agents removed and
+ * of agent structs reused): each agent comes back exactly when its own
+ * filter expires. */
+START_TEST(test_filter_expiry_with_agent_churn)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    enum { N = 40 };
+    static int tok[2 * N];
+    struct alloc_agent *ags[2 * N] = {0};
+    for (int i = 0; i < N; i++)
+        ags[i] = add_agent(a, &tok[i], "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, N);
+    /* Agent i refused for i + 1 seconds; then half the agents go, with
+     * their filters, and new ones (reusing their structs) are refused for
+     * 100 s. */
+    for (uint32_t k = 0; k < rec.noffers; k++) {
+        int i = (int)((int *)rec.offers[k].ag - tok);
+        ck_assert_int_eq(alloc_recover(a, ags[i], f1, &rec.offers[k].res,
+                                       (int64_t)(i + 1) * SEC, 0),
+                         0);
+    }
+    rec_clear(&rec);
+    for (int i = 0; i < N; i += 2) {
+        alloc_agent_remove(a, ags[i]);
+        ags[i] = NULL;
+    }
+    for (int i = N; i < N + N / 2; i++)
+        ags[i] = add_agent(a, &tok[i], "cpus:1;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, N / 2);
+    for (uint32_t k = 0; k < rec.noffers; k++) {
+        int i = (int)((int *)rec.offers[k].ag - tok);
+        ck_assert_int_ge(i, N);
+        ck_assert_int_eq(
+            alloc_recover(a, ags[i], f1, &rec.offers[k].res, 100 * SEC, 0), 0);
+    }
+    rec_clear(&rec);
+    for (int t = 1; t <= N + 1; t++) {
+        alloc_candidates_all(a);
+        alloc_run(a, (int64_t)t * SEC);
+        /* Exactly agent t - 1 (if still there) comes back at t. */
+        uint32_t want = (t - 1) % 2 == 1 && t - 1 < N ? 1 : 0;
+        ck_assert_uint_eq(rec.noffers, want);
+        if (want) {
+            ck_assert_ptr_eq(rec.offers[0].ag, &tok[t - 1]);
+            ck_assert_int_eq(alloc_recover(a, ags[t - 1], f1,
+                                           &rec.offers[0].res, 1000 * SEC,
+                                           (int64_t)t * SEC),
+                             0);
+        }
+        rec_clear(&rec);
+    }
+    alloc_candidates_all(a);
+    alloc_run(a, 101 * SEC);
+    ck_assert_uint_eq(rec.noffers, N / 2);
+    for (uint32_t k = 0; k < rec.noffers; k++)
+        ck_assert_int_ge((int)((int *)rec.offers[k].ag - tok), N);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 /* A filter refuses only supersets: more resources than refused are offered
  * again at once. */
 START_TEST(test_filter_subset_semantics)
@@ -664,6 +730,85 @@ START_TEST(test_update_available_and_allocation)
     res_list_clear(&want);
     res_list_clear(&from);
     res_list_clear(&to);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
+/* Reservation updates on an agent with a long total (found through the
+ * total's index, totals.c) change it exactly as the list operations do,
+ * order included, across index rebuilds. */
+START_TEST(test_update_allocation_long_total)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f = add_fw(a, &F1, "r", 0);
+    enum { N = 200 };
+    res_list total = RES_LIST_INIT, resv[N], unresv = RES_LIST_INIT;
+    char val[16];
+    for (int i = 0; i < N; i++) {
+        struct resource r;
+        res_init_scalar(&r, "cpus", 1000);
+        snprintf(val, sizeof(val), "%d", i);
+        struct res_label l = {"id", val};
+        res_push_reservation(&r, RES_RESV_DYNAMIC, "r", NULL, &l, 1);
+        res_list_add(&total, &r);
+        res_list_init(&resv[i]);
+        res_list_add(&resv[i], &r);
+        res_list_allocate(&resv[i], "r");
+        res_clear(&r);
+    }
+    res_list mem = parse("mem:64");
+    res_list_add_all(&total, &mem);
+    res_list used = RES_LIST_INIT;
+    res_list_copy(&used, &total);
+    res_list_allocate(&used, "r");
+    struct alloc_used u = {f, &used};
+    struct alloc_agent *ag;
+    ck_assert_int_eq(
+        alloc_agent_add(a, &A1, &total, ALLOC_AGENT_ALL_CAPS, NULL, &u, 1, &ag),
+        0);
+    unresv = parse_alloc("cpus:1", "r");
+    res_list ref = RES_LIST_INIT; /* the total by list operations */
+    res_list_copy(&ref, &total);
+    for (int round = 0; round < 3; round++) {
+        for (int dir = 0; dir < 2; dir++) {
+            for (int k = 0; k < N; k++) {
+                int i = (k * 7 + round) % N;
+                const res_list *from = dir == 0 ? &resv[i] : &unresv;
+                const res_list *to = dir == 0 ? &unresv : &resv[i];
+                ck_assert_int_eq(
+                    alloc_agent_update_allocation(a, ag, f, from, to), 0);
+                res_list uf = RES_LIST_INIT, ut = RES_LIST_INIT;
+                res_list_copy(&uf, from);
+                res_list_allocate(&uf, NULL);
+                res_list_copy(&ut, to);
+                res_list_allocate(&ut, NULL);
+                res_list_sub_all(&ref, &uf);
+                res_list_add_all(&ref, &ut);
+                res_list_clear(&uf);
+                res_list_clear(&ut);
+                char *got = res_list_render(alloc_agent_total(ag));
+                char *want = res_list_render(&ref);
+                ck_assert_str_eq(got, want);
+                free(got);
+                free(want);
+            }
+        }
+    }
+    /* Something not held is refused and changes nothing. */
+    res_list other = parse_alloc("cpus:1000", "r");
+    ck_assert_int_eq(alloc_agent_update_allocation(a, ag, f, &other, &unresv),
+                     -1);
+    ck_assert(res_list_equal(alloc_agent_total(ag), &ref));
+    res_list_clear(&other);
+    res_list_clear(&ref);
+    for (int i = 0; i < N; i++)
+        res_list_clear(&resv[i]);
+    res_list_clear(&unresv);
+    res_list_clear(&used);
+    res_list_clear(&mem);
+    res_list_clear(&total);
     rec_free(&rec);
     alloc_free(a);
 }
@@ -1702,6 +1847,82 @@ START_TEST(test_tie_break_by_name)
 }
 END_TEST
 
+/* An offer does not restart the walk over an agent (Mesos walks the order
+ * it sorted for the agent to its end): after f1 of role a takes the
+ * agent's plain resources, a's share is above b's, yet the revocable cpus
+ * left go to a's next framework, f2, not to b's f3. */
+START_TEST(test_walk_continues_after_offer)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *f1 = add_fw(a, &F1, "a", 0);
+    alloc_framework_set_id(a, f1, "f1");
+    struct alloc_framework *f2 = add_fw(a, &F2, "a", ALLOC_FW_REVOCABLE);
+    alloc_framework_set_id(a, f2, "f2");
+    struct alloc_framework *f3 = add_fw(a, &F3, "b", ALLOC_FW_REVOCABLE);
+    alloc_framework_set_id(a, f3, "f3");
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:64");
+    res_list rev = parse("cpus:2");
+    rev.v[0].revocable = true;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ag, &rev), 0);
+    res_list_clear(&rev);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 2);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "mem"), 64000);
+    ck_assert_ptr_eq(rec.offers[1].fw, &F2);
+    ck_assert(rec.offers[1].res.n == 1 && rec.offers[1].res.v[0].revocable);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
+/* Stage 1 (quota guarantees) walks the role tree in DRF order, as Mesos
+ * walks its role sorter's order: b (a small share) comes before a/x,
+ * whose own share is 0 but whose parent a holds most of the cluster. A
+ * flat list of unsatisfied roles by their own share would pick a/x. */
+START_TEST(test_quota_stage1_in_role_tree_order)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_framework *fx = add_fw(a, &F1, "a/x", 0);
+    alloc_framework_set_id(a, fx, "fx");
+    struct alloc_framework *fy = add_fw(a, &F2, "a/y", 0);
+    alloc_framework_set_id(a, fy, "fy");
+    struct alloc_framework *fb = add_fw(a, &F3, "b", 0);
+    alloc_framework_set_id(a, fb, "fb");
+    struct {
+        struct alloc_framework *fw;
+        const char *role, *res;
+    } uses[] = {{fy, "a/y", "cpus:10;mem:1000"}, {fb, "b", "cpus:1;mem:10"}};
+    for (size_t i = 0; i < 2; i++) {
+        res_list total = parse(uses[i].res);
+        res_list used = parse_alloc(uses[i].res, uses[i].role);
+        struct alloc_used u = {uses[i].fw, &used};
+        struct alloc_agent *ag;
+        ck_assert_int_eq(alloc_agent_add(a, NULL, &total, ALLOC_AGENT_ALL_CAPS,
+                                         NULL, &u, 1, &ag),
+                         0);
+        res_list_clear(&total);
+        res_list_clear(&used);
+    }
+    struct alloc_quantity g[] = {q_cpus(100000)};
+    struct alloc_quantities gq = {g, 1};
+    ck_assert_int_eq(alloc_role_set_quota(a, "a/x", &gq, NULL), 0);
+    ck_assert_int_eq(alloc_role_set_quota(a, "b", &gq, NULL), 0);
+    alloc_run(a, 0);
+    ck_assert_uint_eq(rec.noffers, 0);
+    add_agent(a, &A1, "cpus:4;mem:64");
+    alloc_run(a, 0);
+    ck_assert_uint_ge(rec.noffers, 1);
+    ck_assert_ptr_eq(rec.offers[0].fw, &F3);
+    ck_assert_ptr_eq(rec.offers[0].ag, &A1);
+    ck_assert_int_eq(res_list_scalar(&rec.offers[0].res, "cpus"), 4000);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 /* ---- Random sorter ------------------------------------------------------ */
 
 static struct alloc *new_alloc_sorters(struct rec *rec,
@@ -1890,6 +2111,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_unreserved_drf);
     tcase_add_test(tc, test_reserved_only_to_role);
     tcase_add_test(tc, test_filter_expiry);
+    tcase_add_test(tc, test_filter_expiry_with_agent_churn);
     tcase_add_test(tc, test_filter_subset_semantics);
     tcase_add_test(tc, test_suppress_and_revive);
     tcase_add_test(tc, test_min_allocatable);
@@ -1903,6 +2125,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_remove_framework_and_agent);
     tcase_add_test(tc, test_agent_with_used_resources);
     tcase_add_test(tc, test_update_available_and_allocation);
+    tcase_add_test(tc, test_update_allocation_long_total);
     tcase_add_test(tc, test_parse_min_allocatable);
     tcase_add_test(tc, test_names_capped);
     tcase_add_test(tc, test_names_full_table_quota);
@@ -1916,6 +2139,8 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_offer_constraints_invalid);
     tcase_add_test(tc, test_allocation_count_tie_break);
     tcase_add_test(tc, test_tie_break_by_name);
+    tcase_add_test(tc, test_walk_continues_after_offer);
+    tcase_add_test(tc, test_quota_stage1_in_role_tree_order);
     tcase_add_test(tc, test_random_sorter_probability_distribution);
     tcase_add_test(tc,
                    test_random_sorter_hierarchical_probability_distribution);
