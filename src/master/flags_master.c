@@ -78,6 +78,11 @@ void master_flags_init(struct master_flags *mf)
          "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
          "for tests and experiments).",
          &mf->registry},
+        {"zk", FLAG_STRING, NULL,
+         "ZooKeeper URL 'zk://host1:port1,host2:port2/path' (or "
+         "'zk://user:password@host1:port1/path'): where --registry=zk keeps "
+         "the registry.",
+         &mf->zk},
         {"max_completed_frameworks", FLAG_INT, "50",
          "Completed frameworks (torn down or past their failover timeout) "
          "kept in memory for /state; the oldest is forgotten first. A "
