@@ -37,6 +37,7 @@
 #include "common/hmap.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/zk_url.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -172,54 +173,6 @@ int registry_zk_unescape(const char *name, char *out, size_t outlen)
     }
     out[n] = '\0';
     return n == 0 ? -1 : 0;
-}
-
-/* ---- The URL ---- */
-
-/* zk://[user:pass@]hosts/path: the hosts, the path (without a trailing
- * '/', "" for the root) and the credentials. */
-static int parse_where(const char *where, char **hosts, char **path,
-                       char **auth, char *err, size_t errlen)
-{
-    const char *p = where ? where : "";
-    if (strncmp(p, "zk://", 5) != 0) {
-        snprintf(err, errlen,
-                 "registry: '%.200s' is not a zk:// URL "
-                 "(zk://host:port[,host:port]/path)",
-                 p);
-        return -1;
-    }
-    p += 5;
-    const char *slash = strchr(p, '/');
-    const char *at = strchr(p, '@');
-    if (at != NULL && (slash == NULL || at < slash)) {
-        *auth = xstrndup(p, (size_t)(at - p));
-        if (strchr(*auth, ':') == NULL) {
-            snprintf(err, errlen,
-                     "registry: the credentials of the zk URL must be "
-                     "user:password");
-            free(*auth);
-            *auth = NULL;
-            return -1;
-        }
-        p = at + 1;
-    } else {
-        *auth = NULL;
-    }
-    size_t hl = slash ? (size_t)(slash - p) : strlen(p);
-    if (hl == 0) {
-        snprintf(err, errlen, "registry: the zk URL has no hosts");
-        free(*auth);
-        *auth = NULL;
-        return -1;
-    }
-    *hosts = xstrndup(p, hl);
-    const char *path_start = slash ? slash : "";
-    size_t pl = strlen(path_start);
-    while (pl > 0 && path_start[pl - 1] == '/')
-        pl--;
-    *path = xstrndup(path_start, pl);
-    return 0;
 }
 
 /* ---- The session ---- */
@@ -491,15 +444,27 @@ static void *store_open(const char *where, char *err, size_t errlen)
     st->timeout_ms = atomic_load(&session_timeout_ms);
     st->buflen = REGISTRY_MAX_ENTITY_BYTES + 64;
     st->buf = xmalloc(st->buflen);
-    char *path = NULL;
-    if (parse_where(where, &st->hosts, &path, &st->auth, err, errlen) != 0)
+    struct zk_url *u = xmalloc(sizeof(*u));
+    if (where == NULL || !zk_url_is_zk(where)) {
+        snprintf(err, errlen,
+                 "registry: '%.200s' is not a zk:// URL "
+                 "(zk://host:port[,host:port]/path)",
+                 where ? where : "");
+        free(u);
         goto fail;
+    }
+    if (zk_url_parse(where, u, err, errlen) != 0) {
+        free(u);
+        goto fail;
+    }
+    st->hosts = xstrdup(u->hosts);
+    st->auth = u->auth[0] ? xstrdup(u->auth) : NULL;
     st->acl = st->auth ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
-    st->base = xasprintf("%s/registry", path);
+    st->base = strcmp(u->path, "/") == 0 ? xstrdup("/registry")
+                                         : xasprintf("%s/registry", u->path);
+    free(u);
     st->version_path = xasprintf("%s/version", st->base);
     st->chunks_path = xasprintf("%s/chunks", st->base);
-    free(path);
-    path = NULL;
     if (session_start(st, err, errlen) != 0 ||
         ensure_path(st, st->base, err, errlen) != 0 ||
         ensure_node(st, st->chunks_path, err, errlen) != 0 ||
@@ -510,7 +475,6 @@ static void *store_open(const char *where, char *err, size_t errlen)
     return st;
 
 fail:
-    free(path);
     store_close(st);
     return NULL;
 }
