@@ -539,14 +539,118 @@ static int read_chunks(struct zstore *st, uint64_t id, uint32_t nchunks,
     return 0;
 }
 
+/* Reads in flight at once while loading: one round trip per window
+ * instead of one per entity. */
+#define LOAD_WINDOW 512
+
+/* One entity znode being read; filled by the client's completion thread. */
+struct get_slot {
+    struct get_wait *wait;
+    uint8_t *data; /* a copy of the znode's data */
+    int len;
+    int rc;
+};
+
+struct get_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int outstanding;
+};
+
+static void get_done(int rc, const char *value, int value_len,
+                     const struct Stat *stat, const void *data)
+{
+    (void)stat;
+    struct get_slot *slot = (struct get_slot *)data;
+    struct get_wait *w = slot->wait;
+    uint8_t *copy = NULL;
+    if (rc == ZOK && value_len > 0) {
+        copy = xmalloc((size_t)value_len);
+        memcpy(copy, value, (size_t)value_len);
+    }
+    pthread_mutex_lock(&w->mu);
+    slot->rc = rc;
+    slot->data = copy;
+    slot->len = rc == ZOK && value_len > 0 ? value_len : 0;
+    if (--w->outstanding == 0)
+        pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Hand one entity znode's data (d, len) to each(). */
+static int load_one(struct zstore *st, const char *kind, const char *ename,
+                    const uint8_t *d, int len, registry_load_fn each, void *arg,
+                    struct hmap *live_chunks, char *err, size_t errlen)
+{
+    char key[REGISTRY_MAX_KEY_BYTES + 1];
+    char what[REGISTRY_MAX_KEY_BYTES + 128];
+    snprintf(what, sizeof(what), "%s '%.64s'", kind, ename);
+    if (registry_zk_unescape(ename, key, sizeof(key)) != 0) {
+        snprintf(err, errlen,
+                 "registry in ZooKeeper is corrupt (%s is not an escaped "
+                 "key); refusing to start",
+                 what);
+        return -1;
+    }
+    struct entry *e = xcalloc(1, sizeof(*e));
+    uint8_t *big = NULL;
+    const uint8_t *value;
+    size_t vlen;
+    if (len >= 1 && d[0] == 'I' &&
+        (size_t)len - 1 <= REGISTRY_MAX_ENTITY_BYTES) {
+        value = d + 1;
+        vlen = (size_t)len - 1;
+    } else if (len == REF_BYTES && d[0] == 'C') {
+        e->chunk_id = get_be(d + 1, 8);
+        e->nchunks = (uint32_t)get_be(d + 9, 4);
+        vlen = (size_t)get_be(d + 13, 4);
+        if (vlen > REGISTRY_MAX_ENTITY_BYTES || e->nchunks == 0 ||
+            e->chunk_id == 0) {
+            snprintf(err, errlen,
+                     "registry in ZooKeeper is corrupt (%s: bad chunk "
+                     "reference); refusing to start",
+                     what);
+            free(e);
+            return -1;
+        }
+        big = xmalloc(vlen + 1);
+        if (read_chunks(st, e->chunk_id, e->nchunks, big, vlen, what, err,
+                        errlen) != 0) {
+            free(big);
+            free(e);
+            return -1;
+        }
+        value = big;
+        char id[32];
+        snprintf(id, sizeof(id), "%016llx", (unsigned long long)e->chunk_id);
+        hmap_put(live_chunks, id, (void *)1);
+    } else {
+        snprintf(err, errlen,
+                 "registry in ZooKeeper is corrupt (%s: unknown value "
+                 "format); refusing to start",
+                 what);
+        free(e);
+        return -1;
+    }
+    char name[MAX_NAME + 64];
+    snprintf(name, sizeof(name), "%s/%s", kind, ename);
+    free(hmap_put(st->stored, name, e));
+    int rc = each(arg, kind, key, value, vlen, err, errlen);
+    free(big);
+    return rc;
+}
+
 static int load_kind(struct zstore *st, const char *kind, registry_load_fn each,
                      void *arg, struct hmap *live_chunks, char *err,
                      size_t errlen)
 {
     char *kpath = xasprintf("%s/%s", st->base, kind);
     struct String_vector names = {0, NULL};
+    struct get_slot *slots = xcalloc(LOAD_WINDOW, sizeof(*slots));
+    struct get_wait w = {.outstanding = 0};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
     int ret = -1;
-    uint8_t *big = NULL;
     int rc = zoo_get_children(st->zh, kpath, 0, &names);
     if (rc != ZOK) {
         snprintf(err, errlen, "registry: cannot list %.300s: %s", kpath,
@@ -554,76 +658,46 @@ static int load_kind(struct zstore *st, const char *kind, registry_load_fn each,
         goto out;
     }
     hmap_put(st->kinds, kind, (void *)1);
-    for (int i = 0; i < names.count; i++) {
-        char key[REGISTRY_MAX_KEY_BYTES + 1];
-        char what[REGISTRY_MAX_KEY_BYTES + 128];
-        snprintf(what, sizeof(what), "%s '%.64s'", kind, names.data[i]);
-        if (registry_zk_unescape(names.data[i], key, sizeof(key)) != 0) {
-            snprintf(err, errlen,
-                     "registry in ZooKeeper is corrupt (%s is not an escaped "
-                     "key); refusing to start",
-                     what);
-            goto out;
+    for (int at = 0; at < names.count; at += LOAD_WINDOW) {
+        int n = names.count - at < LOAD_WINDOW ? names.count - at : LOAD_WINDOW;
+        pthread_mutex_lock(&w.mu);
+        w.outstanding = n;
+        pthread_mutex_unlock(&w.mu);
+        for (int i = 0; i < n; i++) {
+            slots[i] = (struct get_slot){.wait = &w};
+            char *p = xasprintf("%s/%s", kpath, names.data[at + i]);
+            rc = zoo_aget(st->zh, p, 0, get_done, &slots[i]);
+            free(p);
+            if (rc != ZOK) /* no completion will come */
+                get_done(rc, NULL, 0, NULL, &slots[i]);
         }
-        char *p = xasprintf("%s/%s", kpath, names.data[i]);
-        int len = (int)st->buflen;
-        rc = zoo_get(st->zh, p, 0, st->buf, &len, NULL);
-        free(p);
-        if (rc != ZOK) {
-            snprintf(err, errlen, "registry: cannot read %s: %s", what,
-                     zerror(rc));
-            goto out;
-        }
-        const uint8_t *d = (const uint8_t *)st->buf;
-        struct entry *e = xcalloc(1, sizeof(*e));
-        const uint8_t *value;
-        size_t vlen;
-        if (len >= 1 && d[0] == 'I' &&
-            (size_t)len - 1 <= REGISTRY_MAX_ENTITY_BYTES) {
-            value = d + 1;
-            vlen = (size_t)len - 1;
-        } else if (len == REF_BYTES && d[0] == 'C') {
-            e->chunk_id = get_be(d + 1, 8);
-            e->nchunks = (uint32_t)get_be(d + 9, 4);
-            vlen = (size_t)get_be(d + 13, 4);
-            if (vlen > REGISTRY_MAX_ENTITY_BYTES || e->nchunks == 0 ||
-                e->chunk_id == 0) {
-                snprintf(err, errlen,
-                         "registry in ZooKeeper is corrupt (%s: bad chunk "
-                         "reference); refusing to start",
-                         what);
-                free(e);
-                goto out;
+        /* Every request completes, with an error if the connection goes. */
+        pthread_mutex_lock(&w.mu);
+        while (w.outstanding > 0)
+            pthread_cond_wait(&w.cv, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+        int failed = 0;
+        for (int i = 0; i < n && failed == 0; i++) {
+            if (slots[i].rc != ZOK) {
+                snprintf(err, errlen, "registry: cannot read %s '%.64s': %s",
+                         kind, names.data[at + i], zerror(slots[i].rc));
+                failed = 1;
+            } else if (load_one(st, kind, names.data[at + i], slots[i].data,
+                                slots[i].len, each, arg, live_chunks, err,
+                                errlen) != 0) {
+                failed = 1;
             }
-            free(big);
-            big = xmalloc(vlen + 1);
-            if (read_chunks(st, e->chunk_id, e->nchunks, big, vlen, what, err,
-                            errlen) != 0) {
-                free(e);
-                goto out;
-            }
-            value = big;
-            char id[32];
-            snprintf(id, sizeof(id), "%016llx",
-                     (unsigned long long)e->chunk_id);
-            hmap_put(live_chunks, id, (void *)1);
-        } else {
-            snprintf(err, errlen,
-                     "registry in ZooKeeper is corrupt (%s: unknown value "
-                     "format); refusing to start",
-                     what);
-            free(e);
-            goto out;
         }
-        char name[MAX_NAME + 64];
-        snprintf(name, sizeof(name), "%s/%s", kind, names.data[i]);
-        free(hmap_put(st->stored, name, e));
-        if (each(arg, kind, key, value, vlen, err, errlen) != 0)
+        for (int i = 0; i < n; i++)
+            free(slots[i].data);
+        if (failed)
             goto out;
     }
     ret = 0;
 out:
-    free(big);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    free(slots);
     deallocate_String_vector(&names);
     free(kpath);
     return ret;
