@@ -23,6 +23,7 @@
 #include <check.h>
 #include <event2/event.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -672,6 +673,47 @@ START_TEST(test_server_stopped_mid_run)
 }
 END_TEST
 
+static void *resume_later(void *arg)
+{
+    (void)arg;
+    usleep(3500 * 1000);
+    zk_server_resume(zk, 0);
+    return NULL;
+}
+
+/* The server hangs while a multi is in flight and comes back after the
+ * client gave the connection up: the outcome, whichever it was, is found
+ * out and reported truly (ok exactly when the batch is stored). */
+START_TEST(test_hung_server_outcome_resolved)
+{
+    struct registry *reg = open_plain();
+    struct registry_batch *b = registry_batch_new();
+    put_agent(b, "a1", "before");
+    ck_assert(apply_wait(reg, b));
+
+    pthread_t t;
+    ck_assert_int_eq(zk_server_pause(zk, 0), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, resume_later, NULL), 0);
+    b = registry_batch_new();
+    put_agent(b, "a2", "while hung");
+    bool ok2 = apply_wait(reg, b);
+    bool unknown = !ok2 && strstr(last_err(), "unknown") != NULL;
+    pthread_join(t, NULL);
+    b = registry_batch_new();
+    put_agent(b, "a3", "after");
+    bool ok3 = apply_wait(reg, b);
+    registry_close(reg);
+
+    Offerd__Registry__Registry *st = reload();
+    ck_assert_str_eq(agent_host(st, "a1"), "before");
+    if (!unknown)
+        ck_assert_int_eq(agent_host(st, "a2") != NULL, ok2);
+    ck_assert_int_eq(agent_host(st, "a3") != NULL, ok3);
+    ck_assert(ok3 || unknown);
+    registry_state_free(st);
+}
+END_TEST
+
 START_TEST(test_unreachable_server_refused_at_open)
 {
     registry_zk_set_session_timeout_ms(1000);
@@ -787,6 +829,7 @@ static Suite *registry_zk_suite(void)
     tcase_add_checked_fixture(own, setup_own, teardown_own);
     tcase_set_timeout(own, 90);
     tcase_add_test(own, test_server_stopped_mid_run);
+    tcase_add_test(own, test_hung_server_outcome_resolved);
     tcase_add_test(own, test_unreachable_server_refused_at_open);
     suite_add_tcase(s, own);
     return s;
