@@ -305,6 +305,39 @@ static bool session_dead(int rc)
     return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZAUTHFAILED;
 }
 
+/* Before a write: wait (up to the session timeout) for the session to be
+ * connected, renewing it if it expired. A batch refused here was never
+ * sent, so the store stays usable. */
+static int wait_connected(struct zstore *st, char *err, size_t errlen)
+{
+    int state = 0;
+    if (st->zh != NULL) {
+        struct timespec ts;
+        deadline_ts(&ts, st->timeout_ms);
+        pthread_mutex_lock(&st->mu);
+        int rc = 0;
+        while (st->state != ZOO_CONNECTED_STATE &&
+               st->state != ZOO_EXPIRED_SESSION_STATE &&
+               st->state != ZOO_AUTH_FAILED_STATE && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+        state = st->state;
+        pthread_mutex_unlock(&st->mu);
+        if (state == ZOO_CONNECTED_STATE)
+            return 0;
+    }
+    char why[256];
+    if (st->zh == NULL || state == ZOO_EXPIRED_SESSION_STATE) {
+        if (session_renew(st, why, sizeof(why)) == 0)
+            return 0;
+    } else {
+        snprintf(why, sizeof(why), "not connected to ZooKeeper for %d ms",
+                 st->timeout_ms);
+    }
+    snprintf(err, errlen,
+             "registry write failed: %s; the batch was not written", why);
+    return -1;
+}
+
 /* ---- Opening ---- */
 
 /* Create path if it is missing (its parent must exist). */
@@ -923,6 +956,8 @@ static int store_apply(void *handle, const struct registry_op *ops, size_t nops,
         snprintf(err, errlen, "%s", st->broken);
         return -1;
     }
+    if (wait_connected(st, err, errlen) != 0)
+        return -1;
     struct apply_ctx c = {.st = st, .last = hmap_new()};
     c.plans = xcalloc(nops ? nops : 1, sizeof(*c.plans));
     int ret = -1;
