@@ -859,6 +859,46 @@ static void delete_chunks(struct zstore *st, uint64_t id, uint32_t n)
     }
 }
 
+struct sync_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int rc;
+};
+
+static void sync_done(int rc, const char *value, const void *data)
+{
+    (void)value;
+    struct sync_wait *w = (struct sync_wait *)data;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* zoo_async (ZooKeeper's "sync"): after it, a read on this session sees
+ * every write the ensemble committed before it, not a lagging server's
+ * view. Every request completes (with an error when the connection goes),
+ * so the wait ends. */
+static int sync_version(struct zstore *st)
+{
+    struct sync_wait w = {.done = false, .rc = ZOK};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    int rc = zoo_async(st->zh, st->version_path, sync_done, &w);
+    if (rc == ZOK) {
+        pthread_mutex_lock(&w.mu);
+        while (!w.done)
+            pthread_cond_wait(&w.cv, &w.mu);
+        rc = w.rc;
+        pthread_mutex_unlock(&w.mu);
+    }
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    return rc;
+}
+
 /* Outcome of asking the version node after a lost answer. */
 enum outcome { COMMITTED, NOT_COMMITTED, CLAIMED, UNKNOWN };
 
@@ -872,7 +912,9 @@ static enum outcome resolve(struct zstore *st, const char *token, int32_t want)
         if (st->zh != NULL) {
             int len = (int)st->buflen;
             struct Stat stat;
-            int rc = zoo_get(st->zh, st->version_path, 0, st->buf, &len, &stat);
+            int rc = sync_version(st);
+            if (rc == ZOK)
+                rc = zoo_get(st->zh, st->version_path, 0, st->buf, &len, &stat);
             if (rc == ZOK) {
                 if (len == (int)strlen(token) &&
                     memcmp(st->buf, token, (size_t)len) == 0)
