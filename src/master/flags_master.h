@@ -20,7 +20,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 38
+#define MASTER_FLAGS_ROWS 39
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -42,7 +42,7 @@ struct master_flags {
     const char *role_sorter;               /* --role_sorter: drf | random */
     const char *framework_sorter; /* --framework_sorter: drf | random */
     bool offer_allocation_slack;  /* --offer_allocation_slack */
-    const char *registry;         /* --registry: sqlite | in_memory */
+    const char *registry;         /* --registry: sqlite | zk | in_memory */
     /* --max_completed_frameworks, --max_completed_tasks_per_framework */
     int64_t max_completed_frameworks;
     int64_t max_completed_tasks_per_framework;
@@ -72,6 +72,7 @@ struct master_flags {
     int64_t max_frameworks_per_principal; /* 0: no cap */
     int64_t max_failover_timeout;         /* ns, for frameworks that never
                                              launched a task; 0: no cap */
+    const char *zk;                       /* --zk: zk://...; NULL: none */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];
