@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "agent/flags_agent.h"
+#include "agent/viewer.h"
 #include "common/acl.h"
 #include "common/auth.h"
 #include "common/files.h"
@@ -82,6 +83,20 @@ void agent_auth_free(struct agent_auth *a)
 const char *agent_auth_master_header(const struct agent_auth *a)
 {
     return a != NULL ? a->master_header : NULL;
+}
+
+bool agent_auth_viewer(const struct agent_auth *a,
+                       const struct http_request *req, struct agent_viewer *w)
+{
+    if (a == NULL || a->acls == NULL)
+        return false;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    agent_viewer_init(w, a->acls, who);
+    return true;
 }
 
 /* The user owning the file a /files/... request names, into user (ulen

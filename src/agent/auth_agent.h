@@ -36,6 +36,14 @@ void agent_auth_free(struct agent_auth *a);
  * --credential. Borrowed from a. */
 const char *agent_auth_master_header(const struct agent_auth *a);
 
+struct agent_viewer;
+/* Under --acls, set up *w (viewer.h; free with agent_viewer_fini) with
+ * the view_* approvers of req's principal (anonymous unless it carries
+ * valid --http_credentials) and return true; without --acls (or a NULL)
+ * return false: the reader sees everything. */
+bool agent_auth_viewer(const struct agent_auth *a,
+                       const struct http_request *req, struct agent_viewer *w);
+
 /* The gate of the agent's HTTP server (http_server_set_gate; arg: a). */
 bool agent_auth_gate(struct http_request *req, void *arg);
 

@@ -194,13 +194,16 @@ int main(int argc, char **argv)
     }
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
+    if (endpoints != NULL)
+        agent_endpoints_set_auth(endpoints, auth);
     toggle = log_toggle_new(base, af.log_level);
-    struct agent_opapi_config oc = {files, "/proc", view_of, agent, toggle};
+    struct agent_opapi_config oc = {files, "/proc", view_of,
+                                    agent, toggle,  auth};
     opapi = agent_opapi_new(&oc);
     if (files_route(files, srv) != 0 || endpoints == NULL ||
         agent_endpoints_metrics(endpoints, srv, view_of, agent) != 0 ||
         agent_opapi_register(opapi, srv) != 0 ||
-        agent_monitor_register(srv, view_of, agent) != 0 ||
+        agent_monitor_register(srv, view_of, agent, auth) != 0 ||
         agent_routes(agent, srv) != 0 ||
         http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
                           log_toggle_handle, toggle) != 0) {
