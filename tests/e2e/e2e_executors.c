@@ -315,13 +315,26 @@ static int post_with_token(const char *token, const char *json, char *reason,
     return status;
 }
 
-/* A token over fid, eid and cid signed with key. New string. */
-static char *token_of(const char *key, const char *fid, const char *eid,
+/* The agent's executor key in these tests. */
+static const char key[] = "e2e-executor-key\n";
+
+/* Write key next to the agent's work_dir (removed with base_dir) into
+ * keyfile (PATH_MAX + 16 bytes) and its flag into keyflag (PATH_MAX + 64
+ * bytes). */
+static void write_executor_key(char *keyfile, char *keyflag)
+{
+    snprintf(keyfile, PATH_MAX + 16, "%s.key", agent_work);
+    ck_assert_int_eq(fs_write_atomic(keyfile, key, strlen(key)), 0);
+    snprintf(keyflag, PATH_MAX + 64, "--executor_secret_key=%s", keyfile);
+}
+
+/* A token over fid, eid and cid signed with k. New string. */
+static char *token_of(const char *k, const char *fid, const char *eid,
                       const char *cid)
 {
     json_t *claims =
         json_pack("{s:s, s:s, s:s}", "fid", fid, "eid", eid, "cid", cid);
-    char *t = jwt_hs256_sign(claims, (const uint8_t *)key, strlen(key));
+    char *t = jwt_hs256_sign(claims, (const uint8_t *)k, strlen(k));
     json_decref(claims);
     ck_assert_ptr_nonnull(t);
     return t;
@@ -454,11 +467,8 @@ END_TEST
  * a valid one of another executor or container is refused. */
 START_TEST(test_executor_tokens)
 {
-    static const char key[] = "e2e-executor-key\n";
     char keyfile[PATH_MAX + 16], keyflag[PATH_MAX + 64];
-    snprintf(keyfile, sizeof(keyfile), "%s.key", agent_work);
-    ck_assert_int_eq(fs_write_atomic(keyfile, key, strlen(key)), 0);
-    snprintf(keyflag, sizeof(keyflag), "--executor_secret_key=%s", keyfile);
+    write_executor_key(keyfile, keyflag);
     /* HTTP Basic on the agent's read-write endpoints too: the executor
      * API is not in that realm (its tokens are no Basic credentials). */
     char credfile[PATH_MAX + 16], credflag[PATH_MAX + 64];
@@ -511,7 +521,6 @@ START_TEST(test_executor_tokens)
     ck_assert_int_eq(post_with_token(good, msg, reason, sizeof(reason)), 202);
     free(good);
     wait_call(&fm, OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE);
-    unlink(keyfile);
     unlink(credfile);
 }
 END_TEST
@@ -865,7 +874,8 @@ START_TEST(test_shutdown_framework_shuts_executor_down)
 END_TEST
 
 /* The same flow with an executor written with a third-party library:
- * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go). */
+ * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go),
+ * sending the token the agent requires (--authenticate_http_executors). */
 START_TEST(test_mesos_go_executor)
 {
 #ifndef GO_EXECUTOR_BIN
@@ -873,7 +883,10 @@ START_TEST(test_mesos_go_executor)
                     "test_mesos_go_executor skipped\n");
 #else
     hfm.auto_ack = true;
-    start_agent(NULL);
+    char keyfile[PATH_MAX + 16], keyflag[PATH_MAX + 64];
+    write_executor_key(keyfile, keyflag);
+    const char *extra[] = {"--authenticate_http_executors", keyflag, NULL};
+    start_agent(extra);
     hfm_wait_subscribed(1, 10000);
     size_t from = 0;
     struct exec_task t1 = {.task_id = "g1", .program = GO_EXECUTOR_BIN};
