@@ -473,10 +473,14 @@ START_TEST(test_executor_tokens)
      * API is not in that realm (its tokens are no Basic credentials). */
     char credfile[PATH_MAX + 16], credflag[PATH_MAX + 64];
     snprintf(credfile, sizeof(credfile), "%s.creds", agent_work);
-    ck_assert_int_eq(fs_write_atomic(credfile, "ops so\n", 7), 0);
+    ck_assert_int_eq(fs_write_atomic(credfile, "ops so\neve se\n", 14), 0);
     snprintf(credflag, sizeof(credflag), "--http_credentials=%s", credfile);
+    /* And view_* rules: eve may see no framework; everyone else all. */
+    const char *acls =
+        "--acls={\"view_frameworks\": [{\"principals\": {\"values\": "
+        "[\"eve\"]}, \"users\": {\"type\": \"NONE\"}}]}";
     const char *extra[] = {"--authenticate_http_executors", keyflag, credflag,
-                           "--authenticate_http_readwrite", NULL};
+                           "--authenticate_http_readwrite", acls,    NULL};
     hfm.auto_ack = true;
     start_agent(extra);
     hfm_wait_subscribed(1, 10000);
@@ -521,6 +525,47 @@ START_TEST(test_executor_tokens)
     ck_assert_int_eq(post_with_token(good, msg, reason, sizeof(reason)), 202);
     free(good);
     wait_call(&fm, OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE);
+
+    /* The agent's readers under --acls: eve sees no framework, executor
+     * or task in /state, /monitor/statistics or the operator API. */
+    static const char eve[] = "Authorization: Basic ZXZlOnNl"; /* eve:se */
+    static const char ops[] = "Authorization: Basic b3BzOnNv"; /* ops:so */
+    const char *who[] = {ops, eve};
+    for (size_t i = 0; i < 2; i++) {
+        size_t want = i == 0 ? 1 : 0;
+        const char *h[] = {who[i], "Content-Type: application/json",
+                           "Accept: application/json", NULL};
+        struct e2e_response r;
+        ck_assert_int_eq(
+            e2e_http(agent.port, "GET", "/state", h, NULL, 0, 5000, &r), 0);
+        ck_assert_int_eq(r.status, 200);
+        json_t *st = json_loads(r.body, 0, NULL);
+        ck_assert_uint_eq(json_array_size(json_object_get(st, "frameworks")),
+                          want);
+        json_decref(st);
+        e2e_response_free(&r);
+        const char *get = "{\"type\":\"GET_EXECUTORS\"}";
+        ck_assert_int_eq(e2e_http(agent.port, "POST", "/api/v1", h, get,
+                                  strlen(get), 5000, &r),
+                         0);
+        ck_assert_int_eq(r.status, 200);
+        st = json_loads(r.body, 0, NULL);
+        ck_assert_uint_eq(
+            json_array_size(json_object_get(
+                json_object_get(st, "get_executors"), "executors")),
+            want);
+        json_decref(st);
+        e2e_response_free(&r);
+        ck_assert_int_eq(e2e_http(agent.port, "GET", "/monitor/statistics", h,
+                                  NULL, 0, 5000, &r),
+                         0);
+        ck_assert_int_eq(r.status, 200);
+        st = json_loads(r.body, 0, NULL);
+        if (i == 1)
+            ck_assert_uint_eq(json_array_size(st), 0);
+        json_decref(st);
+        e2e_response_free(&r);
+    }
     unlink(credfile);
 }
 END_TEST
