@@ -248,22 +248,24 @@ END_TEST
  * and knows when its answer does not depend on the object. */
 START_TEST(test_acl_approver_agrees)
 {
+    /* Each concatenation in parentheses: one element each (clang's
+     * -Wstring-concatenation). */
     static const char *const files[] = {
-        "{\"view_tasks\": ["
-        " {\"principals\": {\"values\": [\"ops\"]}, \"users\": {\"type\": "
-        "\"ANY\"}},"
-        " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
-        "[\"nobody\", \"www\"]}},"
-        " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
-        "[\"root\"]}},"
-        " {\"principals\": {\"type\": \"ANY\"}, \"users\": {\"type\": "
-        "\"NONE\"}}]}",
-        "{\"permissive\": false, \"view_tasks\": ["
-        " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
-        "[\"nobody\"]}}]}",
+        ("{\"view_tasks\": ["
+         " {\"principals\": {\"values\": [\"ops\"]}, \"users\": {\"type\": "
+         "\"ANY\"}},"
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"nobody\", \"www\"]}},"
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"root\"]}},"
+         " {\"principals\": {\"type\": \"ANY\"}, \"users\": {\"type\": "
+         "\"NONE\"}}]}"),
+        ("{\"permissive\": false, \"view_tasks\": ["
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"nobody\"]}}]}"),
         "{\"permissive\": true}",
-        "{\"view_tasks\": [{\"principals\": {\"type\": \"NONE\"},"
-        " \"users\": {\"type\": \"ANY\"}}]}",
+        ("{\"view_tasks\": [{\"principals\": {\"type\": \"NONE\"},"
+         " \"users\": {\"type\": \"ANY\"}}]}"),
     };
     static const char *const principals[] = {"ops", "fw", "eve", NULL};
     static const char *const users[] = {"nobody", "www", "root", "x", NULL};
