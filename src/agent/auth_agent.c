@@ -99,6 +99,24 @@ bool agent_auth_viewer(const struct agent_auth *a,
     return true;
 }
 
+bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
+                      enum acl_action action)
+{
+    if (a == NULL || a->acls == NULL)
+        return true;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    if (acls_authorized(a->acls, who, action, NULL))
+        return true;
+    http_reply_error(req, 403, "principal '%s' is not authorized to %s",
+                     who != NULL ? who : "(anonymous)",
+                     acl_action_name(action));
+    return false;
+}
+
 /* The user owning the file a /files/... request names, into user (ulen
  * bytes); false when the path does not resolve (the handler answers). */
 static bool file_owner(const struct agent_auth *a, struct http_request *req,

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/acl.h"
+
 struct agent_flags;
 struct files;
 struct http_request;
@@ -43,6 +45,13 @@ struct agent_viewer;
  * return false: the reader sees everything. */
 bool agent_auth_viewer(const struct agent_auth *a,
                        const struct http_request *req, struct agent_viewer *w);
+
+/* Whether req's principal may do action (an object-less one: view_flags,
+ * set_log_level) under --acls; false after replying 403 with the reason.
+ * True without --acls (or a NULL). For the operator API's calls, which
+ * the gate sees only as POST /api/v1. */
+bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
+                      enum acl_action action);
 
 /* The gate of the agent's HTTP server (http_server_set_gate; arg: a). */
 bool agent_auth_gate(struct http_request *req, void *arg);

@@ -654,6 +654,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_health();
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_FLAGS:
+        if (!agent_auth_allow(o->auth, req, ACL_VIEW_FLAGS))
+            goto out;
         r = get_flags(&v);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_VERSION:
@@ -666,6 +668,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_logging_level(o);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__SET_LOGGING_LEVEL:
+        if (!agent_auth_allow(o->auth, req, ACL_SET_LOG_LEVEL))
+            goto out;
         if (o->toggle == NULL)
             goto unsupported;
         if (call->set_logging_level == NULL) {

@@ -43,6 +43,12 @@ static const char ACLS[] =
     "[\"alice\"]}}],"
     "\"view_executors\": ["
     " {\"principals\": {\"values\": [\"ops\"]}, \"users\": {\"type\": "
+    "\"ANY\"}}],"
+    "\"view_flags\": ["
+    " {\"principals\": {\"values\": [\"ops\"]}, \"flags\": {\"type\": "
+    "\"ANY\"}}],"
+    "\"set_log_level\": ["
+    " {\"principals\": {\"values\": [\"ops\"]}, \"level\": {\"type\": "
     "\"ANY\"}}]}";
 /* clang-format on */
 
@@ -221,6 +227,44 @@ START_TEST(test_operator_api_filtered)
 }
 END_TEST
 
+/* GET_FLAGS and SET_LOGGING_LEVEL through the operator API need
+ * view_flags and set_log_level as /flags and /logging/toggle do. */
+START_TEST(test_operator_api_flags_and_logging)
+{
+    static const char *const calls[] = {
+        "{\"type\": \"GET_FLAGS\"}",
+        "{\"type\": \"SET_LOGGING_LEVEL\", \"set_logging_level\": "
+        "{\"level\": 1, \"duration\": {\"nanoseconds\": 1000000000}}}",
+    };
+    static const char *const why[] = {
+        "principal 'eve' is not authorized to view_flags\n",
+        "principal 'eve' is not authorized to set_log_level\n",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        for (int as_ops = 0; as_ops < 2; as_ops++) {
+            struct http_fake *x = http_fake_new(NULL, HTTP_POST, "/api/v1");
+            http_fake_add_header(x, "Content-Type", HTTP_CONTENT_JSON);
+            char *h =
+                auth_basic_header(as_ops ? "ops" : "eve", as_ops ? "so" : "se");
+            http_fake_add_header(x, "Authorization", h);
+            free(h);
+            http_fake_set_body(x, calls[i], strlen(calls[i]));
+            http_fake_dispatch(x, agent_opapi_handle, api);
+            size_t len;
+            const char *b = (const char *)http_fake_body(x, &len);
+            if (as_ops) {
+                /* GET_FLAGS answers; this API has no toggle: 501. */
+                ck_assert_int_eq(http_fake_status(x), i == 0 ? 200 : 501);
+            } else {
+                ck_assert_int_eq(http_fake_status(x), 403);
+                ck_assert_str_eq(b, why[i]);
+            }
+            http_fake_free(x);
+        }
+    }
+}
+END_TEST
+
 /* /state's document: frameworks, their executors, the executors' tasks. */
 START_TEST(test_state_json_filtered)
 {
@@ -268,6 +312,7 @@ static Suite *agent_viewer_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_operator_api_filtered);
     tcase_add_test(tc, test_state_json_filtered);
+    tcase_add_test(tc, test_operator_api_flags_and_logging);
     suite_add_tcase(s, tc);
     return s;
 }
