@@ -117,12 +117,11 @@ bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
     return false;
 }
 
-/* The user owning the file a /files/... request names, into user (ulen
- * bytes); false when the path does not resolve (the handler answers). */
-static bool file_owner(const struct agent_auth *a, struct http_request *req,
-                       char *user, size_t ulen)
+/* The user owning path (as /files names it), into user (ulen bytes);
+ * false when the path does not resolve (the handler answers). */
+static bool path_owner(const struct agent_auth *a, const char *path, char *user,
+                       size_t ulen)
 {
-    const char *path = http_request_query(req, "path");
     if (a->files == NULL || path == NULL)
         return false;
     char real[PATH_MAX], err[256];
@@ -133,6 +132,34 @@ static bool file_owner(const struct agent_auth *a, struct http_request *req,
     char group[64];
     files_owner(&st, user, ulen, group, sizeof(group));
     return true;
+}
+
+/* The same for the path a /files/... request names. */
+static bool file_owner(const struct agent_auth *a, struct http_request *req,
+                       char *user, size_t ulen)
+{
+    return path_owner(a, http_request_query(req, "path"), user, ulen);
+}
+
+bool agent_auth_allow_file(const struct agent_auth *a, struct http_request *req,
+                           const char *path)
+{
+    if (a == NULL || a->acls == NULL)
+        return true;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    char owner[256];
+    const char *obj = path_owner(a, path, owner, sizeof(owner)) ? owner : NULL;
+    if (acls_authorized(a->acls, who, ACL_ACCESS_SANDBOXES, obj))
+        return true;
+    http_reply_error(req, 403, "principal '%s' is not authorized to %s%s%s",
+                     who != NULL ? who : "(anonymous)",
+                     acl_action_name(ACL_ACCESS_SANDBOXES),
+                     obj != NULL ? " for " : "", obj != NULL ? obj : "");
+    return false;
 }
 
 bool agent_auth_gate(struct http_request *req, void *arg)

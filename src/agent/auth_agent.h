@@ -53,6 +53,12 @@ bool agent_auth_viewer(const struct agent_auth *a,
 bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
                       enum acl_action action);
 
+/* Whether req's principal may read path (a /files path: LIST_FILES,
+ * READ_FILE) under --acls: access_sandboxes on the user owning it, as
+ * /files/... in the gate; false after replying 403. */
+bool agent_auth_allow_file(const struct agent_auth *a, struct http_request *req,
+                           const char *path);
+
 /* The gate of the agent's HTTP server (http_server_set_gate; arg: a). */
 bool agent_auth_gate(struct http_request *req, void *arg);
 

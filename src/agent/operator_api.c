@@ -684,6 +684,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
             http_reply_error(req, 400, "Expecting 'list_files' to be present");
             goto out;
         }
+        if (!agent_auth_allow_file(o->auth, req, call->list_files->path))
+            goto out;
         r = list_files(o, req, call->list_files->path);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__READ_FILE:
@@ -691,6 +693,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
             http_reply_error(req, 400, "Expecting 'read_file' to be present");
             goto out;
         }
+        if (!agent_auth_allow_file(o->auth, req, call->read_file->path))
+            goto out;
         r = read_file(o, req, call->read_file);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_STATE:

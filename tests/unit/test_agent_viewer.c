@@ -240,6 +240,28 @@ START_TEST(test_operator_api_flags_and_logging)
         "principal 'eve' is not authorized to view_flags\n",
         "principal 'eve' is not authorized to set_log_level\n",
     };
+    /* Sandboxes through the API need access_sandboxes as /files/... do
+     * (nobody has it here). */
+    static const char *const files[] = {
+        "{\"type\": \"LIST_FILES\", \"list_files\": {\"path\": \"/x\"}}",
+        "{\"type\": \"READ_FILE\", \"read_file\": {\"path\": \"/x\", "
+        "\"offset\": 0}}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        struct http_fake *x = http_fake_new(NULL, HTTP_POST, "/api/v1");
+        http_fake_add_header(x, "Content-Type", HTTP_CONTENT_JSON);
+        char *h = auth_basic_header("eve", "se");
+        http_fake_add_header(x, "Authorization", h);
+        free(h);
+        http_fake_set_body(x, files[i], strlen(files[i]));
+        http_fake_dispatch(x, agent_opapi_handle, api);
+        size_t len;
+        ck_assert_int_eq(http_fake_status(x), 403);
+        ck_assert_str_eq((const char *)http_fake_body(x, &len),
+                         "principal 'eve' is not authorized to "
+                         "access_sandboxes\n");
+        http_fake_free(x);
+    }
     for (size_t i = 0; i < 2; i++) {
         for (int as_ops = 0; as_ops < 2; as_ops++) {
             struct http_fake *x = http_fake_new(NULL, HTTP_POST, "/api/v1");
