@@ -299,13 +299,15 @@ START_TEST(test_state_json_filtered)
             free(h);
         }
         struct agent_viewer w;
-        ck_assert(agent_auth_viewer(auth, http_fake_request(x), &w));
+        struct http_request *req = http_fake_request(x);
+        ck_assert(agent_auth_viewer(auth, req, &w));
         struct agent_state_view v;
         memset(&v, 0, sizeof(v));
         view(NULL, &v);
         v.viewer = &w;
         json_t *st = agent_state_json(&v);
         agent_viewer_fini(&w);
+        http_reply(req, 200, NULL, NULL, 0); /* frees req */
         http_fake_free(x);
         json_t *fws = json_object_get(st, "frameworks");
         ck_assert_uint_eq(json_array_size(fws), readers[i].frameworks);

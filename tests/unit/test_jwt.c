@@ -51,8 +51,9 @@ START_TEST(test_round_trip)
     json_decref(c);
     free(t);
     json_decref(claims);
-    ck_assert_ptr_null(
-        jwt_hs256_sign(json_array(), (const uint8_t *)KEY, strlen(KEY)));
+    json_t *arr = json_array();
+    ck_assert_ptr_null(jwt_hs256_sign(arr, (const uint8_t *)KEY, strlen(KEY)));
+    json_decref(arr);
 }
 END_TEST
 
