@@ -11,6 +11,7 @@ packages=(
     check                            # unit-test framework
     libsqlite3-dev                   # registry store
     libcurl4-openssl-dev             # agent fetcher: http(s)/ftp downloads
+    libssl-dev                       # HMAC-SHA256 of executor tokens (common/jwt.c)
     libarchive-dev                   # agent fetcher: tar/zip extraction
     clang clang-format               # fuzz targets, format check
     curl procps                      # README examples, test helpers

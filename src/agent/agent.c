@@ -1842,6 +1842,7 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
         .heartbeat_interval_ns = AGENT_EXECS_HEARTBEAT_NS,
         .lf = &cfg->flags->launch,
         .cache_dir = a->fetch_cache_dir,
+        .exec_auth = cfg->exec_auth,
     };
     struct agent_execs_cbs xcbs = {on_exec_update, on_exec_message,
                                    on_exec_exited, a};

@@ -23,6 +23,7 @@ struct event_base;
 struct agent;
 struct agent_state_view;
 struct http_server;
+struct agent_exec_auth;
 
 /* What the program hands the agent. Everything is borrowed and must
  * outlive the agent. */
@@ -35,6 +36,8 @@ struct agent_config {
     /* The Authorization header of its calls to the master, or NULL
      * (--credential; auth_agent.h). */
     const char *master_authorization;
+    /* The executors' tokens (executor_auth.h), or NULL. */
+    const struct agent_exec_auth *exec_auth;
 };
 
 /* Create the agent on base: open the checkpoint under work_dir/meta (and

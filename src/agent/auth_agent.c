@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "agent/flags_agent.h"
+#include "agent/viewer.h"
 #include "common/acl.h"
 #include "common/auth.h"
 #include "common/files.h"
@@ -84,12 +85,43 @@ const char *agent_auth_master_header(const struct agent_auth *a)
     return a != NULL ? a->master_header : NULL;
 }
 
-/* The user owning the file a /files/... request names, into user (ulen
- * bytes); false when the path does not resolve (the handler answers). */
-static bool file_owner(const struct agent_auth *a, struct http_request *req,
-                       char *user, size_t ulen)
+bool agent_auth_viewer(const struct agent_auth *a,
+                       const struct http_request *req, struct agent_viewer *w)
 {
-    const char *path = http_request_query(req, "path");
+    if (a == NULL || a->acls == NULL)
+        return false;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    agent_viewer_init(w, a->acls, who);
+    return true;
+}
+
+bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
+                      enum acl_action action)
+{
+    if (a == NULL || a->acls == NULL)
+        return true;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    if (acls_authorized(a->acls, who, action, NULL))
+        return true;
+    http_reply_error(req, 403, "principal '%s' is not authorized to %s",
+                     who != NULL ? who : "(anonymous)",
+                     acl_action_name(action));
+    return false;
+}
+
+/* The user owning path (as /files names it), into user (ulen bytes);
+ * false when the path does not resolve (the handler answers). */
+static bool path_owner(const struct agent_auth *a, const char *path, char *user,
+                       size_t ulen)
+{
     if (a->files == NULL || path == NULL)
         return false;
     char real[PATH_MAX], err[256];
@@ -102,6 +134,34 @@ static bool file_owner(const struct agent_auth *a, struct http_request *req,
     return true;
 }
 
+/* The same for the path a /files/... request names. */
+static bool file_owner(const struct agent_auth *a, struct http_request *req,
+                       char *user, size_t ulen)
+{
+    return path_owner(a, http_request_query(req, "path"), user, ulen);
+}
+
+bool agent_auth_allow_file(const struct agent_auth *a, struct http_request *req,
+                           const char *path)
+{
+    if (a == NULL || a->acls == NULL)
+        return true;
+    char principal[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = NULL;
+    if (a->creds != NULL &&
+        auth_request(a->creds, req, principal, NULL, 0) == AUTH_OK)
+        who = principal;
+    char owner[256];
+    const char *obj = path_owner(a, path, owner, sizeof(owner)) ? owner : NULL;
+    if (acls_authorized(a->acls, who, ACL_ACCESS_SANDBOXES, obj))
+        return true;
+    http_reply_error(req, 403, "principal '%s' is not authorized to %s%s%s",
+                     who != NULL ? who : "(anonymous)",
+                     acl_action_name(ACL_ACCESS_SANDBOXES),
+                     obj != NULL ? " for " : "", obj != NULL ? obj : "");
+    return false;
+}
+
 bool agent_auth_gate(struct http_request *req, void *arg)
 {
     struct agent_auth *a = arg;
@@ -109,7 +169,9 @@ bool agent_auth_gate(struct http_request *req, void *arg)
     if (strncmp(path, "/slave(1)/", 10) == 0)
         path += 9;
     enum http_method method = http_request_method(req);
-    if (strcmp(path, "/health") == 0)
+    /* Executors authenticate with their own tokens, not HTTP Basic: the
+     * executor API checks them (executor_auth.h). */
+    if (strcmp(path, "/health") == 0 || strcmp(path, "/api/v1/executor") == 0)
         return true;
     bool readwrite = strcmp(path, "/api/v1") == 0 ||
                      strcmp(path, "/logging/toggle") == 0 ||

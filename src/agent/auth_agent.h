@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/acl.h"
+
 struct agent_flags;
 struct files;
 struct http_request;
@@ -35,6 +37,27 @@ void agent_auth_free(struct agent_auth *a);
 /* The Authorization header value for calls to the master, or NULL without
  * --credential. Borrowed from a. */
 const char *agent_auth_master_header(const struct agent_auth *a);
+
+struct agent_viewer;
+/* Under --acls, set up *w (viewer.h; free with agent_viewer_fini) with
+ * the view_* approvers of req's principal (anonymous unless it carries
+ * valid --http_credentials) and return true; without --acls (or a NULL)
+ * return false: the reader sees everything. */
+bool agent_auth_viewer(const struct agent_auth *a,
+                       const struct http_request *req, struct agent_viewer *w);
+
+/* Whether req's principal may do action (an object-less one: view_flags,
+ * set_log_level) under --acls; false after replying 403 with the reason.
+ * True without --acls (or a NULL). For the operator API's calls, which
+ * the gate sees only as POST /api/v1. */
+bool agent_auth_allow(const struct agent_auth *a, struct http_request *req,
+                      enum acl_action action);
+
+/* Whether req's principal may read path (a /files path: LIST_FILES,
+ * READ_FILE) under --acls: access_sandboxes on the user owning it, as
+ * /files/... in the gate; false after replying 403. */
+bool agent_auth_allow_file(const struct agent_auth *a, struct http_request *req,
+                           const char *path);
 
 /* The gate of the agent's HTTP server (http_server_set_gate; arg: a). */
 bool agent_auth_gate(struct http_request *req, void *arg);

@@ -3,20 +3,24 @@
  */
 #include "agent/endpoints.h"
 
+#include "agent/auth_agent.h"
 #include "agent/operator_api.h"
+#include "agent/viewer.h"
 #include "common/flags.h"
 #include "common/http.h"
 #include "common/mem.h"
 #include "common/prom.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct agent_endpoints {
     agent_state_fn fn;
     void *arg;
     agent_view_fn view; /* for the metrics, once registered */
     void *view_arg;
-    struct http_server *srv; /* whose latencies /metrics shows */
+    struct http_server *srv;       /* whose latencies /metrics shows */
+    const struct agent_auth *auth; /* filters /state under --acls */
 };
 
 static void handle_health(struct http_request *req, void *arg)
@@ -35,7 +39,18 @@ static void handle_flags(struct http_request *req, void *arg)
 static void handle_state(struct http_request *req, void *arg)
 {
     const struct agent_endpoints *r = arg;
-    json_t *j = r->fn(r->arg);
+    struct agent_viewer w;
+    json_t *j;
+    if (r->view != NULL && agent_auth_viewer(r->auth, req, &w)) {
+        struct agent_state_view v;
+        memset(&v, 0, sizeof(v));
+        r->view(r->view_arg, &v);
+        v.viewer = &w;
+        j = agent_state_json(&v);
+        agent_viewer_fini(&w);
+    } else {
+        j = r->fn(r->arg);
+    }
     http_reply_json(req, 200, j);
     json_decref(j);
 }
@@ -137,6 +152,12 @@ int agent_endpoints_metrics(struct agent_endpoints *e, struct http_server *srv,
             return -1;
     }
     return 0;
+}
+
+void agent_endpoints_set_auth(struct agent_endpoints *e,
+                              const struct agent_auth *auth)
+{
+    e->auth = auth;
 }
 
 void agent_endpoints_free(struct agent_endpoints *e)

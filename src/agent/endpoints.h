@@ -32,6 +32,12 @@ struct agent_endpoints *agent_endpoints_register(struct http_server *srv,
                                                  void *arg);
 void agent_endpoints_free(struct agent_endpoints *e);
 
+struct agent_auth;
+/* Filter /state under auth's --acls for each reader (viewer.h); needs the
+ * view of agent_endpoints_metrics. auth is borrowed. */
+void agent_endpoints_set_auth(struct agent_endpoints *e,
+                              const struct agent_auth *auth);
+
 /* Fill *out with the agent's state as of now (as agent_opapi_config's). */
 typedef void (*agent_view_fn)(void *arg, struct agent_state_view *out);
 

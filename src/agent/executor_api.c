@@ -4,6 +4,7 @@
  */
 #include "agent/executor_api.h"
 
+#include "agent/executor_auth.h"
 #include "agent/executors.h"
 #include "common/http.h"
 #include "common/ids.h"
@@ -104,6 +105,7 @@ void agent_exec_api_handle(struct http_request *req, void *arg)
         return;
     }
     char buf[512];
+    json_t *claims = NULL;
     const char *why = validate(call, buf, sizeof(buf));
     if (why != NULL) {
         log_debug("executor api: invalid call from %s: %s",
@@ -112,6 +114,10 @@ void agent_exec_api_handle(struct http_request *req, void *arg)
                          why);
         goto out;
     }
+    /* Its token, when the agent hands them out (executor_auth.h). */
+    const struct agent_exec_auth *ea = agent_execs_auth(x);
+    if (ea != NULL && agent_exec_auth_check(ea, req, &claims) < 0)
+        goto out;
     if (call->type == MESOS__V1__EXECUTOR__CALL__TYPE__HEARTBEAT) {
         http_reply(req, 202, NULL, NULL, 0);
         goto out;
@@ -123,6 +129,19 @@ void agent_exec_api_handle(struct http_request *req, void *arg)
                   http_request_peer(req), call->executor_id->value,
                   call->framework_id->value, a.message);
         http_reply_error(req, a.status, "%s", a.message);
+        goto out;
+    }
+    if (claims != NULL &&
+        !agent_exec_auth_claims_match(
+            claims, call->framework_id->value, call->executor_id->value,
+            agent_execs_container_id(x, call->framework_id->value,
+                                     call->executor_id->value),
+            buf, sizeof(buf))) {
+        log_warn("executor api: call from %s for executor %s of framework "
+                 "%s refused: %s",
+                 http_request_peer(req), call->executor_id->value,
+                 call->framework_id->value, buf);
+        http_reply_error(req, 403, "%s", buf);
         goto out;
     }
     switch (call->type) {
@@ -139,6 +158,7 @@ void agent_exec_api_handle(struct http_request *req, void *arg)
         break;
     }
 out:
+    json_decref(claims);
     jpb_free(&call->base);
 }
 

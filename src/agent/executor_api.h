@@ -11,7 +11,9 @@
  * decode or a call that fails Mesos's validation (type, ids, update uuid
  * and source, TASK_STAGING), "Framework cannot be found", "Executor cannot
  * be found"; 403 "Executor is not subscribed" for UPDATE and MESSAGE
- * before SUBSCRIBE. Each with a one-line reason; nothing changes.
+ * before SUBSCRIBE; 401 and 403 for a missing, bad or another executor's
+ * token when the agent hands tokens out (executor_auth.h). Each with a
+ * one-line reason; nothing changes.
  */
 #ifndef OFFERD_AGENT_EXECUTOR_API_H
 #define OFFERD_AGENT_EXECUTOR_API_H

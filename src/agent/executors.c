@@ -4,6 +4,8 @@
  */
 #include "agent/executors.h"
 
+#include "agent/executor_auth.h"
+
 #include "agent/checkpoint.h"
 #include "agent/task_launch.h"
 #include "agent/supervisor.h"
@@ -493,11 +495,27 @@ static int exec_launch(struct agent_execs *x, struct exec *e, char *err,
         .agent_endpoint = x->endpoint,
         .agent_environ = environ,
     };
+    /* Its token names it and this run (executor_auth.h). */
+    char *token =
+        x->cfg.exec_auth != NULL
+            ? agent_exec_auth_token(x->cfg.exec_auth, e->fw, e->ex, run)
+            : NULL;
     struct agent_launch_prep prep;
     if (agent_launch_prepare_executor(&ctx, e->fwi, e->info, e->sandbox,
                                       x->cfg.shutdown_grace_ns, &prep, err,
-                                      errlen) != 0)
+                                      errlen) != 0) {
+        free(token);
         return -1;
+    }
+    if (token != NULL) {
+        /* Last, so that no variable of the command replaces it. */
+        struct agent_env env = {prep.cmd.envp, prep.cmd.nenv};
+        agent_env_set(&env, AGENT_EXECUTOR_TOKEN_ENV, token);
+        prep.cmd.envp = env.v;
+        prep.cmd.nenv = env.n;
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
     struct agent_launch l;
     agent_launch_prep_fill(&prep, e->sandbox, &l);
     int report_fd = -1;
@@ -513,6 +531,22 @@ static int exec_launch(struct agent_execs *x, struct exec *e, char *err,
 }
 
 /* ---- Public ---- */
+
+const struct agent_exec_auth *agent_execs_auth(const struct agent_execs *x)
+{
+    return x->cfg.exec_auth;
+}
+
+const char *agent_execs_container_id(const struct agent_execs *x,
+                                     const char *fw, const char *ex)
+{
+    const struct exec *e = find(x, fw, ex);
+    if (e == NULL)
+        return NULL;
+    /* As SUBSCRIBED's container_id: the sandbox's run directory. */
+    const char *slash = e->sandbox != NULL ? strrchr(e->sandbox, '/') : NULL;
+    return slash != NULL ? slash + 1 : e->ex;
+}
 
 struct agent_execs *agent_execs_new(struct event_base *base,
                                     const struct agent_execs_config *cfg,

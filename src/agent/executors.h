@@ -86,11 +86,22 @@ struct agent_execs_config {
     const struct agent_launch_flags *lf;
     const char *cache_dir; /* effective --fetcher_cache_dir */
     int64_t poll_ms;       /* how often processes are checked */
+    /* Executors' tokens (executor_auth.h), borrowed; NULL: none given,
+     * none checked. */
+    const struct agent_exec_auth *exec_auth;
 };
 
 /* Defaults of the last two fields. */
 #define AGENT_EXECS_HEARTBEAT_NS (30LL * 1000000000LL)
 #define AGENT_EXECS_POLL_MS      100
+
+/* The token authority of x's config (NULL: none). */
+const struct agent_exec_auth *agent_execs_auth(const struct agent_execs *x);
+
+/* The id of the container executor ex of framework fw runs in now (its
+ * run), or NULL when x has no such executor. */
+const char *agent_execs_container_id(const struct agent_execs *x,
+                                     const char *fw, const char *ex);
 
 struct agent_execs *agent_execs_new(struct event_base *base,
                                     const struct agent_execs_config *cfg,

@@ -165,8 +165,22 @@ void agent_flags_init(struct agent_flags *af)
         {"acls", FLAG_STRING, NULL,
          "Mesos's ACL JSON for the agent's endpoints, inline or as a file "
          "path: access_sandboxes (/files/*), view_flags (/flags), "
-         "set_log_level. Unset: everything is allowed.",
+         "set_log_level, view_frameworks, view_tasks and view_executors "
+         "(what /state and the operator API show). Unset: everything is "
+         "allowed.",
          &af->acls},
+        {"authenticate_http_executors", FLAG_BOOL, "false",
+         "Require each executor's calls on /api/v1/executor to carry the "
+         "token the agent gave it (Authorization: Bearer); needs "
+         "--executor_secret_key.",
+         &af->authenticate_http_executors},
+        {"executor_secret_key", FLAG_STRING, NULL,
+         "Path of the key the agent signs its executors' tokens with "
+         "(HMAC-SHA256 JWTs in MESOS_EXECUTOR_AUTHENTICATION_TOKEN). Also "
+         "--jwt_secret_key, Mesos's newer name.",
+         &af->executor_secret_key},
+        {"jwt_secret_key", FLAG_STRING, NULL, "As --executor_secret_key.",
+         &af->jwt_secret_key},
     };
     memcpy(af->defs, defs, sizeof(defs));
     agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
@@ -339,6 +353,13 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
         snprintf(err, errlen,
                  "--authenticate_http_*: authentication needs "
                  "--http_credentials");
+        return FLAGS_ERROR;
+    }
+    if (af->executor_secret_key == NULL)
+        af->executor_secret_key = af->jwt_secret_key;
+    if (af->authenticate_http_executors && af->executor_secret_key == NULL) {
+        snprintf(err, errlen,
+                 "--authenticate_http_executors needs --executor_secret_key");
         return FLAGS_ERROR;
     }
     if (af->default_role[0] == '\0') {

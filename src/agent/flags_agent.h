@@ -17,7 +17,7 @@
 
 /* Rows in the agent's flag table: its own, then the isolation flags, then
  * the launch flags. */
-#define AGENT_FLAGS_BASE_ROWS 29
+#define AGENT_FLAGS_BASE_ROWS 32
 #define AGENT_FLAGS_ROWS                                                       \
     (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS)
 
@@ -82,6 +82,9 @@ struct agent_flags {
     bool authenticate_http_readwrite; /* --authenticate_http_readwrite */
     bool authenticate_http_readonly;  /* --authenticate_http_readonly */
     const char *acls;                 /* --acls: JSON or file; NULL: none */
+    bool authenticate_http_executors; /* --authenticate_http_executors */
+    const char *executor_secret_key;  /* its key file (or --jwt_secret_key) */
+    const char *jwt_secret_key;       /* Mesos's newer name of the same */
 
     struct agent_iso_flags iso; /* isolation (isolation_flags.h) */
     /* Containerizers, users, environment, fetcher (flags_launch.h). */

@@ -7,6 +7,7 @@
  * everything". Both exit 0.
  */
 #include "agent/auth_agent.h"
+#include "agent/executor_auth.h"
 #include "agent/agent.h"
 #include "agent/attributes.h"
 #include "agent/endpoints.h"
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
     struct agent_endpoints *endpoints = NULL;
     struct agent_opapi *opapi = NULL;
     struct agent_auth *auth = NULL;
+    struct agent_exec_auth *exec_auth = NULL;
     struct event *ev_usr1 = NULL;
     res_list resources = RES_LIST_INIT;
     struct agent_attrs attrs = {0};
@@ -153,6 +155,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "offerd-agent: %s\n", err);
         goto out;
     }
+    if (af.executor_secret_key != NULL) {
+        exec_auth = agent_exec_auth_new(af.executor_secret_key,
+                                        af.authenticate_http_executors, err,
+                                        sizeof(err));
+        if (exec_auth == NULL) {
+            fprintf(stderr, "offerd-agent: %s\n", err);
+            goto out;
+        }
+    }
     srv = http_server_new(base, NULL);
     http_server_set_gate(srv, agent_auth_gate, auth);
     uint16_t bound = 0;
@@ -167,6 +178,7 @@ int main(int argc, char **argv)
         .resources = &resources,
         .attributes = &attrs,
         .master_authorization = agent_auth_master_header(auth),
+        .exec_auth = exec_auth,
     };
     agent = agent_new(base, &cfg, err, sizeof(err));
     if (agent == NULL) {
@@ -194,13 +206,16 @@ int main(int argc, char **argv)
     }
     endpoints =
         agent_endpoints_register(srv, agent_flags_object(&af), state_of, agent);
+    if (endpoints != NULL)
+        agent_endpoints_set_auth(endpoints, auth);
     toggle = log_toggle_new(base, af.log_level);
-    struct agent_opapi_config oc = {files, "/proc", view_of, agent, toggle};
+    struct agent_opapi_config oc = {files, "/proc", view_of,
+                                    agent, toggle,  auth};
     opapi = agent_opapi_new(&oc);
     if (files_route(files, srv) != 0 || endpoints == NULL ||
         agent_endpoints_metrics(endpoints, srv, view_of, agent) != 0 ||
         agent_opapi_register(opapi, srv) != 0 ||
-        agent_monitor_register(srv, view_of, agent) != 0 ||
+        agent_monitor_register(srv, view_of, agent, auth) != 0 ||
         agent_routes(agent, srv) != 0 ||
         http_server_route(srv, "/logging/toggle", HTTP_GET | HTTP_POST,
                           log_toggle_handle, toggle) != 0) {
@@ -228,6 +243,7 @@ out:
     agent_opapi_free(opapi);
     log_toggle_free(toggle);
     agent_auth_free(auth);
+    agent_exec_auth_free(exec_auth);
     if (ev_usr1 != NULL)
         event_free(ev_usr1);
     mainloop_free(ml);

@@ -3,9 +3,11 @@
  */
 #include "agent/monitor.h"
 
+#include "agent/auth_agent.h"
 #include "agent/isolator.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
+#include "agent/viewer.h"
 #include "common/clock.h"
 #include "common/http.h"
 #include "common/json_pb.h"
@@ -63,7 +65,8 @@ json_t *agent_monitor_json(const struct agent_state_view *v,
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
-        if (t->phase != AGENT_TASK_RUNNING || t->task_pid <= 0)
+        if (t->phase != AGENT_TASK_RUNNING || t->task_pid <= 0 ||
+            !agent_view_task_executor(v, t))
             continue;
         json_t *stats = NULL;
         Mesos__V1__ResourceStatistics *rs =
@@ -92,25 +95,33 @@ json_t *agent_monitor_json(const struct agent_state_view *v,
 struct monitor {
     agent_view_fn view;
     void *arg;
+    const struct agent_auth *auth; /* filters under --acls (viewer.h) */
 };
 
 static void handle_statistics(struct http_request *req, void *arg)
 {
     const struct monitor *m = arg;
     struct agent_state_view v;
+    memset(&v, 0, sizeof(v));
     m->view(m->arg, &v);
+    struct agent_viewer w;
+    if (agent_auth_viewer(m->auth, req, &w))
+        v.viewer = &w;
     json_t *j = agent_monitor_json(&v, "/proc", clock_wall_secs());
+    if (v.viewer != NULL)
+        agent_viewer_fini(&w);
     http_reply_json(req, 200, j);
     json_decref(j);
 }
 
 int agent_monitor_register(struct http_server *srv, agent_view_fn view,
-                           void *arg)
+                           void *arg, const struct agent_auth *auth)
 {
     /* Lives as long as the process: the server holds it by pointer. */
     static struct monitor m;
     m.view = view;
     m.arg = arg;
+    m.auth = auth;
     static const char *const paths[] = {
         "/monitor/statistics", "/monitor/statistics.json",
         "/slave(1)/monitor/statistics", "/slave(1)/monitor/statistics.json"};

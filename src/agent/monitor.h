@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 struct http_server;
+struct agent_auth;
 
 /* The document for view v at wall time now, reading /proc under
  * proc_root for tasks without a cgroup. New reference. */
@@ -24,8 +25,10 @@ json_t *agent_monitor_json(const struct agent_state_view *v,
                            const char *proc_root, double now);
 
 /* Route the endpoint on srv, reading the agent through view(arg) on each
- * request (arg borrowed). Returns 0, or -1 if a path is already routed. */
+ * request (arg borrowed), showing each reader the containers whose
+ * executor auth's --acls let it see (viewer.h; auth borrowed, NULL: all).
+ * Returns 0, or -1 if a path is already routed. */
 int agent_monitor_register(struct http_server *srv, agent_view_fn view,
-                           void *arg);
+                           void *arg, const struct agent_auth *auth);
 
 #endif

@@ -13,8 +13,10 @@
 #include "agent/executors.h"
 
 #include "agent/attributes.h"
+#include "agent/auth_agent.h"
 #include "agent/tasks.h"
 #include "agent/usage.h"
+#include "agent/viewer.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/flags.h"
@@ -41,7 +43,8 @@ struct agent_opapi {
     char *proc_root;
     void (*view)(void *arg, struct agent_state_view *out);
     void *arg;
-    struct log_toggle *toggle; /* borrowed; NULL: no SET_LOGGING_LEVEL */
+    struct log_toggle *toggle;     /* borrowed; NULL: no SET_LOGGING_LEVEL */
+    const struct agent_auth *auth; /* borrowed; NULL: no filtering */
 };
 
 typedef Mesos__V1__Agent__Response Response;
@@ -413,8 +416,10 @@ tasks_msg(const struct agent_state_view *v)
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL)
-        ptrs_push(task_state_is_terminal(t->state) ? &terminated : &launched,
-                  task_msg(t, v->agent_id));
+        if (agent_view_task(v, t))
+            ptrs_push(task_state_is_terminal(t->state) ? &terminated
+                                                       : &launched,
+                      task_msg(t, v->agent_id));
     Mesos__V1__Agent__Response__GetTasks *g =
         msg_new(&mesos__v1__agent__response__get_tasks__descriptor);
     g->launched_tasks = ptrs_take(&launched, &g->n_launched_tasks);
@@ -431,7 +436,7 @@ executors_msg(const struct agent_state_view *v)
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
-        if (t->info->executor != NULL)
+        if (t->info->executor != NULL || !agent_view_task_executor(v, t))
             continue;
         Mesos__V1__Agent__Response__GetExecutors__Executor *e = msg_new(
             &mesos__v1__agent__response__get_executors__executor__descriptor);
@@ -443,6 +448,8 @@ executors_msg(const struct agent_state_view *v)
     const Mesos__V1__ExecutorInfo *info;
     while (v->execs != NULL &&
            agent_execs_next(v->execs, &pos, &fw, &info, &sandbox)) {
+        if (!agent_view_executor(v, fw, info))
+            continue;
         Mesos__V1__Agent__Response__GetExecutors__Executor *e = msg_new(
             &mesos__v1__agent__response__get_executors__executor__descriptor);
         e->executor_info =
@@ -465,7 +472,8 @@ frameworks_msg(const struct agent_state_view *v)
     size_t pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
-        if (hmap_get(seen, t->framework_id) != NULL)
+        if (hmap_get(seen, t->framework_id) != NULL ||
+            !agent_view_framework(v, t->framework_id))
             continue;
         hmap_put(seen, t->framework_id, (void *)t);
         Mesos__V1__Agent__Response__GetFrameworks__Framework *f = msg_new(
@@ -498,14 +506,14 @@ static Response *get_containers(const struct agent_opapi *o,
     size_t n = 0, pos = 0;
     const struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL)
-        n += task_is_live(t);
+        n += task_is_live(t) && agent_view_task_executor(v, t);
     const struct agent_task **live = xcalloc(n ? n : 1, sizeof(*live));
     pid_t *leaders = xcalloc(n ? n : 1, sizeof(*leaders));
     struct agent_usage *use = xcalloc(n ? n : 1, sizeof(*use));
     size_t m = 0;
     pos = 0;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
-        if (!task_is_live(t))
+        if (!task_is_live(t) || !agent_view_task_executor(v, t))
             continue;
         live[m] = t;
         /* No pid yet: -1 leads no process (0 would gather the kernel's
@@ -632,6 +640,9 @@ void agent_opapi_handle(struct http_request *req, void *arg)
     struct agent_state_view v;
     memset(&v, 0, sizeof(v));
     o->view(o->arg, &v);
+    struct agent_viewer viewer;
+    if (agent_auth_viewer(o->auth, req, &viewer))
+        v.viewer = &viewer;
     Response *r = NULL;
     if (!call->has_type ||
         call->type == MESOS__V1__AGENT__CALL__TYPE__UNKNOWN) {
@@ -643,6 +654,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_health();
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_FLAGS:
+        if (!agent_auth_allow(o->auth, req, ACL_VIEW_FLAGS))
+            goto out;
         r = get_flags(&v);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_VERSION:
@@ -655,6 +668,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         r = get_logging_level(o);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__SET_LOGGING_LEVEL:
+        if (!agent_auth_allow(o->auth, req, ACL_SET_LOG_LEVEL))
+            goto out;
         if (o->toggle == NULL)
             goto unsupported;
         if (call->set_logging_level == NULL) {
@@ -669,6 +684,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
             http_reply_error(req, 400, "Expecting 'list_files' to be present");
             goto out;
         }
+        if (!agent_auth_allow_file(o->auth, req, call->list_files->path))
+            goto out;
         r = list_files(o, req, call->list_files->path);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__READ_FILE:
@@ -676,6 +693,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
             http_reply_error(req, 400, "Expecting 'read_file' to be present");
             goto out;
         }
+        if (!agent_auth_allow_file(o->auth, req, call->read_file->path))
+            goto out;
         r = read_file(o, req, call->read_file);
         break;
     case MESOS__V1__AGENT__CALL__TYPE__GET_STATE:
@@ -716,6 +735,8 @@ void agent_opapi_handle(struct http_request *req, void *arg)
         protobuf_c_message_free_unpacked(&r->base, NULL);
     }
 out:
+    if (v.viewer != NULL)
+        agent_viewer_fini(&viewer);
     jpb_free(&call->base);
 }
 
@@ -729,6 +750,7 @@ struct agent_opapi *agent_opapi_new(const struct agent_opapi_config *cfg)
     o->view = cfg->view;
     o->arg = cfg->arg;
     o->toggle = cfg->toggle;
+    o->auth = cfg->auth;
     return o;
 }
 

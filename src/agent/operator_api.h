@@ -24,6 +24,7 @@ struct http_request;
 struct agent_opapi;
 struct log_toggle;
 struct files;
+struct agent_auth;
 
 /* Where the API reads from. Strings are copied; files, arg and toggle are
  * borrowed. */
@@ -39,6 +40,11 @@ struct agent_opapi_config {
      * for SET_LOGGING_LEVEL and GET_LOGGING_LEVEL; NULL: SET_LOGGING_LEVEL
      * is not served (501). */
     struct log_toggle *toggle;
+    /* The agent's gate (auth_agent.h), borrowed: under its --acls what
+     * GET_STATE, GET_FRAMEWORKS, GET_EXECUTORS, GET_TASKS and
+     * GET_CONTAINERS show is filtered for the caller (viewer.h). NULL:
+     * everything is shown. */
+    const struct agent_auth *auth;
 };
 
 /* A new API over cfg. Free with agent_opapi_free. */

@@ -3,6 +3,8 @@
  */
 #include "agent/state_json.h"
 
+#include "agent/viewer.h"
+
 #include "agent/executors.h"
 
 #include "common/log.h"
@@ -289,15 +291,21 @@ json_t *agent_state_json(const struct agent_state_view *v)
     size_t pos = 0;
     struct agent_task *t;
     while ((t = agent_tasks_next(v->tasks, &pos)) != NULL) {
+        if (!agent_view_framework(v, t->framework_id))
+            continue;
         json_t *f = json_object_get(byid, t->framework_id);
         if (f == NULL) {
             f = framework_json(t->framework_id,
                                hmap_get(v->frameworks, t->framework_id));
             json_object_set_new(byid, t->framework_id, f);
         }
+        if (!agent_view_task_executor(v, t))
+            continue;
         if (t->info->executor != NULL) {
             json_t *e = custom_executor_of(f, t->framework_id,
                                            t->info->executor, v->execs);
+            if (!agent_view_task(v, t))
+                continue;
             json_array_append_new(
                 json_object_get(e, task_state_is_terminal(t->state)
                                        ? "completed_tasks"
@@ -305,8 +313,12 @@ json_t *agent_state_json(const struct agent_state_view *v)
                 task_json(t, v->agent_id));
             continue;
         }
-        json_array_append_new(json_object_get(f, "executors"),
-                              executor_json(t, v->agent_id));
+        json_t *ex = executor_json(t, v->agent_id);
+        if (!agent_view_task(v, t)) {
+            json_array_clear(json_object_get(ex, "tasks"));
+            json_array_clear(json_object_get(ex, "completed_tasks"));
+        }
+        json_array_append_new(json_object_get(f, "executors"), ex);
     }
     /* Executors without a task (yet, or any more). */
     pos = 0;
@@ -314,6 +326,8 @@ json_t *agent_state_json(const struct agent_state_view *v)
     const Mesos__V1__ExecutorInfo *xinfo;
     while (v->execs != NULL &&
            agent_execs_next(v->execs, &pos, &xfw, &xinfo, &xsandbox)) {
+        if (!agent_view_executor(v, xfw, xinfo))
+            continue;
         json_t *f = json_object_get(byid, xfw);
         if (f == NULL) {
             f = framework_json(xfw, hmap_get(v->frameworks, xfw));

@@ -50,6 +50,7 @@ struct flags;
 struct hmap;
 struct agent_iso;
 struct agent_execs;
+struct agent_viewer;
 
 /* Everything /state shows, borrowed. */
 struct agent_state_view {
@@ -68,6 +69,8 @@ struct agent_state_view {
     const res_list *checkpointed;    /* dynamic reservations and volumes */
     uint64_t checkpointed_version;   /* 0: none applied */
     const struct agent_iso *iso;     /* task statistics (isolator.h) */
+    /* What the reader may see (viewer.h); NULL: everything. */
+    const struct agent_viewer *viewer;
 };
 
 /* Resources as Mesos's model(Resources): each name summed over every

@@ -364,3 +364,71 @@ bool acls_authorized(const struct acls *a, const char *principal,
     }
     return a->permissive;
 }
+
+struct acl_approver {
+    int constant;    /* 1 or 0: the verdict for every object; -1: per object */
+    bool permissive; /* when no rule matches */
+    size_t n;        /* rules in objects and subject_allows */
+    const struct entity **objects; /* each kept rule's object entity */
+    bool *subject_allows; /* whether its subject allows the principal */
+};
+
+struct acl_approver *acl_approver_new(const struct acls *a,
+                                      const char *principal,
+                                      enum acl_action action)
+{
+    struct acl_approver *ap = xcalloc(1, sizeof(*ap));
+    if (a == NULL || action <= ACL_NONE || action >= ACL_NACTIONS) {
+        ap->constant = 1;
+        return ap;
+    }
+    ap->permissive = a->permissive;
+    size_t cap = a->nrules[action];
+    ap->objects = xcalloc(cap ? cap : 1, sizeof(*ap->objects));
+    ap->subject_allows = xcalloc(cap ? cap : 1, sizeof(*ap->subject_allows));
+    for (size_t i = 0; i < cap; i++) {
+        const struct rule *r = &a->rules[action][i];
+        if (!matches(principal, &r->subject))
+            continue;
+        ap->objects[ap->n] = &r->object;
+        ap->subject_allows[ap->n] = allows(principal, &r->subject);
+        ap->n++;
+        if (r->object.type != ENTITY_SOME)
+            break; /* matches every object: the rules after it never decide */
+    }
+    if (ap->n == 0)
+        ap->constant = ap->permissive ? 1 : 0;
+    else if (ap->objects[0]->type != ENTITY_SOME)
+        ap->constant =
+            ap->subject_allows[0] && ap->objects[0]->type == ENTITY_ANY;
+    else
+        ap->constant = -1;
+    return ap;
+}
+
+void acl_approver_free(struct acl_approver *ap)
+{
+    if (ap == NULL)
+        return;
+    free(ap->objects);
+    free(ap->subject_allows);
+    free(ap);
+}
+
+bool acl_approver_allows(const struct acl_approver *ap, const char *object)
+{
+    if (ap->constant >= 0)
+        return ap->constant == 1;
+    for (size_t i = 0; i < ap->n; i++)
+        if (matches(object, ap->objects[i]))
+            return ap->subject_allows[i] && allows(object, ap->objects[i]);
+    return ap->permissive;
+}
+
+bool acl_approver_constant(const struct acl_approver *ap, bool *verdict)
+{
+    if (ap->constant < 0)
+        return false;
+    *verdict = ap->constant == 1;
+    return true;
+}

@@ -88,6 +88,29 @@ void acls_free(struct acls *a);
 bool acls_authorized(const struct acls *a, const char *principal,
                      enum acl_action action, const char *object);
 
+/* A principal's rules for one action, picked once so that deciding an
+ * object costs a walk of the few rules that can apply (Mesos's cached
+ * ObjectApprover): the rules whose subject matches the principal, up to
+ * the first whose object is ANY or NONE (it decides every object after
+ * it). When that one is the first, the verdict is the same for every
+ * object and acl_approver_allows is one branch. Borrows the ACLs: free the
+ * approver before them. */
+struct acl_approver;
+
+/* The approver of principal (NULL: anonymous) for action under a (NULL:
+ * everything allowed). Never NULL; free with acl_approver_free. */
+struct acl_approver *acl_approver_new(const struct acls *a,
+                                      const char *principal,
+                                      enum acl_action action);
+void acl_approver_free(struct acl_approver *ap);
+
+/* Whether the approver's principal may do its action on object (NULL:
+ * ANY), as acls_authorized would answer. */
+bool acl_approver_allows(const struct acl_approver *ap, const char *object);
+
+/* True when the answer is the same for every object: *verdict is it. */
+bool acl_approver_constant(const struct acl_approver *ap, bool *verdict);
+
 /* Mesos's name of action ("run_tasks"). */
 const char *acl_action_name(enum acl_action action);
 

@@ -55,6 +55,11 @@ void master_authz_free(struct master *m)
     m->authz = NULL;
 }
 
+const struct acls *master_authz_acls(const struct master *m)
+{
+    return m->authz != NULL ? m->authz->acls : NULL;
+}
+
 bool master_authz_has_acls(const struct master *m)
 {
     return m->authz != NULL && m->authz->acls != NULL;
@@ -221,6 +226,12 @@ static const char *task_user(const Mesos__V1__TaskInfo *t,
     if (ex != NULL && ex->command != NULL && ex->command->user != NULL)
         return ex->command->user;
     return fw_user;
+}
+
+const char *master_authz_task_user(const Mesos__V1__TaskInfo *t,
+                                   const char *fw_user)
+{
+    return task_user(t, NULL, fw_user);
 }
 
 /* ACCEPT: every operation's action on its objects. */
@@ -842,10 +853,14 @@ static void pb_keep(size_t *n, void **v,
 static bool keep_task_pb(const struct master *m, const char *who, const void *e)
 {
     const Mesos__V1__Task *t = e;
-    return master_authz_allowed(m, who, ACL_VIEW_TASKS,
-                                framework_user(m, t->framework_id != NULL
-                                                      ? t->framework_id->value
-                                                      : NULL));
+    /* Task.user is the task's command user when it had one (Mesos's
+     * VIEW_TASK object), else the framework's. */
+    return master_authz_allowed(
+        m, who, ACL_VIEW_TASKS,
+        t->user != NULL
+            ? t->user
+            : framework_user(m, t->framework_id != NULL ? t->framework_id->value
+                                                        : NULL));
 }
 
 static bool keep_framework_pb(const struct master *m, const char *who,

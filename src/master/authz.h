@@ -27,6 +27,7 @@
 
 #include "common/acl.h"
 #include "master/calls.h"
+#include "mesos/v1/mesos.pb-c.h"
 
 struct http_request;
 
@@ -54,6 +55,10 @@ int master_authz_call(struct master_call_ctx *c, enum master_realm realm,
 bool master_authz_allowed(const struct master *m, const char *principal,
                           enum acl_action action, const char *object);
 
+/* The --acls in force (NULL: none), for approvers (common/acl.h) that
+ * must not outlive the master. */
+const struct acls *master_authz_acls(const struct master *m);
+
 /* True when --acls is set (readers filter only then). */
 bool master_authz_has_acls(const struct master *m);
 
@@ -72,6 +77,11 @@ const char *master_authz_principal(const struct master *m,
  * flags by view_flags. Nothing without --acls. */
 void master_authz_filter_json(const struct master *m,
                               const struct http_request *req, json_t *o);
+
+/* The user a task runs as, which view_tasks names: its command's user,
+ * else its executor's command's, else fw_user. */
+const char *master_authz_task_user(const Mesos__V1__TaskInfo *t,
+                                   const char *fw_user);
 
 struct ProtobufCMessage;
 /* The same for an operator API answer (GET_STATE, GET_FRAMEWORKS,

@@ -5,26 +5,68 @@
  * stream cut off as too slow (or closed by its peer) is unlinked and freed
  * from its close callback, which the HTTP layer runs at a safe point, never
  * inside a send: so the broadcast loop never sees its list change.
+ *
+ * Under --acls each subscriber sees what its principal may view, event by
+ * event, as Mesos's Master::Subscribers::Subscriber::send decides: its
+ * approvers for view_frameworks and view_tasks are picked once at
+ * SUBSCRIBE (common/acl.h), and a subscriber whose approvers allow every
+ * object (no --acls, or rules that allow it ANY) is marked sees_all, so
+ * the per-event check is one branch. An event is still encoded at most
+ * once per encoding, whoever receives it.
  */
 #include "master/operator_events.h"
 
 #include <stdlib.h>
 
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/task_state.h"
+#include "master/authz.h"
 #include "master/operator_state.h"
 #include "mesos/v1/master.pb-c.h"
 
 /* One SUBSCRIBE stream. */
 struct opev_sub {
     struct master *m;
-    struct http_stream *stream; /* owned; released when unlinked */
-    enum http_encoding enc;     /* the encoding SUBSCRIBE accepted */
+    struct http_stream *stream;           /* owned; released when unlinked */
+    enum http_encoding enc;               /* the encoding SUBSCRIBE accepted */
+    struct acl_approver *view_frameworks; /* of its principal, owned */
+    struct acl_approver *view_tasks;      /* likewise */
+    bool sees_all; /* both approvers allow every object: no check */
     struct opev_sub *next;
 };
+
+/* Who an event is about, for the subscribers' view_* rules; NULL for an
+ * event every subscriber receives (HEARTBEAT, AGENT_*). */
+struct opev_about {
+    const char *fw_user;   /* view_frameworks' object: the framework's user */
+    bool task;             /* a task event: view_tasks applies too */
+    const char *task_user; /* view_tasks' object: the task's user */
+};
+
+static bool sub_sees(const struct opev_sub *sub, const struct opev_about *a)
+{
+    if (a == NULL || sub->sees_all)
+        return true;
+    if (!acl_approver_allows(sub->view_frameworks, a->fw_user))
+        return false;
+    return !a->task || acl_approver_allows(sub->view_tasks, a->task_user);
+}
+
+static const char *fw_user(const struct framework *fw)
+{
+    return fw != NULL && fw->info != NULL ? fw->info->user : NULL;
+}
+
+static struct opev_about task_about(const struct task *t)
+{
+    const char *fu = fw_user(t->fw);
+    struct opev_about a = {fu, true, master_authz_task_user(t->info, fu)};
+    return a;
+}
 
 static void sub_unlink(struct opev_sub *sub)
 {
@@ -37,6 +79,8 @@ static void sub_unlink(struct opev_sub *sub)
         }
     }
     http_stream_close(sub->stream);
+    acl_approver_free(sub->view_frameworks);
+    acl_approver_free(sub->view_tasks);
     free(sub);
 }
 
@@ -55,9 +99,11 @@ static void on_close(struct http_stream *s, enum http_close_reason why,
     sub_unlink(sub);
 }
 
-/* Send ev to one subscriber (only) or to all (only NULL). */
+/* Send ev to one subscriber (only) or to all (only NULL) that may see
+ * what it is about (NULL: everyone). */
 static void send_event(struct master *m, struct opev_sub *only,
-                       const Mesos__V1__Master__Event *ev)
+                       const Mesos__V1__Master__Event *ev,
+                       const struct opev_about *about)
 {
     uint8_t *buf[2] = {NULL, NULL};
     size_t len[2] = {0, 0};
@@ -65,6 +111,8 @@ static void send_event(struct master *m, struct opev_sub *only,
          sub = only != NULL ? NULL : sub->next) {
         if (http_stream_is_closed(sub->stream))
             continue; /* its close callback follows */
+        if (!sub_sees(sub, about))
+            continue;
         int e = sub->enc == HTTP_ENC_JSON ? 0 : 1;
         if (buf[e] == NULL)
             buf[e] = jpb_encode(&ev->base, (enum jpb_format)sub->enc, &len[e]);
@@ -98,6 +146,15 @@ void master_opev_subscribe(struct master *m, struct http_request *req,
     struct opev_sub *sub = xcalloc(1, sizeof(*sub));
     sub->m = m;
     sub->enc = enc;
+    char buf[AUTH_MAX_PRINCIPAL + 1];
+    const char *who = master_authz_principal(m, req, buf);
+    const struct acls *acls = master_authz_acls(m);
+    sub->view_frameworks = acl_approver_new(acls, who, ACL_VIEW_FRAMEWORKS);
+    sub->view_tasks = acl_approver_new(acls, who, ACL_VIEW_TASKS);
+    bool all_fw = false, all_tasks = false;
+    sub->sees_all =
+        acl_approver_constant(sub->view_frameworks, &all_fw) && all_fw &&
+        acl_approver_constant(sub->view_tasks, &all_tasks) && all_tasks;
     sub->stream = http_stream_start(
         req, enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
         m->opts.operator_stream_cap, on_close, sub);
@@ -110,17 +167,21 @@ void master_opev_subscribe(struct master *m, struct http_request *req,
     Mesos__V1__Master__Event__Subscribed sd =
         MESOS__V1__MASTER__EVENT__SUBSCRIBED__INIT;
     sd.get_state = master_opst_get_state(m);
+    /* What GET_STATE would show this principal. */
+    Mesos__V1__Master__Response state = MESOS__V1__MASTER__RESPONSE__INIT;
+    state.get_state = sd.get_state;
+    master_authz_filter_response(m, who, &state.base);
     sd.has_heartbeat_interval_seconds = true;
     sd.heartbeat_interval_seconds = MASTER_HEARTBEAT_SECS;
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__SUBSCRIBED);
     ev.subscribed = &sd;
-    send_event(m, sub, &ev);
+    send_event(m, sub, &ev, NULL);
     protobuf_c_message_free_unpacked(&sd.get_state->base, NULL);
     /* As Mesos's heartbeater: the first one at once, then periodically. */
     Mesos__V1__Master__Event hb =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__HEARTBEAT);
-    send_event(m, sub, &hb);
+    send_event(m, sub, &hb, NULL);
 }
 
 void master_opev_heartbeat(struct master *m)
@@ -129,7 +190,7 @@ void master_opev_heartbeat(struct master *m)
         return;
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__HEARTBEAT);
-    send_event(m, NULL, &ev);
+    send_event(m, NULL, &ev, NULL);
 }
 
 void master_opev_task_added(struct master *m, const struct task *t)
@@ -142,7 +203,8 @@ void master_opev_task_added(struct master *m, const struct task *t)
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__TASK_ADDED);
     ev.task_added = &ta;
-    send_event(m, NULL, &ev);
+    struct opev_about about = task_about(t);
+    send_event(m, NULL, &ev, &about);
     protobuf_c_message_free_unpacked(&ta.task->base, NULL);
 }
 
@@ -161,7 +223,8 @@ void master_opev_task_updated(struct master *m, const struct task *t,
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__TASK_UPDATED);
     ev.task_updated = &tu;
-    send_event(m, NULL, &ev);
+    struct opev_about about = task_about(t);
+    send_event(m, NULL, &ev, &about);
 }
 
 void master_opev_agent_added(struct master *m, const struct agent *ag)
@@ -174,7 +237,7 @@ void master_opev_agent_added(struct master *m, const struct agent *ag)
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__AGENT_ADDED);
     ev.agent_added = &aa;
-    send_event(m, NULL, &ev);
+    send_event(m, NULL, &ev, NULL);
     protobuf_c_message_free_unpacked(&aa.agent->base, NULL);
 }
 
@@ -190,7 +253,7 @@ void master_opev_agent_removed(struct master *m, const char *agent_id)
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__AGENT_REMOVED);
     ev.agent_removed = &ar;
-    send_event(m, NULL, &ev);
+    send_event(m, NULL, &ev, NULL);
 }
 
 void master_opev_framework(struct master *m, const struct framework *fw,
@@ -214,7 +277,8 @@ void master_opev_framework(struct master *m, const struct framework *fw,
         ev = event_of(MESOS__V1__MASTER__EVENT__TYPE__FRAMEWORK_UPDATED);
         ev.framework_updated = &fu;
     }
-    send_event(m, NULL, &ev);
+    struct opev_about about = {fw_user(fw), false, NULL};
+    send_event(m, NULL, &ev, &about);
     protobuf_c_message_free_unpacked(&f->base, NULL);
 }
 
@@ -256,7 +320,8 @@ void master_opev_framework_removing(struct master *m,
         Mesos__V1__Master__Event ev =
             event_of(MESOS__V1__MASTER__EVENT__TYPE__TASK_UPDATED);
         ev.task_updated = &tu;
-        send_event(m, NULL, &ev);
+        struct opev_about about = task_about(t);
+        send_event(m, NULL, &ev, &about);
     }
     Mesos__V1__Master__Event__FrameworkRemoved fr =
         MESOS__V1__MASTER__EVENT__FRAMEWORK_REMOVED__INIT;
@@ -264,7 +329,8 @@ void master_opev_framework_removing(struct master *m,
     Mesos__V1__Master__Event ev =
         event_of(MESOS__V1__MASTER__EVENT__TYPE__FRAMEWORK_REMOVED);
     ev.framework_removed = &fr;
-    send_event(m, NULL, &ev);
+    struct opev_about about = {fw_user(fw), false, NULL};
+    send_event(m, NULL, &ev, &about);
 }
 
 void master_opev_free_all(struct master *m)

@@ -18,6 +18,7 @@
 
 #include "common/fs.h"
 #include "common/json_pb.h"
+#include "common/jwt.h"
 #include "mesos/v1/executor.pb-c.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "offerd/agent.pb-c.h"
@@ -294,6 +295,51 @@ static int post_json(const char *json, char *reason, size_t rlen)
     return post_executor("application/json", json, strlen(json), reason, rlen);
 }
 
+/* POST a JSON call with "Authorization: Bearer <token>" (token NULL: no
+ * header); returns the status. */
+static int post_with_token(const char *token, const char *json, char *reason,
+                           size_t rlen)
+{
+    char auth[JWT_MAX_TOKEN + 64];
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+             token != NULL ? token : "");
+    const char *headers[] = {"Content-Type: application/json",
+                             token != NULL ? auth : NULL, NULL};
+    struct e2e_response r;
+    ck_assert_int_eq(e2e_http(agent.port, "POST", "/api/v1/executor", headers,
+                              json, strlen(json), 5000, &r),
+                     0);
+    int status = r.status;
+    snprintf(reason, rlen, "%s", r.body != NULL ? r.body : "");
+    e2e_response_free(&r);
+    return status;
+}
+
+/* The agent's executor key in these tests. */
+static const char key[] = "e2e-executor-key\n";
+
+/* Write key next to the agent's work_dir (removed with base_dir) into
+ * keyfile (PATH_MAX + 16 bytes) and its flag into keyflag (PATH_MAX + 64
+ * bytes). */
+static void write_executor_key(char *keyfile, char *keyflag)
+{
+    snprintf(keyfile, PATH_MAX + 16, "%s.key", agent_work);
+    ck_assert_int_eq(fs_write_atomic(keyfile, key, strlen(key)), 0);
+    snprintf(keyflag, PATH_MAX + 64, "--executor_secret_key=%s", keyfile);
+}
+
+/* A token over fid, eid and cid signed with k. New string. */
+static char *token_of(const char *k, const char *fid, const char *eid,
+                      const char *cid)
+{
+    json_t *claims =
+        json_pack("{s:s, s:s, s:s}", "fid", fid, "eid", eid, "cid", cid);
+    char *t = jwt_hs256_sign(claims, (const uint8_t *)k, strlen(k));
+    json_decref(claims);
+    ck_assert_ptr_nonnull(t);
+    return t;
+}
+
 /* ---- Tests ---- */
 
 START_TEST(test_two_tasks_messages_kill_shutdown)
@@ -413,6 +459,114 @@ START_TEST(test_task_after_subscription_and_finish)
     } while ((ntasks != 1 || ndone != 0) && e2e_now_ms() < deadline);
     ck_assert_uint_eq(ntasks, 1);
     ck_assert_uint_eq(ndone, 0);
+}
+END_TEST
+
+/* --authenticate_http_executors: the executor runs its tasks with the
+ * token the agent gave it; a call without one, with a forged one, or with
+ * a valid one of another executor or container is refused. */
+START_TEST(test_executor_tokens)
+{
+    char keyfile[PATH_MAX + 16], keyflag[PATH_MAX + 64];
+    write_executor_key(keyfile, keyflag);
+    /* HTTP Basic on the agent's read-write endpoints too: the executor
+     * API is not in that realm (its tokens are no Basic credentials). */
+    char credfile[PATH_MAX + 16], credflag[PATH_MAX + 64];
+    snprintf(credfile, sizeof(credfile), "%s.creds", agent_work);
+    ck_assert_int_eq(fs_write_atomic(credfile, "ops so\neve se\n", 14), 0);
+    snprintf(credflag, sizeof(credflag), "--http_credentials=%s", credfile);
+    /* And view_* rules: eve may see no framework; everyone else all. */
+    const char *acls =
+        "--acls={\"view_frameworks\": [{\"principals\": {\"values\": "
+        "[\"eve\"]}, \"users\": {\"type\": \"NONE\"}}]}";
+    const char *extra[] = {"--authenticate_http_executors", keyflag, credflag,
+                           "--authenticate_http_readwrite", acls,    NULL};
+    hfm.auto_ack = true;
+    start_agent(extra);
+    hfm_wait_subscribed(1, 10000);
+    size_t from = 0;
+    struct exec_task t1 = {.task_id = "k1"};
+    run_exec_task(&t1);
+    wait_update(&from, "k1", RUNNING); /* its own token works */
+    char sandbox[PATH_MAX];
+    executor_sandbox(sandbox, sizeof(sandbox));
+    const char *cid = strrchr(sandbox, '/') + 1; /* the run's id */
+
+    static const char msg[] =
+        "{\"type\":\"MESSAGE\",\"framework_id\":{\"value\":\"" FW_ID
+        "\"},\"executor_id\":{\"value\":\"" EX_ID "\"},\"message\":{"
+        "\"data\":\"aGk=\"}}";
+    char reason[512];
+    ck_assert_int_eq(post_with_token(NULL, msg, reason, sizeof(reason)), 401);
+    ck_assert_str_eq(reason, "authentication required\n");
+    ck_assert_int_eq(
+        post_with_token("not-a-token", msg, reason, sizeof(reason)), 401);
+    /* Signed with another key: forged. */
+    char *forged = token_of("guessed-key", FW_ID, EX_ID, cid);
+    ck_assert_int_eq(post_with_token(forged, msg, reason, sizeof(reason)), 401);
+    ck_assert_str_eq(reason, "token signature does not match\n");
+    free(forged);
+    /* Genuine, but another executor's: it cannot act for EX_ID. */
+    char *other = token_of(key, FW_ID, "another-executor", cid);
+    ck_assert_int_eq(post_with_token(other, msg, reason, sizeof(reason)), 403);
+    ck_assert_msg(strstr(reason, "'eid' claim") != NULL, "%s", reason);
+    free(other);
+    /* Genuine, EX_ID's, but of an earlier container. */
+    char *stale = token_of(key, FW_ID, EX_ID, "an-earlier-run");
+    ck_assert_int_eq(post_with_token(stale, msg, reason, sizeof(reason)), 403);
+    ck_assert_msg(strstr(reason, "'cid' claim") != NULL, "%s", reason);
+    free(stale);
+    /* No message reached the master through the refused calls; a call
+     * with the right claims is accepted. */
+    size_t fm = from;
+    ck_assert(hfm_wait_call(&fm, OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE,
+                            NULL, -1, 0) < 0);
+    char *good = token_of(key, FW_ID, EX_ID, cid);
+    ck_assert_int_eq(post_with_token(good, msg, reason, sizeof(reason)), 202);
+    free(good);
+    wait_call(&fm, OFFERD__AGENT__CALL__TYPE__EXECUTOR_MESSAGE);
+
+    /* The agent's readers under --acls: eve sees no framework, executor
+     * or task in /state, /monitor/statistics or the operator API. */
+    static const char eve[] = "Authorization: Basic ZXZlOnNl"; /* eve:se */
+    static const char ops[] = "Authorization: Basic b3BzOnNv"; /* ops:so */
+    const char *who[] = {ops, eve};
+    for (size_t i = 0; i < 2; i++) {
+        size_t want = i == 0 ? 1 : 0;
+        const char *h[] = {who[i], "Content-Type: application/json",
+                           "Accept: application/json", NULL};
+        struct e2e_response r;
+        ck_assert_int_eq(
+            e2e_http(agent.port, "GET", "/state", h, NULL, 0, 5000, &r), 0);
+        ck_assert_int_eq(r.status, 200);
+        json_t *st = json_loads(r.body, 0, NULL);
+        ck_assert_uint_eq(json_array_size(json_object_get(st, "frameworks")),
+                          want);
+        json_decref(st);
+        e2e_response_free(&r);
+        const char *get = "{\"type\":\"GET_EXECUTORS\"}";
+        ck_assert_int_eq(e2e_http(agent.port, "POST", "/api/v1", h, get,
+                                  strlen(get), 5000, &r),
+                         0);
+        ck_assert_int_eq(r.status, 200);
+        st = json_loads(r.body, 0, NULL);
+        ck_assert_uint_eq(
+            json_array_size(json_object_get(
+                json_object_get(st, "get_executors"), "executors")),
+            want);
+        json_decref(st);
+        e2e_response_free(&r);
+        ck_assert_int_eq(e2e_http(agent.port, "GET", "/monitor/statistics", h,
+                                  NULL, 0, 5000, &r),
+                         0);
+        ck_assert_int_eq(r.status, 200);
+        st = json_loads(r.body, 0, NULL);
+        if (i == 1)
+            ck_assert_uint_eq(json_array_size(st), 0);
+        json_decref(st);
+        e2e_response_free(&r);
+    }
+    unlink(credfile);
 }
 END_TEST
 
@@ -765,7 +919,8 @@ START_TEST(test_shutdown_framework_shuts_executor_down)
 END_TEST
 
 /* The same flow with an executor written with a third-party library:
- * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go). */
+ * mesos-go's v1 executor API, speaking protobuf (go_executor/main.go),
+ * sending the token the agent requires (--authenticate_http_executors). */
 START_TEST(test_mesos_go_executor)
 {
 #ifndef GO_EXECUTOR_BIN
@@ -773,7 +928,10 @@ START_TEST(test_mesos_go_executor)
                     "test_mesos_go_executor skipped\n");
 #else
     hfm.auto_ack = true;
-    start_agent(NULL);
+    char keyfile[PATH_MAX + 16], keyflag[PATH_MAX + 64];
+    write_executor_key(keyfile, keyflag);
+    const char *extra[] = {"--authenticate_http_executors", keyflag, NULL};
+    start_agent(extra);
     hfm_wait_subscribed(1, 10000);
     size_t from = 0;
     struct exec_task t1 = {.task_id = "g1", .program = GO_EXECUTOR_BIN};
@@ -823,6 +981,7 @@ static Suite *executors_suite(void)
     tcase_add_test(tc, test_two_tasks_messages_kill_shutdown);
     tcase_add_test(tc, test_task_after_subscription_and_finish);
     tcase_add_test(tc, test_registration_timeout);
+    tcase_add_test(tc, test_executor_tokens);
     tcase_add_test(tc, test_executor_exit_fails_tasks);
     tcase_add_test(tc, test_bad_calls_refused);
     tcase_add_test(tc, test_protobuf_subscribe_gets_queued_task);

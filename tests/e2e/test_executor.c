@@ -5,7 +5,8 @@
  * but jansson for JSON.
  *
  * It reads MESOS_AGENT_ENDPOINT, MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID and
- * MESOS_CHECKPOINT, SUBSCRIBEs, and then:
+ * MESOS_CHECKPOINT (and MESOS_EXECUTOR_AUTHENTICATION_TOKEN, sent as
+ * "Authorization: Bearer" on every call when set), SUBSCRIBEs, and then:
  *   LAUNCH / LAUNCH_GROUP  TASK_RUNNING for each task; a task whose name
  *                          starts with "finish" then gets TASK_FINISHED
  *   KILL                   TASK_KILLED
@@ -153,12 +154,21 @@ static int post_call(json_t *call)
         free(body);
         return -1;
     }
-    char head[512];
+    /* The token the agent gave us, as Mesos's executors send it. */
+    const char *token = getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN");
+    char head[4096 + 512];
     int hl = snprintf(head, sizeof(head),
                       "POST /api/v1/executor HTTP/1.1\r\nHost: %s\r\n"
-                      "Content-Type: application/json\r\n"
+                      "Content-Type: application/json\r\n%s%s%s"
                       "Accept: application/json\r\nContent-Length: %zu\r\n\r\n",
-                      endpoint, strlen(body));
+                      endpoint, token != NULL ? "Authorization: Bearer " : "",
+                      token != NULL ? token : "", token != NULL ? "\r\n" : "",
+                      strlen(body));
+    if (hl < 0 || (size_t)hl >= sizeof(head)) {
+        free(body);
+        close(fd);
+        return -1;
+    }
     int rc =
         write_all(fd, head, (size_t)hl) | write_all(fd, body, strlen(body));
     free(body);

@@ -102,6 +102,8 @@ START_TEST(test_rejections)
          "--status_update_retry_interval_max"},
         {"--registration_backoff_max=1ms", "--registration_backoff_max"},
         {"--recover=kill", "--recover"},
+        {"--authenticate_http_executors",
+         "--authenticate_http_executors needs --executor_secret_key"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct agent_flags af;

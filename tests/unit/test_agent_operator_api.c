@@ -178,7 +178,7 @@ static void setup(void)
     sandboxes = files_new();
     files_set_base(sandboxes, root);
     ck_assert_int_eq(files_attach(sandboxes, root, root, err, sizeof(err)), 0);
-    struct agent_opapi_config cfg = {sandboxes, proc, view, NULL, toggle};
+    struct agent_opapi_config cfg = {sandboxes, proc, view, NULL, toggle, NULL};
     api = agent_opapi_new(&cfg);
 }
 

@@ -244,6 +244,72 @@ START_TEST(test_acl_permissive_false)
 }
 END_TEST
 
+/* An approver answers as acls_authorized for every principal and object,
+ * and knows when its answer does not depend on the object. */
+START_TEST(test_acl_approver_agrees)
+{
+    /* Each concatenation in parentheses: one element each (clang's
+     * -Wstring-concatenation). */
+    static const char *const files[] = {
+        ("{\"view_tasks\": ["
+         " {\"principals\": {\"values\": [\"ops\"]}, \"users\": {\"type\": "
+         "\"ANY\"}},"
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"nobody\", \"www\"]}},"
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"root\"]}},"
+         " {\"principals\": {\"type\": \"ANY\"}, \"users\": {\"type\": "
+         "\"NONE\"}}]}"),
+        ("{\"permissive\": false, \"view_tasks\": ["
+         " {\"principals\": {\"values\": [\"fw\"]}, \"users\": {\"values\": "
+         "[\"nobody\"]}}]}"),
+        "{\"permissive\": true}",
+        ("{\"view_tasks\": [{\"principals\": {\"type\": \"NONE\"},"
+         " \"users\": {\"type\": \"ANY\"}}]}"),
+    };
+    static const char *const principals[] = {"ops", "fw", "eve", NULL};
+    static const char *const users[] = {"nobody", "www", "root", "x", NULL};
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        struct acls *a = acls_of(files[f]);
+        for (size_t p = 0; p < 4; p++) {
+            struct acl_approver *ap =
+                acl_approver_new(a, principals[p], ACL_VIEW_TASKS);
+            bool verdict = false;
+            bool constant = acl_approver_constant(ap, &verdict);
+            for (size_t u = 0; u < 5; u++) {
+                bool want =
+                    acls_authorized(a, principals[p], ACL_VIEW_TASKS, users[u]);
+                ck_assert_msg(acl_approver_allows(ap, users[u]) == want,
+                              "acls %zu principal %s user %s", f,
+                              principals[p] ? principals[p] : "(anonymous)",
+                              users[u] ? users[u] : "(any)");
+                if (constant)
+                    ck_assert(verdict == want);
+            }
+            acl_approver_free(ap);
+        }
+        acls_free(a);
+    }
+    /* ops under the first file: ANY object first, so constant. */
+    struct acls *a = acls_of(files[0]);
+    struct acl_approver *ap = acl_approver_new(a, "ops", ACL_VIEW_TASKS);
+    bool verdict = false;
+    ck_assert(acl_approver_constant(ap, &verdict) && verdict);
+    acl_approver_free(ap);
+    ap = acl_approver_new(a, "fw", ACL_VIEW_TASKS);
+    ck_assert(!acl_approver_constant(ap, &verdict));
+    acl_approver_free(ap);
+    ap = acl_approver_new(a, "eve", ACL_VIEW_TASKS);
+    ck_assert(acl_approver_constant(ap, &verdict) && !verdict);
+    acl_approver_free(ap);
+    acls_free(a);
+    /* Without ACLs everything is allowed. */
+    ap = acl_approver_new(NULL, "eve", ACL_VIEW_TASKS);
+    ck_assert(acl_approver_constant(ap, &verdict) && verdict);
+    acl_approver_free(ap);
+}
+END_TEST
+
 /* Mesos's match and allow matrices, request by entity. */
 START_TEST(test_acl_matrix)
 {
@@ -341,6 +407,7 @@ static Suite *auth_suite(void)
     tcase_add_test(acl, test_acl_first_match_wins);
     tcase_add_test(acl, test_acl_permissive_false);
     tcase_add_test(acl, test_acl_matrix);
+    tcase_add_test(acl, test_acl_approver_agrees);
     tcase_add_test(acl, test_acl_refused);
     tcase_add_test(acl, test_acl_load_file_and_ignored_actions);
     suite_add_tcase(s, acl);

@@ -18,6 +18,7 @@
 #include "master/agents.h"
 #include "master/master.h"
 #include "master/operator_api.h"
+#include "master/operator_events.h"
 #include "master/scheduler_api.h"
 
 MFX_STANDARD_FIXTURE
@@ -455,6 +456,132 @@ START_TEST(test_executors_filtered)
 }
 END_TEST
 
+/* An operator subscriber as principal/secret on p; returns its SUBSCRIBED
+ * event's get_state (new reference). */
+static json_t *op_subscribe_as(struct mfx_peer *p, const char *principal,
+                               const char *secret)
+{
+    mfx_set_principal(&X, principal, secret);
+    memset(p, 0, sizeof(*p));
+    p->stream = mfx_operator(&X, "{\"type\":\"SUBSCRIBE\"}");
+    ck_assert_msg(http_fake_is_stream(p->stream), "SUBSCRIBE answered %d: %s",
+                  http_fake_status(p->stream), mfx_body(p->stream));
+    json_t *ev = mfx_next_event(&X, p, "SUBSCRIBED");
+    ck_assert_ptr_nonnull(ev);
+    json_t *st =
+        json_object_get(json_object_get(ev, "subscribed"), "get_state");
+    json_incref(st);
+    json_decref(ev);
+    return st;
+}
+
+static size_t state_count(const json_t *st, const char *part, const char *list)
+{
+    return json_array_size(json_object_get(json_object_get(st, part), list));
+}
+
+/* The types of p's unread events, heartbeats included, space-separated
+ * (all read). */
+static void unread_types(struct mfx_peer *p, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (size_t n = http_fake_record_count(p->stream); p->next < n; p->next++) {
+        size_t rlen;
+        const uint8_t *r = http_fake_record(p->stream, p->next, &rlen);
+        json_t *ev = json_loadb((const char *)r, rlen, 0, NULL);
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        size_t used = strlen(out);
+        snprintf(out + used, len - used, "%s%s", used > 0 ? " " : "",
+                 type != NULL ? type : "?");
+        json_decref(ev);
+    }
+}
+
+/* The operator event stream shows each subscriber what its view_* rules
+ * let it see, event by event (Mesos's Subscriber::send): eve (no view
+ * rights, no other right either) may subscribe and sees agents and
+ * heartbeats only; fw sees frameworks but not tasks; ops sees all. */
+START_TEST(test_operator_stream_filtered)
+{
+    mfx_set_principal(&X, "agent", "sa");
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    mfx_set_principal(&X, "fw", "s1");
+    mfx_framework_subscribe(&X, &FW, FW_INFO);
+    char offer_id[256];
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    ck_assert_int_eq(launch_as(offer_id, "nobody"), 202);
+
+    /* SUBSCRIBED's state, as GET_STATE would show each. */
+    static struct mfx_peer FWOP; /* an operator subscriber as fw */
+    json_t *st_eve = op_subscribe_as(&OP, "eve", "se");
+    json_t *st_fw = op_subscribe_as(&FWOP, "fw", "s1");
+    json_t *st_ops = op_subscribe_as(&OP2, "ops", "so");
+    ck_assert_uint_eq(state_count(st_eve, "get_frameworks", "frameworks"), 0);
+    ck_assert_uint_eq(state_count(st_eve, "get_tasks", "pending_tasks") +
+                          state_count(st_eve, "get_tasks", "tasks"),
+                      0);
+    ck_assert_uint_eq(state_count(st_eve, "get_agents", "agents"), 1);
+    ck_assert_uint_eq(state_count(st_fw, "get_frameworks", "frameworks"), 1);
+    ck_assert_uint_eq(state_count(st_fw, "get_tasks", "pending_tasks") +
+                          state_count(st_fw, "get_tasks", "tasks"),
+                      0);
+    ck_assert_uint_eq(state_count(st_ops, "get_frameworks", "frameworks"), 1);
+    ck_assert_uint_eq(state_count(st_ops, "get_tasks", "pending_tasks") +
+                          state_count(st_ops, "get_tasks", "tasks"),
+                      1);
+    json_decref(st_eve);
+    json_decref(st_fw);
+    json_decref(st_ops);
+    struct mfx_peer *subs[] = {&OP, &FWOP, &OP2};
+    char types[512];
+    for (size_t i = 0; i < 3; i++)
+        unread_types(subs[i], types, sizeof(types)); /* the first HEARTBEAT */
+
+    /* A task update, a second framework, a second agent, a heartbeat. */
+    mfx_set_principal(&X, "agent", "sa");
+    mfx_task_update(&X, &FW, &AG, "t1", "TASK_RUNNING", 1, false);
+    mfx_set_principal(&X, "fw", "s1");
+    mfx_framework_subscribe(&X, &FW2, FW_INFO);
+    mfx_set_principal(&X, "agent2", "sb");
+    mfx_agent_subscribe(&X, &AG2, "host2", "cpus:1;mem:512");
+    master_opev_heartbeat(X.m);
+    mfx_settle(&X);
+
+    static const char *const want[] = {
+        "AGENT_ADDED HEARTBEAT",
+        "FRAMEWORK_ADDED AGENT_ADDED HEARTBEAT",
+        "TASK_UPDATED FRAMEWORK_ADDED AGENT_ADDED HEARTBEAT",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        unread_types(subs[i], types, sizeof(types));
+        ck_assert_str_eq(types, want[i]);
+    }
+
+    /* The framework's removal: its tasks' TASK_UPDATED (TASK_KILLED) and
+     * FRAMEWORK_REMOVED go to those who may see them. */
+    mfx_set_principal(&X, "ops", "so");
+    char call[512];
+    snprintf(call, sizeof(call),
+             "{\"type\":\"TEARDOWN\",\"teardown\":{\"framework_id\":{"
+             "\"value\":\"%s\"}}}",
+             FW.id);
+    struct http_fake *f = mfx_operator(&X, call);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    http_fake_free(f);
+    mfx_settle(&X);
+    static const char *const removed[] = {
+        "",
+        "FRAMEWORK_REMOVED",
+        "TASK_UPDATED FRAMEWORK_REMOVED",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        unread_types(subs[i], types, sizeof(types));
+        ck_assert_str_eq(types, removed[i]);
+    }
+    mfx_peer_free(&FWOP);
+}
+END_TEST
+
 /* Without --credentials nothing is asked; a bad file is refused at start. */
 START_TEST(test_flags_refused)
 {
@@ -488,6 +615,7 @@ static Suite *master_auth_suite(void)
     tcase_add_test(tc, test_endpoints_gated);
     tcase_add_test(tc, test_readers_filtered);
     tcase_add_test(tc, test_executors_filtered);
+    tcase_add_test(tc, test_operator_stream_filtered);
     suite_add_tcase(s, tc);
     TCase *flags = tcase_create("flags");
     tcase_add_test(flags, test_flags_refused);

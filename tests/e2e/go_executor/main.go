@@ -113,12 +113,20 @@ func main() {
 	say("executor %s of framework %s, agent %s, sandbox %s", cfg.ExecutorID,
 		cfg.FrameworkID, cfg.AgentEndpoint, cfg.Sandbox)
 	endpoint := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
+	cliOpts := []httpcli.Opt{
+		httpcli.Endpoint(endpoint.String()),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10 * time.Second))),
+	}
+	// The token the agent gave this executor (--executor_secret_key), sent
+	// on every call as Mesos's own executor library does; mesos-go does not
+	// read it by itself.
+	if token := os.Getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN"); token != "" {
+		cliOpts = append(cliOpts,
+			httpcli.DefaultHeader("Authorization", "Bearer "+token))
+	}
 	s := &state{
-		cli: httpcli.New(
-			httpcli.Endpoint(endpoint.String()),
-			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-			httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
-		),
+		cli:     httpcli.New(cliOpts...),
 		opts:    executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)},
 		exID:    mesos.ExecutorID{Value: cfg.ExecutorID},
 		running: map[string]mesos.TaskInfo{},
