@@ -10,10 +10,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
 #include "check_main.h"
+#include "common/auth.h"
 #include "common/http_fake.h"
 #include "master/frameworks.h"
 #include "master/master.h"
@@ -439,6 +441,88 @@ START_TEST(test_master_stops_mid_body)
 }
 END_TEST
 
+/* ---- Readers' views ------------------------------------------------------ */
+
+static char creds_path[64];
+
+/* view_tasks and view_flags for ops only; everyone sees frameworks. */
+static void acl_setup(void)
+{
+    snprintf(creds_path, sizeof(creds_path), "/tmp/offerd-creds-XXXXXX");
+    int fd = mkstemp(creds_path);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "eve se\nops so\n";
+    ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+                     (ssize_t)(sizeof(text) - 1));
+    close(fd);
+    char creds_flag[96];
+    snprintf(creds_flag, sizeof(creds_flag), "--credentials=%s", creds_path);
+    const char *flags[] = {
+        creds_flag,
+        "--acls={\"view_tasks\": [{\"principals\": {\"values\": [\"ops\"]}, "
+        "\"users\": {\"type\": \"ANY\"}}, {\"principals\": {\"type\": "
+        "\"ANY\"}, \"users\": {\"type\": \"NONE\"}}], \"view_flags\": "
+        "[{\"principals\": {\"values\": [\"ops\"]}, \"flags\": {\"type\": "
+        "\"ANY\"}}, {\"principals\": {\"type\": \"ANY\"}, \"flags\": "
+        "{\"type\": \"NONE\"}}]}",
+        NULL};
+    mfx_start(&X, flags);
+}
+
+static void acl_teardown(void)
+{
+    teardown();
+    unlink(creds_path);
+}
+
+static size_t tasks_in(const char *body)
+{
+    json_t *st = parse(body);
+    size_t n = 0, i;
+    json_t *fw;
+    json_array_foreach(json_object_get(st, "frameworks"), i, fw) n +=
+        json_array_size(json_object_get(fw, "tasks"));
+    ck_assert_uint_eq(json_array_size(json_object_get(st, "frameworks")), 2);
+    json_decref(st);
+    return n;
+}
+
+/* Each reader's body is filtered for its principal, slice by slice;
+ * readers of one principal share a production, of two do not. */
+START_TEST(test_readers_filtered_per_principal)
+{
+    fill();
+    master_state_stream_tune(X.m, 0, 0, 0);
+    const char *who[3] = {"ops", "eve", "eve"};
+    for (size_t i = 0; i < 3; i++) {
+        R[i] = http_fake_new(X.base, HTTP_GET, "/state");
+        char *h = auth_basic_header(who[i], i == 0 ? "so" : "se");
+        http_fake_add_header(R[i], "Authorization", h);
+        free(h);
+        http_fake_dispatch_server(R[i], X.m->http);
+    }
+    R[3] = http_fake_new(X.base, HTTP_GET, "/health");
+    http_fake_dispatch_server(R[3], X.m->http);
+    ck_assert(mfx_run_until(&X, all_replied, NULL));
+    struct master_state_stream_stats s;
+    master_state_stream_stats(X.m, &s);
+    ck_assert_uint_eq(s.productions, 3);
+    char *b[3];
+    for (size_t i = 0; i < 3; i++)
+        b[i] = body_of(R[i]);
+    ck_assert_uint_eq(tasks_in(b[0]), ntasks);
+    ck_assert(strstr(b[0], "\"flags\":{") != NULL);
+    ck_assert_uint_eq(tasks_in(b[1]), 0);
+    ck_assert(strstr(b[1], "\"flags\":{") == NULL);
+    ck_assert_str_eq(b[1], b[2]);
+    for (size_t i = 0; i < 4; i++) {
+        if (i < 3)
+            free(b[i]);
+        http_fake_free(R[i]);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("master_state_stream");
@@ -454,6 +538,11 @@ static Suite *suite(void)
     tcase_add_test(tc, test_stalled_reader_pauses_production);
     tcase_add_test(tc, test_reader_leaving_ends_production);
     tcase_add_test(tc, test_master_stops_mid_body);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("views");
+    tcase_add_checked_fixture(tc, acl_setup, acl_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_readers_filtered_per_principal);
     suite_add_tcase(s, tc);
     return s;
 }
