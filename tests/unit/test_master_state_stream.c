@@ -446,6 +446,14 @@ END_TEST
 static char creds_path[64];
 
 /* view_tasks and view_flags for ops only; everyone sees frameworks. */
+static const char ACLS[] =
+    "--acls={\"view_tasks\": [{\"principals\": {\"values\": [\"ops\"]}, "
+    "\"users\": {\"type\": \"ANY\"}}, {\"principals\": {\"type\": "
+    "\"ANY\"}, \"users\": {\"type\": \"NONE\"}}], \"view_flags\": "
+    "[{\"principals\": {\"values\": [\"ops\"]}, \"flags\": {\"type\": "
+    "\"ANY\"}}, {\"principals\": {\"type\": \"ANY\"}, \"flags\": "
+    "{\"type\": \"NONE\"}}]}";
+
 static void acl_setup(void)
 {
     snprintf(creds_path, sizeof(creds_path), "/tmp/offerd-creds-XXXXXX");
@@ -457,15 +465,7 @@ static void acl_setup(void)
     close(fd);
     char creds_flag[96];
     snprintf(creds_flag, sizeof(creds_flag), "--credentials=%s", creds_path);
-    const char *flags[] = {
-        creds_flag,
-        "--acls={\"view_tasks\": [{\"principals\": {\"values\": [\"ops\"]}, "
-        "\"users\": {\"type\": \"ANY\"}}, {\"principals\": {\"type\": "
-        "\"ANY\"}, \"users\": {\"type\": \"NONE\"}}], \"view_flags\": "
-        "[{\"principals\": {\"values\": [\"ops\"]}, \"flags\": {\"type\": "
-        "\"ANY\"}}, {\"principals\": {\"type\": \"ANY\"}, \"flags\": "
-        "{\"type\": \"NONE\"}}]}",
-        NULL};
+    const char *flags[] = {creds_flag, ACLS, NULL};
     mfx_start(&X, flags);
 }
 
