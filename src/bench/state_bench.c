@@ -438,16 +438,14 @@ int main(int argc, char **argv)
     base = event_base_new();
     struct master_flags flags;
     master_flags_init(&flags);
-    char *fargv[] = {"offerd",
-                     "--ip=127.0.0.1",
-                     "--port=0",
-                     "--hostname=bench",
-                     "--logging_level=ERROR",
-                     "--allocation_interval=50ms",
-                     NULL};
+    char *fargv[] = {"offerd", "--ip=127.0.0.1", "--port=0", "--hostname=bench",
+                     "--logging_level=ERROR", "--allocation_interval=50ms",
+                     /* The fake agents do not answer pings: none, so that
+                        none is removed while the bench runs. */
+                     "--agent_ping_timeout=3600secs", NULL};
     char *env[] = {NULL};
     char err[512];
-    if (master_flags_parse(&flags, 6, fargv, env, err, sizeof(err)) !=
+    if (master_flags_parse(&flags, 7, fargv, env, err, sizeof(err)) !=
         FLAGS_OK) {
         fprintf(stderr, "flags: %s\n", err);
         return 1;
