@@ -357,12 +357,14 @@ struct master {
     struct master_options opts;
     struct alloc *alloc;
     struct registry *registry;
-    struct master_quota *quota; /* weights and quota (quota.c) */
-    struct master_ops *ops;     /* operations with feedback (operations.c) */
-    struct master_authz *authz; /* credentials and ACLs (authz.c) */
-    struct state_streams *state_streams; /* /state in slices (state_stream.c) */
-    struct master_limits *limits;        /* frameworks per principal, SUBSCRIBE
-                                            rates (limits.c) */
+    struct master_quota *quota;   /* weights and quota (quota.c) */
+    struct master_ops *ops;       /* operations with feedback (operations.c) */
+    struct master_authz *authz;   /* credentials and ACLs (authz.c) */
+    struct master_limits *limits; /* frameworks per principal, SUBSCRIBE
+                                     rates (limits.c) */
+
+    /* /state written in slices: its productions (state_stream.c). */
+    struct state_streams *state_streams;
 
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */
