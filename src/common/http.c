@@ -120,14 +120,15 @@ struct http_stream {
     size_t max_pending;
     http_stream_close_fn cb;
     void *arg;
-    struct evbuffer *chunk;          /* scratch for one chunk */
-    enum http_close_reason reason;   /* why it closed by itself */
-    bool cut_pending;                /* reaper must free the connection */
-    bool notify_pending;             /* reaper must run the callback */
-    bool released;                   /* owner called http_stream_close */
-    bool in_reap;                    /* on server->reap_head */
-    bool in_callback;                /* its close callback is running */
-    struct http_fake *fake;          /* fake stream: its exchange, or NULL */
+    struct evbuffer *chunk;        /* scratch for one chunk */
+    enum http_close_reason reason; /* why it closed by itself */
+    bool cut_pending;              /* reaper must free the connection */
+    bool notify_pending;           /* reaper must run the callback */
+    bool released;                 /* owner called http_stream_close */
+    bool in_reap;                  /* on server->reap_head */
+    bool in_callback;              /* its close callback is running */
+    bool body;                     /* a plain chunked body (http_body_start) */
+    struct http_fake *fake;        /* fake stream: its exchange, or NULL */
     struct http_stream *prev, *next; /* server->streams */
     struct http_stream *reap_next;
 };
@@ -1002,7 +1003,7 @@ char *http_form_value(const char *body, size_t len, const char *name)
 
 /* Whether cb is a JavaScript name path: names of letters, digits, '_' and
  * '$' (not starting with a digit), joined by single dots. */
-static bool jsonp_callback_ok(const char *cb)
+bool http_jsonp_callback_ok(const char *cb)
 {
     size_t len = strlen(cb);
     if (len == 0 || len > 128)
@@ -1034,7 +1035,7 @@ void http_reply_json_jsonp(struct http_request *req, int status,
         http_reply_json(req, status, json);
         return;
     }
-    if (!jsonp_callback_ok(cb)) {
+    if (!http_jsonp_callback_ok(cb)) {
         http_reply_error(req, 400,
                          "jsonp: the callback must be a JavaScript name");
         return;
@@ -1186,6 +1187,23 @@ struct http_stream *http_stream_start(struct http_request *req,
     return st;
 }
 
+struct http_stream *http_body_start(struct http_request *req,
+                                    const char *content_type,
+                                    http_stream_close_fn close_cb, void *arg)
+{
+    struct http_fake *x = req->fake;
+    struct http_stream *st =
+        http_stream_start(req, content_type, SIZE_MAX, close_cb, arg);
+    st->body = true;
+    if (x != NULL) {
+        /* Read back as a deferred reply: replied once the body ends. */
+        x->is_stream = false;
+        x->replied = false;
+        x->status = 0;
+    }
+    return st;
+}
+
 static size_t output_pending(const struct http_stream *st)
 {
     if (st->link.closed || st->link.evcon == NULL)
@@ -1274,8 +1292,14 @@ void http_stream_close(struct http_stream *st)
     st->notify_pending = false;
     if (st->fake != NULL) {
         /* No connection to drain: free now (unless the callback runs). */
-        if (!st->link.closed)
+        if (!st->link.closed) {
             st->fake->ended = true;
+            if (st->body) {
+                /* The body is whole: the fake reads as replied now. */
+                st->fake->replied = true;
+                st->fake->status = 200;
+            }
+        }
         st->link.closed = true;
         if (!st->in_callback)
             stream_free(st);
@@ -1553,7 +1577,16 @@ static int fake_send(struct http_stream *st, const uint8_t *head, size_t hlen,
     if (len > 0)
         memcpy(chunk + hlen, data, len);
     bytes_push(&x->chunks, &x->nchunks, &x->chunks_cap, chunk, n);
-    fake_decode(x, chunk, n);
+    if (st->body) {
+        /* A plain body: the chunks make up the reply body. */
+        struct fake_bytes *b = &x->reply_body;
+        b->data = xrealloc(b->data, b->len + n + 1);
+        memcpy(b->data + b->len, chunk, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+    } else {
+        fake_decode(x, chunk, n);
+    }
     free(chunk);
     return 0;
 }

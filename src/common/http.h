@@ -306,6 +306,9 @@ void http_reply_error(struct http_request *req, int status, const char *fmt,
 /* Reply status with json (borrowed) as compact application/json. */
 void http_reply_json(struct http_request *req, int status, const json_t *json);
 
+/* Whether cb is a JavaScript name path as ?jsonp= accepts it (below). */
+bool http_jsonp_callback_ok(const char *cb);
+
 /* As http_reply_json, for read endpoints that take Mesos's ?jsonp=<callback>
  * query parameter: with it, the body is "<callback>(<json>)" of type
  * text/javascript (libprocess's OK(json, jsonp)). A callback that is not a
@@ -340,6 +343,15 @@ struct http_stream *http_stream_start(struct http_request *req,
                                       const char *content_type,
                                       size_t max_pending,
                                       http_stream_close_fn close_cb, void *arg);
+
+/* As http_stream_start, for one response body sent in pieces (a large
+ * read written as it is produced): no cap on the bytes pending (the owner
+ * paces itself by http_stream_pending), and a fake request reads back as an
+ * ordinary reply whose body is the chunks sent, replied (status 200) once
+ * the owner closes the stream. */
+struct http_stream *http_body_start(struct http_request *req,
+                                    const char *content_type,
+                                    http_stream_close_fn close_cb, void *arg);
 
 /* Send len bytes as one HTTP chunk (len 0 sends nothing). Returns 0, or -1
  * when the stream is closed, including when this send pushed the output

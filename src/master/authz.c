@@ -817,7 +817,14 @@ void master_authz_filter_json(const struct master *m,
     if (!master_authz_has_acls(m))
         return;
     char buf[AUTH_MAX_PRINCIPAL + 1];
-    const char *who = master_authz_principal(m, req, buf);
+    master_authz_filter_json_as(m, master_authz_principal(m, req, buf), o);
+}
+
+void master_authz_filter_json_as(const struct master *m, const char *who,
+                                 json_t *o)
+{
+    if (!master_authz_has_acls(m))
+        return;
     json_keep(json_object_get(o, "frameworks"), keep_framework_json, m, who,
               NULL);
     json_keep(json_object_get(o, "completed_frameworks"), keep_framework_json,

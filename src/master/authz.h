@@ -77,6 +77,10 @@ const char *master_authz_principal(const struct master *m,
  * flags by view_flags. Nothing without --acls. */
 void master_authz_filter_json(const struct master *m,
                               const struct http_request *req, json_t *o);
+/* The same for principal who (NULL: anonymous), for a reader whose
+ * request is gone (a body written in slices filters each piece). */
+void master_authz_filter_json_as(const struct master *m, const char *who,
+                                 json_t *o);
 
 /* The user a task runs as, which view_tasks names: its command's user,
  * else its executor's command's, else fw_user. */

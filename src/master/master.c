@@ -38,6 +38,7 @@
 #include "master/send.h"
 #include "master/slack.h"
 #include "master/state_endpoints.h"
+#include "master/state_stream.h"
 #include "master/system_endpoints.h"
 #include "master/webui.h"
 
@@ -349,6 +350,9 @@ void master_free(struct master *m)
         event_free(m->reregister_timer);
     master_opev_free_all(m);
     http_server_free(m->http);
+    /* After the server: its readers' connections are gone, so a body cut
+     * short does not end as if it were whole. */
+    master_state_streams_free(m);
     master_admin_free(m);
     master_files_free(m);
     master_files_proxy_free(m);

@@ -363,6 +363,9 @@ struct master {
     struct master_limits *limits; /* frameworks per principal, SUBSCRIBE
                                      rates (limits.c) */
 
+    /* /state written in slices: its productions (state_stream.c). */
+    struct state_streams *state_streams;
+
     char id[ID_UUID_SIZE]; /* this master's id, the base of derived ids */
     char *ip;              /* advertised address */
     uint16_t port;

@@ -9,6 +9,8 @@
 #include "master/authz.h"
 #include "master/agents.h"
 #include "master/state_endpoints.h"
+#include "master/state_models.h"
+#include "master/state_stream.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -488,16 +490,6 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
 /* ---- Endpoints ------------------------------------------------------------
  */
 
-static json_t *frameworks_array(struct master *m, bool with_tasks)
-{
-    json_t *arr = json_array();
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(m->frameworks, &pos, NULL, &val))
-        json_array_append_new(arr, framework_model(val, with_tasks));
-    return arr;
-}
-
 /* The completed frameworks, oldest first; only the one with id only when
  * it is not NULL. */
 static json_t *completed_array(struct master *m, const char *only)
@@ -509,16 +501,6 @@ static json_t *completed_array(struct master *m, const char *only)
         if (fw != NULL && (only == NULL || strcmp(only, fw->id) == 0))
             json_array_append_new(arr, framework_model(fw, true));
     }
-    return arr;
-}
-
-static json_t *agents_array(struct master *m)
-{
-    json_t *arr = json_array();
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(m->agents, &pos, NULL, &val))
-        json_array_append_new(arr, agent_model(m, val));
     return arr;
 }
 
@@ -558,9 +540,8 @@ static void reply(struct master *m, struct http_request *req, json_t *body)
     json_decref(body);
 }
 
-static void handle_state(struct http_request *req, void *arg)
+json_t *master_state_head_json(struct master *m)
 {
-    struct master *m = arg;
     json_t *o = json_object();
     add_master_fields(m, o);
     uint32_t active = 0, inactive = 0;
@@ -587,12 +568,38 @@ static void handle_state(struct http_request *req, void *arg)
     }
     if (m->flags->log_dir != NULL)
         json_object_set_new(o, "log_dir", json_string(m->flags->log_dir));
-    json_object_set_new(o, "slaves", agents_array(m));
-    json_object_set_new(o, "frameworks", frameworks_array(m, true));
-    json_object_set_new(o, "completed_frameworks", completed_array(m, NULL));
-    json_object_set_new(o, "orphan_tasks", json_array());
-    json_object_set_new(o, "unregistered_frameworks", json_array());
-    reply(m, req, o);
+    return o;
+}
+
+json_t *master_state_agent_json(const struct master *m, const struct agent *ag)
+{
+    return agent_model(m, ag);
+}
+
+json_t *master_state_framework_json(const struct framework *fw, bool with_tasks)
+{
+    return framework_model(fw, with_tasks);
+}
+
+json_t *master_state_task_json(const struct task *t)
+{
+    return task_model(t);
+}
+
+json_t *master_state_record_json(const struct framework *fw,
+                                 const struct task_record *r)
+{
+    return record_model(fw, r);
+}
+
+json_t *master_state_offer_json(const struct offer *of)
+{
+    return offer_model(of);
+}
+
+json_t *master_state_executor_json(const struct executor *e)
+{
+    return executor_model(e);
 }
 
 /* Tasks per state (indexed by Mesos__V1__TaskState). */
@@ -1299,7 +1306,8 @@ int master_state_endpoints_register(struct master *m)
         const char *path;
         http_handler_fn fn;
     } routes[] = {
-        {"/state", handle_state},
+        {"/state", master_state_stream_handle},
+        {"/state.json", master_state_stream_handle},
         {"/state-summary", handle_state_summary},
         {"/frameworks", handle_frameworks},
         {"/slaves", handle_slaves},

@@ -1,0 +1,490 @@
+/*
+ * offerd-state-bench: the cost of GET /state at scale, and what it does to
+ * everyone else. A master runs in this process on 127.0.0.1 (a port of its
+ * own); it is filled through its own calls (agents SUBSCRIBE on the agent
+ * API, one framework SUBSCRIBEs and ACCEPTs every offer with tasks), driven
+ * as the unit tests drive it (common/http_fake.h, no sockets), so the state
+ * is the one real calls make. Then, over real loopback connections from two
+ * client threads: one reads /state back to back (each body read and
+ * dropped), the other makes a cheap request (GET /health) every few
+ * milliseconds, and the master's loop serves both. Prints one JSON object:
+ * /state's time (p50, max) and size, the master loop's CPU time per read
+ * (the cheap requests served meanwhile included), the process's resident
+ * memory before the reads and its peak during them, and the cheap request's
+ * latency while /state is read (p50, p99, max) and alone.
+ *
+ *   offerd-state-bench --agents=10000 --tasks=100000 --reads=5
+ *   offerd-state-bench --quick            (ctest: small, checks it runs)
+ *
+ * The figures are the whole process's (the fill's fake peers hold their
+ * events too), so the memory ones are read as "before the reads" and
+ * "peak during them" (VmHWM reset through /proc/self/clear_refs).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/http.h"
+#include "common/http_fake.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "master/agents.h"
+#include "master/flags_master.h"
+#include "master/master.h"
+#include "master/registry_mem.h"
+#include "master/scheduler_api.h"
+
+struct cfg {
+    int agents, tasks, reads;
+    bool quick;
+};
+
+static struct event_base *base;
+static struct master *M;
+
+/* ---- Driving the master in process -------------------------------------
+ */
+
+static bool is_replied(void *arg)
+{
+    return http_fake_replied(arg);
+}
+
+/* Run the loop until cond(arg) or seconds pass; false on the latter. */
+static bool run_until(bool (*cond)(void *), void *arg, int seconds)
+{
+    int64_t deadline = clock_monotonic_ns() + (int64_t)seconds * 1000000000;
+    while (!cond(arg)) {
+        if (clock_monotonic_ns() > deadline)
+            return false;
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    return true;
+}
+
+static struct http_fake *post(http_handler_fn fn, const char *stream_id,
+                              const char *json)
+{
+    struct http_fake *f = http_fake_new(base, HTTP_POST, "/api/v1");
+    http_fake_add_header(f, "Content-Type", HTTP_CONTENT_JSON);
+    http_fake_add_header(f, "Accept", HTTP_CONTENT_JSON);
+    if (stream_id != NULL)
+        http_fake_add_header(f, "Mesos-Stream-Id", stream_id);
+    http_fake_set_body(f, json, strlen(json));
+    http_fake_dispatch(f, fn, M);
+    if (!run_until(is_replied, f, 30)) {
+        fprintf(stderr, "no reply to %.200s\n", json);
+        exit(1);
+    }
+    return f;
+}
+
+static bool has_records(void *arg)
+{
+    return http_fake_record_count(arg) > 0;
+}
+
+/* The JSON of record i of stream f (waits for it). */
+static json_t *record(struct http_fake *f, size_t i)
+{
+    int64_t deadline = clock_monotonic_ns() + (int64_t)60 * 1000000000;
+    while (http_fake_record_count(f) <= i) {
+        if (clock_monotonic_ns() > deadline) {
+            fprintf(stderr, "no event %zu\n", i);
+            exit(1);
+        }
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    size_t len;
+    const uint8_t *r = http_fake_record(f, i, &len);
+    return json_loadb((const char *)r, len, 0, NULL);
+}
+
+static void fill(const struct cfg *c, struct http_fake ***agents_out,
+                 struct http_fake **fw_out)
+{
+    struct http_fake **ag = xcalloc((size_t)c->agents, sizeof(*ag));
+    for (int i = 0; i < c->agents; i++) {
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"agent_info\":{"
+                 "\"hostname\":\"agent%d.example.org\",\"port\":5051,"
+                 "\"resources\":[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+                 "\"scalar\":{\"value\":64}},{\"name\":\"mem\",\"type\":"
+                 "\"SCALAR\",\"scalar\":{\"value\":262144}}],\"attributes\":"
+                 "[{\"name\":\"rack\",\"type\":\"TEXT\",\"text\":{\"value\":"
+                 "\"r%d\"}}]},\"version\":\"bench\",\"address\":{\"ip\":"
+                 "\"127.0.0.2\",\"port\":5051}}}",
+                 i, i % 40);
+        ag[i] = post(master_agent_api, NULL, json);
+    }
+    struct http_fake *fw =
+        post(master_scheduler_api, NULL,
+             "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":{"
+             "\"user\":\"bench\",\"name\":\"bench\",\"roles\":[\"web\"],"
+             "\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}}}");
+    char stream_id[128];
+    snprintf(stream_id, sizeof(stream_id), "%s",
+             http_fake_reply_header(fw, "Mesos-Stream-Id"));
+    json_t *sub = record(fw, 0);
+    char fwid[256];
+    snprintf(
+        fwid, sizeof(fwid), "%s",
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(sub, "subscribed"), "framework_id"),
+            "value")));
+    json_decref(sub);
+
+    int per = (c->tasks + c->agents - 1) / c->agents, launched = 0;
+    size_t next = 1;
+    size_t cap = 4096 + (size_t)per * 700;
+    char *json = xmalloc(cap);
+    while (launched < c->tasks) {
+        json_t *ev = record(fw, next++);
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        if (type == NULL || strcmp(type, "OFFERS") != 0) {
+            json_decref(ev);
+            continue;
+        }
+        size_t i;
+        json_t *of;
+        json_array_foreach(
+            json_object_get(json_object_get(ev, "offers"), "offers"), i, of)
+        {
+            const char *oid = json_string_value(
+                json_object_get(json_object_get(of, "id"), "value"));
+            const char *aid = json_string_value(
+                json_object_get(json_object_get(of, "agent_id"), "value"));
+            int n = per < c->tasks - launched ? per : c->tasks - launched;
+            size_t len = (size_t)snprintf(
+                json, cap,
+                "{\"framework_id\":{\"value\":\"%s\"},\"type\":\"ACCEPT\","
+                "\"accept\":{\"offer_ids\":[{\"value\":\"%s\"}],"
+                "\"operations\":[{\"type\":\"LAUNCH\",\"launch\":{"
+                "\"task_infos\":[",
+                fwid, oid);
+            for (int k = 0; k < n; k++)
+                len += (size_t)snprintf(
+                    json + len, cap - len,
+                    "%s{\"name\":\"web-%d\",\"task_id\":{\"value\":\"t-%d\"},"
+                    "\"agent_id\":{\"value\":\"%s\"},\"resources\":[{"
+                    "\"name\":\"cpus\",\"type\":\"SCALAR\",\"scalar\":{"
+                    "\"value\":0.1}},{\"name\":\"mem\",\"type\":\"SCALAR\","
+                    "\"scalar\":{\"value\":64}}],\"command\":{\"value\":"
+                    "\"sleep 1000\"}}",
+                    k ? "," : "", launched + k, launched + k, aid);
+            /* The rest of each agent stays unoffered: no offers in /state. */
+            snprintf(json + len, cap - len,
+                     "]}}],\"filters\":{\"refuse_seconds\":86400}}}");
+            launched += n;
+            http_fake_free(post(master_scheduler_api, stream_id, json));
+            if (launched >= c->tasks)
+                break;
+        }
+        json_decref(ev);
+    }
+    free(json);
+    *agents_out = ag;
+    *fw_out = fw;
+    (void)has_records;
+}
+
+/* ---- Clients over loopback ----------------------------------------------
+ */
+
+static uint16_t port;
+static atomic_bool stop_cheap, readers_done;
+
+static int connect_master(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        perror("connect");
+        exit(1);
+    }
+    return fd;
+}
+
+/* GET path on a new connection, read to the end of the response (chunked
+ * body's last chunk, or the connection's close); returns the body's bytes
+ * (framing included) and the time taken in *ns. */
+static size_t get(const char *path, int64_t *ns)
+{
+    int64_t t0 = clock_monotonic_ns();
+    int fd = connect_master();
+    char req[256];
+    int n = snprintf(req, sizeof(req),
+                     "GET %s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n"
+                     "\r\n",
+                     path);
+    if (write(fd, req, (size_t)n) != n) {
+        perror("write");
+        exit(1);
+    }
+    static __thread char buf[1 << 16];
+    size_t total = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        total += (size_t)r;
+    }
+    close(fd);
+    *ns = clock_monotonic_ns() - t0;
+    return total;
+}
+
+struct reader_args {
+    int reads;
+    int64_t *ns;
+    size_t bytes;
+};
+
+static void *state_reader(void *arg)
+{
+    struct reader_args *a = arg;
+    for (int i = 0; i < a->reads; i++)
+        a->bytes = get("/state", &a->ns[i]);
+    atomic_store(&readers_done, true);
+    return NULL;
+}
+
+struct cheap_args {
+    int64_t *ns;
+    size_t n, cap;
+};
+
+static void *cheap_caller(void *arg)
+{
+    struct cheap_args *a = arg;
+    while (!atomic_load(&stop_cheap) && a->n < a->cap) {
+        (void)get("/health", &a->ns[a->n++]);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void on_check(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    if (atomic_load((atomic_bool *)arg))
+        event_base_loopbreak(base);
+}
+
+/* Serve on the loop until flag turns true. */
+static void serve_until(atomic_bool *flag)
+{
+    struct event *ev = event_new(base, -1, EV_PERSIST, on_check, flag);
+    struct timeval tv = {0, 2000};
+    event_add(ev, &tv);
+    event_base_dispatch(base);
+    event_free(ev);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double pct_ms(int64_t *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_i64);
+    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+    return (double)v[i] / 1e6;
+}
+
+/* VmRSS or VmHWM of this process, in MiB. */
+static double proc_mib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = 0;
+    size_t klen = strlen(key);
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':')
+            v = strtod(line + klen + 1, NULL) / 1024.0;
+    if (f != NULL)
+        fclose(f);
+    return v;
+}
+
+static void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f != NULL) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+/* The cheap request's latencies alone, then while /state is read. */
+static void measure(const struct cfg *c, json_t *out)
+{
+    struct cheap_args alone = {.cap = 200};
+    alone.ns = xcalloc(alone.cap, sizeof(int64_t));
+    alone.cap = c->quick ? 20 : 100;
+    atomic_store(&stop_cheap, false);
+    pthread_t th;
+    pthread_create(&th, NULL, cheap_caller, &alone);
+    /* The caller stops itself after cap requests; serve it until then. */
+    while (pthread_tryjoin_np(th, NULL) != 0) {
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+
+    double rss_before = proc_mib("VmRSS");
+    reset_peak();
+    /* This thread runs the master's loop: its CPU time is the master's. */
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+    struct reader_args ra = {.reads = c->reads};
+    ra.ns = xcalloc((size_t)c->reads, sizeof(int64_t));
+    struct cheap_args during = {.cap = 100000};
+    during.ns = xcalloc(during.cap, sizeof(int64_t));
+    atomic_store(&readers_done, false);
+    atomic_store(&stop_cheap, false);
+    pthread_t tr, tc;
+    pthread_create(&tr, NULL, state_reader, &ra);
+    pthread_create(&tc, NULL, cheap_caller, &during);
+    serve_until(&readers_done);
+    atomic_store(&stop_cheap, true);
+    /* Serve the cheap caller's last request. */
+    while (pthread_tryjoin_np(tc, NULL) != 0)
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    pthread_join(tr, NULL);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    double cpu_ms = (double)(cpu1.tv_sec - cpu0.tv_sec) * 1e3 +
+                    (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
+    double peak = proc_mib("VmHWM");
+
+    json_object_set_new(out, "state_bytes", json_integer((json_int_t)ra.bytes));
+    json_object_set_new(out, "state_reads", json_integer(c->reads));
+    json_object_set_new(out, "state_ms_p50",
+                        json_real(pct_ms(ra.ns, (size_t)c->reads, 0.5)));
+    json_object_set_new(out, "state_ms_max",
+                        json_real(pct_ms(ra.ns, (size_t)c->reads, 1.0)));
+    json_object_set_new(out, "master_cpu_ms_per_read",
+                        json_real(cpu_ms / c->reads));
+    json_object_set_new(out, "rss_mib_before_reads", json_real(rss_before));
+    json_object_set_new(out, "peak_rss_mib_during_reads", json_real(peak));
+    json_object_set_new(out, "cheap_ms_alone_p50",
+                        json_real(pct_ms(alone.ns, alone.n, 0.5)));
+    json_object_set_new(out, "cheap_ms_alone_p99",
+                        json_real(pct_ms(alone.ns, alone.n, 0.99)));
+    json_object_set_new(out, "cheap_calls_during_state",
+                        json_integer((json_int_t)during.n));
+    json_object_set_new(out, "cheap_ms_during_state_p50",
+                        json_real(pct_ms(during.ns, during.n, 0.5)));
+    json_object_set_new(out, "cheap_ms_during_state_p99",
+                        json_real(pct_ms(during.ns, during.n, 0.99)));
+    json_object_set_new(out, "cheap_ms_during_state_max",
+                        json_real(pct_ms(during.ns, during.n, 1.0)));
+    free(alone.ns);
+    free(during.ns);
+    free(ra.ns);
+}
+
+int main(int argc, char **argv)
+{
+    struct cfg c = {.agents = 10000, .tasks = 100000, .reads = 5};
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--agents=", 9) == 0)
+            c.agents = atoi(argv[i] + 9);
+        else if (strncmp(argv[i], "--tasks=", 8) == 0)
+            c.tasks = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--reads=", 8) == 0)
+            c.reads = atoi(argv[i] + 8);
+        else if (strcmp(argv[i], "--quick") == 0)
+            c.quick = true;
+        else {
+            fprintf(stderr,
+                    "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
+                    "[--quick]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (c.quick) {
+        c.agents = 50;
+        c.tasks = 500;
+        c.reads = 3;
+    }
+    if (c.agents < 1 || c.tasks < 0 || c.reads < 1)
+        return 2;
+
+    base = event_base_new();
+    struct master_flags flags;
+    master_flags_init(&flags);
+    char *fargv[] = {"offerd", "--ip=127.0.0.1", "--port=0", "--hostname=bench",
+                     "--logging_level=ERROR", "--allocation_interval=50ms",
+                     /* The fake agents do not answer pings: none, so that
+                        none is removed while the bench runs. */
+                     "--agent_ping_timeout=3600secs", NULL};
+    char *env[] = {NULL};
+    char err[512];
+    if (master_flags_parse(&flags, 7, fargv, env, err, sizeof(err)) !=
+        FLAGS_OK) {
+        fprintf(stderr, "flags: %s\n", err);
+        return 1;
+    }
+    log_set_level(flags.log_level);
+    char store[64];
+    snprintf(store, sizeof(store), "state-bench-%d", (int)getpid());
+    struct master_options o = {
+        .registry_backend = &registry_mem_backend,
+        .registry_where = store,
+    };
+    M = master_new_with(base, &flags, &o, err, sizeof(err));
+    if (M == NULL) {
+        fprintf(stderr, "master: %s\n", err);
+        return 1;
+    }
+    port = master_port(M);
+
+    int64_t t0 = clock_monotonic_ns();
+    struct http_fake **agents, *fw;
+    fill(&c, &agents, &fw);
+    json_t *out = json_object();
+    json_object_set_new(out, "agents", json_integer(c.agents));
+    json_object_set_new(out, "tasks", json_integer(c.tasks));
+    json_object_set_new(out, "fill_s",
+                        json_real((double)(clock_monotonic_ns() - t0) / 1e9));
+    measure(&c, out);
+    char *text = json_dumps(out, JSON_INDENT(2));
+    printf("%s\n", text);
+    free(text);
+    json_decref(out);
+
+    master_free(M);
+    for (int i = 0; i < c.agents; i++)
+        http_fake_free(agents[i]);
+    free(agents);
+    http_fake_free(fw);
+    master_flags_fini(&flags);
+    event_base_free(base);
+    registry_mem_drop(store);
+    return 0;
+}

@@ -1,0 +1,756 @@
+/*
+ * GET /state written in slices. A reader's request becomes a chunked reply
+ * (common/http's http_body_start); a production walks the master's state
+ * one entity at a time (an agent, a framework's head, one of its tasks,
+ * the rest of a framework, a completed framework), turns each into JSON
+ * with the models state_endpoints.c builds for every read endpoint
+ * (state_models.h), and appends its compact text to a buffer. A slice runs
+ * until its time budget (1 ms) or the buffer's size bound is reached, sends
+ * the buffer to every reader as one chunk and returns to the loop; a timer
+ * runs the next slice on the loop's next turn, after the I/O that became
+ * ready meanwhile.
+ *
+ * The view: the sets of agents, frameworks, completed frameworks and each
+ * framework's live tasks are taken (as ids) when the production reaches
+ * them; an entity is written as it is when the slice reaches it, and one
+ * gone by then is left out. A framework's completed tasks leave out those
+ * already written among its live tasks, so a task that ends mid-body
+ * appears once. docs/master-internals.md ("Large reads") argues the choice.
+ *
+ * Batching: one production per (caller as the ACLs see it, ?jsonp=) at a
+ * time. A reader arriving while that production runs waits for the next
+ * one, which every reader that waited shares, as Mesos 1.7 batches /state.
+ *
+ * Slow readers: a slice is put off while any reader has more than
+ * max_pending bytes waiting in its connection, so the master never holds
+ * more than a slice per reader; a reader that has not taken its bytes for
+ * STALL_LIMIT is closed so that it does not hold the others back.
+ */
+#include "master/state_stream.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/auth.h"
+#include "common/clock.h"
+#include "common/hmap.h"
+#include "common/http.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "master/authz.h"
+#include "master/state_models.h"
+#include "master/tasks.h"
+
+/* A slice's time budget: the loop is held at most about this long (plus
+ * one entity: a completed framework or the rest of a framework, whose
+ * lists are bounded by --max_completed_tasks_per_framework). */
+#define DEFAULT_BUDGET_NS ((int64_t)1000000)
+/* A slice sends what it produced once it reaches this many bytes. */
+#define DEFAULT_SLICE_BYTES ((size_t)256 * 1024)
+/* Production pauses while a reader has more than this waiting. */
+#define DEFAULT_MAX_PENDING ((size_t)1024 * 1024)
+/* A state with at most this many agents, frameworks and live tasks is
+ * written whole by the handler itself: it takes well under a slice, and
+ * the reply is then over before the handler returns. */
+#define DEFAULT_SYNC_ENTITIES 100
+/* How often a paused production looks at its readers again. */
+#define PAUSE_POLL_US 5000
+/* A reader whose bytes have waited this long is closed. */
+#define STALL_LIMIT_NS ((int64_t)30 * 1000000000)
+
+enum phase {
+    PH_HEAD,      /* the master's fields */
+    PH_AGENTS,    /* "slaves" */
+    PH_FW_START,  /* the next framework's head */
+    PH_FW_TASKS,  /* its live tasks */
+    PH_FW_REST,   /* its completed tasks, offers, executors, labels */
+    PH_COMPLETED, /* "completed_frameworks" */
+    PH_DONE,
+};
+
+struct reader {
+    struct http_stream *st;
+    struct production *prod;
+    int64_t behind_since; /* monotonic ns since it has been over the bound */
+    struct reader *next;
+};
+
+/* A list of ids taken at one moment (owned copies). */
+struct ids {
+    char **v;
+    size_t n, i; /* count, next to visit */
+};
+
+struct production {
+    struct master *m;
+    struct state_streams *owner;
+    char *who;   /* principal the ACLs filter for; NULL: anonymous/none */
+    char *jsonp; /* ?jsonp= callback or NULL */
+    struct reader *readers; /* served by this production */
+    struct reader *waiting; /* arrived meanwhile: served by the next */
+    struct event *timer;
+    struct production *next;
+
+    enum phase phase;
+    bool comma;      /* the current top-level array has an element */
+    bool task_comma; /* the framework's "tasks" has an element */
+    struct ids agents, fws, completed, tasks;
+    /* The framework being written. */
+    char *fw_user;
+    json_t *fw_labels;
+    struct hmap *written; /* its live tasks written (task id -> marker) */
+
+    char *out; /* produced, not yet sent */
+    size_t len, cap;
+};
+
+struct state_streams {
+    struct production *prods;
+    int64_t budget_ns;
+    size_t slice_bytes, max_pending;
+    size_t sync_entities; /* see DEFAULT_SYNC_ENTITIES */
+    struct master_state_stream_stats stats;
+};
+
+static struct state_streams *streams_of(struct master *m)
+{
+    if (m->state_streams == NULL) {
+        struct state_streams *s = xcalloc(1, sizeof(*s));
+        s->budget_ns = DEFAULT_BUDGET_NS;
+        s->slice_bytes = DEFAULT_SLICE_BYTES;
+        s->max_pending = DEFAULT_MAX_PENDING;
+        s->sync_entities = DEFAULT_SYNC_ENTITIES;
+        m->state_streams = s;
+    }
+    return m->state_streams;
+}
+
+/* ---- Output ---------------------------------------------------------------
+ */
+
+static void put(struct production *p, const char *s, size_t n)
+{
+    if (p->len + n > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (cap < p->len + n)
+            cap *= 2;
+        p->out = xrealloc(p->out, cap);
+        p->cap = cap;
+    }
+    memcpy(p->out + p->len, s, n);
+    p->len += n;
+}
+
+static void puts_(struct production *p, const char *s)
+{
+    put(p, s, strlen(s));
+}
+
+static int dump_cb(const char *buf, size_t size, void *data)
+{
+    put(data, buf, size);
+    return 0;
+}
+
+/* Append j's compact text, without its first and last byte when strip
+ * (an object's braces); takes j. */
+static void put_json(struct production *p, json_t *j, bool strip)
+{
+    if (!strip) {
+        json_dump_callback(j, dump_cb, p, JSON_COMPACT | JSON_ENCODE_ANY);
+    } else {
+        size_t at = p->len;
+        json_dump_callback(j, dump_cb, p, JSON_COMPACT);
+        /* "{...}" -> "..." */
+        if (p->len >= at + 2) {
+            memmove(p->out + at, p->out + at + 1, p->len - at - 2);
+            p->len -= 2;
+        }
+    }
+    json_decref(j);
+}
+
+/* Append an array element (j, taken), with the comma it needs. */
+static void put_elem(struct production *p, json_t *j)
+{
+    if (p->comma)
+        put(p, ",", 1);
+    p->comma = true;
+    put_json(p, j, false);
+}
+
+/* ---- Filtering --------------------------------------------------------------
+ */
+
+/* Whether the reader may see element e of a framework's list named list
+ * (tasks, completed_tasks, executors) or, with list NULL, the framework
+ * e itself: the ACL filter of authz.c run on a one-element frame. */
+static bool visible(struct production *p, const char *list, json_t *e)
+{
+    if (!master_authz_has_acls(p->m))
+        return true;
+    json_t *fw;
+    if (list == NULL) {
+        fw = json_incref(e);
+    } else {
+        fw = json_object();
+        if (p->fw_user != NULL)
+            json_object_set_new(fw, "user", json_string(p->fw_user));
+        json_t *arr = json_array();
+        json_array_append(arr, e);
+        json_object_set_new(fw, list, arr);
+    }
+    json_t *frame = json_object();
+    json_t *fws = json_array();
+    json_array_append_new(fws, fw);
+    json_object_set_new(frame, "frameworks", fws);
+    master_authz_filter_json_as(p->m, p->who, frame);
+    bool kept =
+        json_array_size(fws) == 1 &&
+        (list == NULL ||
+         json_array_size(json_object_get(json_array_get(fws, 0), list)) == 1);
+    json_decref(frame);
+    return kept;
+}
+
+/* ---- Producing --------------------------------------------------------------
+ */
+
+static void ids_clear(struct ids *ids)
+{
+    for (size_t i = 0; i < ids->n; i++)
+        free(ids->v[i]);
+    free(ids->v);
+    memset(ids, 0, sizeof(*ids));
+}
+
+static void ids_take(struct ids *ids, const struct hmap *map)
+{
+    ids_clear(ids);
+    size_t n = hmap_count(map);
+    ids->v = xcalloc(n ? n : 1, sizeof(*ids->v));
+    size_t pos = 0;
+    const char *key;
+    while (ids->n < n && hmap_next(map, &pos, &key, NULL))
+        ids->v[ids->n++] = xstrdup(key);
+}
+
+static void framework_done(struct production *p)
+{
+    free(p->fw_user);
+    p->fw_user = NULL;
+    json_decref(p->fw_labels);
+    p->fw_labels = NULL;
+    hmap_free(p->written, NULL);
+    p->written = NULL;
+    ids_clear(&p->tasks);
+    p->fws.i++;
+    p->phase = PH_FW_START;
+}
+
+static void step_head(struct production *p)
+{
+    struct master *m = p->m;
+    if (p->jsonp != NULL) {
+        puts_(p, p->jsonp);
+        put(p, "(", 1);
+    }
+    json_t *head = master_state_head_json(m);
+    master_authz_filter_json_as(m, p->who, head);
+    put(p, "{", 1);
+    put_json(p, head, true);
+    puts_(p, ",\"slaves\":[");
+    /* The moment the body shows: which entities it lists. */
+    ids_take(&p->agents, m->agents);
+    ids_take(&p->fws, m->frameworks);
+    ids_clear(&p->completed);
+    p->completed.v = xcalloc(m->ncompleted ? m->ncompleted : 1, sizeof(char *));
+    for (uint32_t i = 0; i < m->ncompleted; i++)
+        p->completed.v[p->completed.n++] = xstrdup(m->completed_order[i]);
+    p->comma = false;
+    p->phase = PH_AGENTS;
+}
+
+static void step_agent(struct production *p)
+{
+    if (p->agents.i >= p->agents.n) {
+        puts_(p, "],\"frameworks\":[");
+        p->comma = false;
+        p->phase = PH_FW_START;
+        return;
+    }
+    const struct agent *ag = hmap_get(p->m->agents, p->agents.v[p->agents.i++]);
+    if (ag != NULL)
+        put_elem(p, master_state_agent_json(p->m, ag));
+}
+
+static void step_fw_start(struct production *p)
+{
+    if (p->fws.i >= p->fws.n) {
+        puts_(p, "],\"completed_frameworks\":[");
+        p->comma = false;
+        p->phase = PH_COMPLETED;
+        return;
+    }
+    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    if (fw == NULL) {
+        p->fws.i++;
+        return;
+    }
+    json_t *head = master_state_framework_json(fw, false);
+    /* "labels" comes after the lists: kept for the end. */
+    json_t *labels = json_object_get(head, "labels");
+    if (labels != NULL) {
+        p->fw_labels = json_incref(labels);
+        json_object_del(head, "labels");
+    }
+    if (!visible(p, NULL, head)) {
+        json_decref(head);
+        framework_done(p);
+        return;
+    }
+    if (p->comma)
+        put(p, ",", 1);
+    p->comma = true;
+    p->fw_user = fw->info->user != NULL ? xstrdup(fw->info->user) : NULL;
+    put(p, "{", 1);
+    put_json(p, head, true);
+    puts_(p, ",\"tasks\":[");
+    p->task_comma = false;
+    ids_take(&p->tasks, fw->tasks);
+    p->written = hmap_new();
+    p->phase = PH_FW_TASKS;
+}
+
+/* The framework went while its tasks were being written: close its object
+ * with empty lists. */
+static void fw_gone(struct production *p)
+{
+    puts_(p, "],\"completed_tasks\":[],\"unreachable_tasks\":[],\"offers\":[],"
+             "\"executors\":[],\"completed_executors\":[]}");
+    framework_done(p);
+}
+
+static void step_fw_task(struct production *p)
+{
+    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    if (fw == NULL) {
+        fw_gone(p);
+        return;
+    }
+    if (p->tasks.i >= p->tasks.n) {
+        p->phase = PH_FW_REST;
+        return;
+    }
+    const char *id = p->tasks.v[p->tasks.i++];
+    const struct task *t = hmap_get(fw->tasks, id);
+    if (t == NULL)
+        return;
+    json_t *j = master_state_task_json(t);
+    hmap_put(p->written, id, p->written);
+    if (!visible(p, "tasks", j)) {
+        json_decref(j);
+        return;
+    }
+    if (p->task_comma)
+        put(p, ",", 1);
+    p->task_comma = true;
+    put_json(p, j, false);
+}
+
+/* Append the elements of arr (taken) that the reader may see, as list. */
+static void put_list(struct production *p, const char *list, json_t *arr)
+{
+    put(p, ",\"", 2);
+    puts_(p, list);
+    put(p, "\":[", 3);
+    bool comma = false;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (!visible(p, list, e))
+            continue;
+        if (comma)
+            put(p, ",", 1);
+        comma = true;
+        put_json(p, json_incref(e), false);
+    }
+    put(p, "]", 1);
+    json_decref(arr);
+}
+
+static void step_fw_rest(struct production *p)
+{
+    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    if (fw == NULL) {
+        fw_gone(p);
+        return;
+    }
+    put(p, "]", 1); /* the end of "tasks" */
+    json_t *done = json_array();
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        /* Written as live already: it ended since. */
+        if (hmap_get(p->written, r->id) == NULL)
+            json_array_append_new(done, master_state_record_json(fw, r));
+    }
+    put_list(p, "completed_tasks", done);
+    puts_(p, ",\"unreachable_tasks\":[],\"offers\":[");
+    bool comma = false;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->offers, &pos, NULL, &val)) {
+        if (comma)
+            put(p, ",", 1);
+        comma = true;
+        put_json(p, master_state_offer_json(val), false);
+    }
+    put(p, "]", 1);
+    json_t *execs = json_array();
+    pos = 0;
+    while (hmap_next(fw->executors, &pos, NULL, &val))
+        json_array_append_new(execs, master_state_executor_json(val));
+    put_list(p, "executors", execs);
+    puts_(p, ",\"completed_executors\":[]");
+    if (p->fw_labels != NULL) {
+        puts_(p, ",\"labels\":");
+        put_json(p, json_incref(p->fw_labels), false);
+    }
+    put(p, "}", 1);
+    framework_done(p);
+}
+
+static void step_completed(struct production *p)
+{
+    if (p->completed.i >= p->completed.n) {
+        puts_(p, "],\"orphan_tasks\":[],\"unregistered_frameworks\":[]}");
+        if (p->jsonp != NULL)
+            put(p, ")", 1);
+        p->phase = PH_DONE;
+        return;
+    }
+    const struct framework *fw =
+        hmap_get(p->m->completed, p->completed.v[p->completed.i++]);
+    if (fw == NULL)
+        return;
+    json_t *j = master_state_framework_json(fw, true);
+    /* The whole framework through the filter (its lists too). */
+    if (master_authz_has_acls(p->m)) {
+        json_t *frame = json_object();
+        json_t *arr = json_array();
+        json_array_append(arr, j);
+        json_object_set_new(frame, "completed_frameworks", arr);
+        master_authz_filter_json_as(p->m, p->who, frame);
+        bool kept = json_array_size(arr) == 1;
+        json_decref(frame);
+        if (!kept) {
+            json_decref(j);
+            return;
+        }
+    }
+    put_elem(p, j);
+}
+
+/* Produce one entity's worth. */
+static void step(struct production *p)
+{
+    switch (p->phase) {
+    case PH_HEAD:
+        step_head(p);
+        break;
+    case PH_AGENTS:
+        step_agent(p);
+        break;
+    case PH_FW_START:
+        step_fw_start(p);
+        break;
+    case PH_FW_TASKS:
+        step_fw_task(p);
+        break;
+    case PH_FW_REST:
+        step_fw_rest(p);
+        break;
+    case PH_COMPLETED:
+        step_completed(p);
+        break;
+    case PH_DONE:
+        break;
+    }
+}
+
+/* ---- Productions and readers ----------------------------------------------
+ */
+
+static void reset_cursor(struct production *p)
+{
+    ids_clear(&p->agents);
+    ids_clear(&p->fws);
+    ids_clear(&p->completed);
+    ids_clear(&p->tasks);
+    free(p->fw_user);
+    p->fw_user = NULL;
+    json_decref(p->fw_labels);
+    p->fw_labels = NULL;
+    hmap_free(p->written, NULL);
+    p->written = NULL;
+    p->phase = PH_HEAD;
+    p->comma = false;
+    p->len = 0;
+}
+
+static void close_readers(struct reader **list)
+{
+    while (*list != NULL) {
+        struct reader *r = *list;
+        *list = r->next;
+        http_stream_close(r->st);
+        free(r);
+    }
+}
+
+static void production_free(struct production *p)
+{
+    struct state_streams *s = p->owner;
+    for (struct production **pp = &s->prods; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    close_readers(&p->readers);
+    close_readers(&p->waiting);
+    reset_cursor(p);
+    event_free(p->timer);
+    free(p->out);
+    free(p->who);
+    free(p->jsonp);
+    free(p);
+}
+
+static void on_reader_closed(struct http_stream *st, enum http_close_reason why,
+                             void *arg)
+{
+    (void)why;
+    struct reader *r = arg;
+    struct production *p = r->prod;
+    struct reader **lists[] = {&p->readers, &p->waiting};
+    for (size_t k = 0; k < 2; k++)
+        for (struct reader **rr = lists[k]; *rr != NULL; rr = &(*rr)->next)
+            if (*rr == r) {
+                *rr = r->next;
+                http_stream_close(st);
+                free(r);
+                return;
+            }
+}
+
+static void schedule(struct production *p, int usec)
+{
+    struct timeval tv = {0, usec};
+    evtimer_add(p->timer, &tv);
+}
+
+/* Whether every reader can take more; closes readers stalled too long. */
+static bool readers_ready(struct production *p, int64_t now)
+{
+    struct state_streams *s = p->owner;
+    bool ready = true;
+    for (struct reader **rr = &p->readers; *rr != NULL;) {
+        struct reader *r = *rr;
+        if (http_stream_pending(r->st) <= s->max_pending) {
+            r->behind_since = 0;
+            rr = &r->next;
+            continue;
+        }
+        if (r->behind_since == 0)
+            r->behind_since = now;
+        if (now - r->behind_since > STALL_LIMIT_NS) {
+            log_warn("/state to %s: closed, its bytes waited over %d s",
+                     http_stream_peer(r->st),
+                     (int)(STALL_LIMIT_NS / 1000000000));
+            s->stats.cut++;
+            *rr = r->next;
+            http_stream_close(r->st);
+            free(r);
+            continue;
+        }
+        ready = false;
+        rr = &r->next;
+    }
+    return ready;
+}
+
+static void send_out(struct production *p)
+{
+    if (p->len == 0)
+        return;
+    if (p->len > p->owner->stats.max_buffered)
+        p->owner->stats.max_buffered = p->len;
+    for (struct reader *r = p->readers; r != NULL; r = r->next)
+        (void)http_stream_send(r->st, p->out, p->len);
+    p->len = 0;
+    /* Keep a slice's worth, not the largest slice ever. */
+    if (p->cap > 2 * p->owner->slice_bytes) {
+        free(p->out);
+        p->out = NULL;
+        p->cap = 0;
+    }
+}
+
+/* Run one slice (unbounded: the whole body); frees p when it has no one
+ * left to serve. */
+static void run_slice(struct production *p, bool unbounded)
+{
+    struct state_streams *s = p->owner;
+    int64_t now = clock_monotonic_ns();
+    if (p->readers != NULL && !readers_ready(p, now)) {
+        s->stats.pauses++;
+        schedule(p, PAUSE_POLL_US);
+        return;
+    }
+    if (p->readers == NULL) {
+        /* Everyone left: abandon this body, start the next if awaited. */
+        if (p->phase != PH_HEAD)
+            s->stats.productions++;
+        reset_cursor(p);
+        p->readers = p->waiting;
+        p->waiting = NULL;
+        if (p->readers == NULL) {
+            production_free(p);
+            return;
+        }
+    }
+    s->stats.slices++;
+    int64_t deadline = now + s->budget_ns;
+    do {
+        step(p);
+    } while (p->phase != PH_DONE &&
+             (unbounded ||
+              (p->len < s->slice_bytes && clock_monotonic_ns() < deadline)));
+    send_out(p);
+    if (p->phase != PH_DONE) {
+        schedule(p, 0);
+        return;
+    }
+    s->stats.productions++;
+    for (struct reader *r = p->readers; r != NULL; r = r->next)
+        s->stats.readers++;
+    close_readers(&p->readers);
+    reset_cursor(p);
+    if (p->waiting == NULL) {
+        production_free(p);
+        return;
+    }
+    p->readers = p->waiting;
+    p->waiting = NULL;
+    schedule(p, 0);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    run_slice(arg, false);
+}
+
+/* Whether m's state is small enough to be written at once. */
+static bool small_state(struct master *m, size_t limit)
+{
+    size_t n =
+        hmap_count(m->agents) + hmap_count(m->frameworks) + m->ncompleted;
+    size_t pos = 0;
+    void *val;
+    while (n <= limit && hmap_next(m->frameworks, &pos, NULL, &val))
+        n += hmap_count(((const struct framework *)val)->tasks);
+    return n <= limit;
+}
+
+static bool same(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+void master_state_stream_handle(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    const char *cb = http_request_query(req, "jsonp");
+    if (cb != NULL && !http_jsonp_callback_ok(cb)) {
+        http_reply_error(req, 400,
+                         "jsonp: the callback must be a JavaScript name");
+        return;
+    }
+    struct state_streams *s = streams_of(m);
+    char buf[AUTH_MAX_PRINCIPAL + 1];
+    const char *who =
+        master_authz_has_acls(m) ? master_authz_principal(m, req, buf) : NULL;
+
+    struct production *p = s->prods;
+    while (p != NULL && !(same(p->who, who) && same(p->jsonp, cb)))
+        p = p->next;
+    bool fresh = p == NULL;
+    if (fresh) {
+        p = xcalloc(1, sizeof(*p));
+        p->m = m;
+        p->owner = s;
+        p->who = who != NULL ? xstrdup(who) : NULL;
+        p->jsonp = cb != NULL ? xstrdup(cb) : NULL;
+        p->timer = evtimer_new(m->base, on_timer, p);
+        p->next = s->prods;
+        s->prods = p;
+    }
+    struct reader *r = xcalloc(1, sizeof(*r));
+    r->prod = p;
+    /* cb is the request's: copied above, before the request goes. */
+    r->st =
+        http_body_start(req, cb != NULL ? "text/javascript" : HTTP_CONTENT_JSON,
+                        on_reader_closed, r);
+    if (fresh) {
+        r->next = p->readers;
+        p->readers = r;
+        /* The first slice at once; a small state is answered here. */
+        run_slice(p, small_state(m, s->sync_entities));
+    } else {
+        /* A body is under way: this reader shares the next one. */
+        r->next = p->waiting;
+        p->waiting = r;
+    }
+}
+
+void master_state_streams_free(struct master *m)
+{
+    struct state_streams *s = m->state_streams;
+    if (s == NULL)
+        return;
+    while (s->prods != NULL)
+        production_free(s->prods);
+    free(s);
+    m->state_streams = NULL;
+}
+
+void master_state_stream_stats(const struct master *m,
+                               struct master_state_stream_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct state_streams *s = m->state_streams;
+    if (s == NULL)
+        return;
+    *out = s->stats;
+    for (const struct production *p = s->prods; p != NULL; p = p->next)
+        out->active++;
+}
+
+void master_state_stream_tune(struct master *m, int64_t budget_ns,
+                              size_t slice_bytes, size_t max_pending)
+{
+    struct state_streams *s = streams_of(m);
+    s->budget_ns = budget_ns;
+    if (slice_bytes > 0)
+        s->slice_bytes = slice_bytes;
+    if (max_pending > 0)
+        s->max_pending = max_pending;
+    s->sync_entities = 0;
+}
