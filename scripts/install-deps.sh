@@ -12,6 +12,7 @@ packages=(
     libsqlite3-dev                   # registry store
     libcurl4-openssl-dev             # agent fetcher: http(s)/ftp downloads
     libarchive-dev                   # agent fetcher: tar/zip extraction
+    libssl-dev openssl               # TLS (src/common/tls.c); test certificates
     clang clang-format               # fuzz targets, format check
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)
