@@ -313,8 +313,13 @@ static struct http_client_req *start(struct event_base *base,
 
     struct tls_client *tc = NULL;
     const char *why = NULL;
-    int tls_on =
-        o->tls == HTTP_CLIENT_TLS_OFF ? 0 : tls_client_process(&tc, &why);
+    int tls_on = 0;
+    if (o->tls == HTTP_CLIENT_TLS_INSECURE) {
+        tc = tls_client_insecure();
+        tls_on = tc != NULL ? 1 : -1;
+    } else if (o->tls != HTTP_CLIENT_TLS_OFF) {
+        tls_on = tls_client_process(&tc, &why);
+    }
     if (tls_on < 0 || (o->tls == HTTP_CLIENT_TLS_ON && tc == NULL)) {
         fail(c, "%s: %s", c->target, why != NULL ? why : "TLS unavailable");
         return c;

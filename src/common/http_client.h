@@ -50,6 +50,8 @@ enum http_client_tls {
     HTTP_CLIENT_TLS_DEFAULT = 0, /* as LIBPROCESS_SSL_ENABLED says */
     HTTP_CLIENT_TLS_ON,          /* https (e.g. an https:// URL) */
     HTTP_CLIENT_TLS_OFF,         /* plain http */
+    HTTP_CLIENT_TLS_INSECURE,    /* https, verifying nothing (a task's own
+                                    server, as curl -k) */
 };
 
 /* What to send. Every pointer is borrowed for the duration of the call that

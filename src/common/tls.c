@@ -693,6 +693,25 @@ int tls_client_process(struct tls_client **out, const char **reason)
     return process_rc;
 }
 
+static pthread_once_t insecure_once = PTHREAD_ONCE_INIT;
+static struct tls_client *insecure_client;
+
+static void insecure_init(void)
+{
+    struct tls_config c = {
+        .verify_depth = 4, .tls_v1_2 = true, .tls_v1_3 = true};
+    char err[256];
+    insecure_client = tls_client_new(&c, err, sizeof(err));
+    if (insecure_client == NULL)
+        log_error("tls: %s", err);
+}
+
+struct tls_client *tls_client_insecure(void)
+{
+    pthread_once(&insecure_once, insecure_init);
+    return insecure_client;
+}
+
 struct bufferevent *tls_client_bev(struct tls_client *t,
                                    struct event_base *base, const char *host,
                                    char *err, size_t errlen)

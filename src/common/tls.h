@@ -102,6 +102,11 @@ void tls_client_free(struct tls_client *t);
  * one line) when TLS is on and its configuration is bad. */
 int tls_client_process(struct tls_client **out, const char **reason);
 
+/* A process-wide client that verifies nothing and presents no
+ * certificate (TLS 1.2 and 1.3), for HTTPS health checks of a task's own
+ * server (Mesos runs those as curl -k). NULL if it cannot be built. */
+struct tls_client *tls_client_insecure(void);
+
 /* A bufferevent_openssl connecting to host (numeric address or name: the
  * name or address its certificate must carry when verifying), for
  * evhttp_connection_base_bufferevent_new; closes its socket when freed.
