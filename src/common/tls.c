@@ -22,6 +22,7 @@
 #include "common/tls.h"
 
 #include "common/errbuf.h"
+#include "common/flags.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -43,6 +44,9 @@
 #include <sys/socket.h>
 
 #define TLS_RECORD_MAX 16384
+#define TLS_OUT_HIGH                                                           \
+    (256 * 1024) /* bytes queued on a socket before the                        \
+                    output filter stops taking more */
 
 /* Mesos's default list (AWS's old policy) keeps peers configured for
  * Mesos working; forward-secret AEAD suites come first. RC4 and DSS are
@@ -175,6 +179,71 @@ fail:
     tls_config_clear(&c);
     memset(out, 0, sizeof(*out));
     return -1;
+}
+
+/* ---- Flags ---- */
+
+void tls_flag_defs(struct tls_flags *v, struct flag_def *out)
+{
+    const struct flag_def rows[TLS_FLAG_ROWS] = {
+        {"ssl_enabled", FLAG_BOOL, NULL,
+         "TLS on every HTTP port and every connection this process makes "
+         "(LIBPROCESS_SSL_ENABLED; see docs/security.md).",
+         &v->enabled},
+        {"ssl_support_downgrade", FLAG_BOOL, NULL,
+         "Also accept plain HTTP on the TLS ports "
+         "(LIBPROCESS_SSL_SUPPORT_DOWNGRADE).",
+         &v->support_downgrade},
+        {"ssl_verify_cert", FLAG_BOOL, NULL,
+         "Verify the certificate and name of the servers this process "
+         "connects to (LIBPROCESS_SSL_VERIFY_CERT).",
+         &v->verify_cert},
+        {"ssl_require_cert", FLAG_BOOL, NULL,
+         "Refuse clients without a certificate signed by the CA; implies "
+         "--ssl_verify_cert (LIBPROCESS_SSL_REQUIRE_CERT).",
+         &v->require_cert},
+        {"ssl_cert_file", FLAG_STRING, NULL,
+         "PEM certificate (chain) presented (LIBPROCESS_SSL_CERT_FILE).",
+         &v->cert_file},
+        {"ssl_key_file", FLAG_STRING, NULL,
+         "PEM private key of --ssl_cert_file (LIBPROCESS_SSL_KEY_FILE).",
+         &v->key_file},
+        {"ssl_ca_file", FLAG_STRING, NULL,
+         "PEM file of the CAs trusted (LIBPROCESS_SSL_CA_FILE).", &v->ca_file},
+        {"ssl_ca_dir", FLAG_STRING, NULL,
+         "Hashed directory of the CAs trusted (LIBPROCESS_SSL_CA_DIR).",
+         &v->ca_dir},
+    };
+    memcpy(out, rows, sizeof(rows));
+}
+
+void tls_flags_export(const struct flags *f, const struct tls_flags *v)
+{
+    const struct {
+        const char *flag, *var;
+        const bool *b;
+        const char *const *s;
+    } map[TLS_FLAG_ROWS] = {
+        {"ssl_enabled", "LIBPROCESS_SSL_ENABLED", &v->enabled, NULL},
+        {"ssl_support_downgrade", "LIBPROCESS_SSL_SUPPORT_DOWNGRADE",
+         &v->support_downgrade, NULL},
+        {"ssl_verify_cert", "LIBPROCESS_SSL_VERIFY_CERT", &v->verify_cert,
+         NULL},
+        {"ssl_require_cert", "LIBPROCESS_SSL_REQUIRE_CERT", &v->require_cert,
+         NULL},
+        {"ssl_cert_file", "LIBPROCESS_SSL_CERT_FILE", NULL, &v->cert_file},
+        {"ssl_key_file", "LIBPROCESS_SSL_KEY_FILE", NULL, &v->key_file},
+        {"ssl_ca_file", "LIBPROCESS_SSL_CA_FILE", NULL, &v->ca_file},
+        {"ssl_ca_dir", "LIBPROCESS_SSL_CA_DIR", NULL, &v->ca_dir},
+    };
+    for (size_t i = 0; i < TLS_FLAG_ROWS; i++) {
+        if (!flags_is_set(f, map[i].flag))
+            continue;
+        if (map[i].b != NULL)
+            setenv(map[i].var, *map[i].b ? "true" : "false", 1);
+        else if (*map[i].s != NULL)
+            setenv(map[i].var, *map[i].s, 1);
+    }
 }
 
 /* ---- OpenSSL contexts ---- */
@@ -563,16 +632,23 @@ filter_out(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
     if (n == 0 || t->mode == MODE_SNIFF ||
         (t->mode == MODE_TLS && !t->handshaken))
         return BEV_NEED_MORE; /* a server writes after it read */
-    /* All but the last byte; the last once the socket took the rest (see
-     * the top of the file). */
+    /* All but the last byte, in slices, while the socket bufferevent holds
+     * less than TLS_OUT_HIGH (a slow reader's backlog stays in the
+     * filter's output, where the HTTP server's per-stream cap sees it);
+     * the last byte once the socket took the rest (see the top of the
+     * file). */
     bool moved = false;
-    if (n > 1) {
-        if (!move_out(t, src, dst, n - 1))
+    while (evbuffer_get_length(src) > 1 &&
+           evbuffer_get_length(dst) < TLS_OUT_HIGH) {
+        size_t take = evbuffer_get_length(src) - 1;
+        if (take > TLS_OUT_HIGH)
+            take = TLS_OUT_HIGH;
+        if (!move_out(t, src, dst, take))
             return BEV_ERROR;
         moved = true;
         write_through(t, dst);
     }
-    if (evbuffer_get_length(dst) == 0) {
+    if (evbuffer_get_length(src) == 1 && evbuffer_get_length(dst) == 0) {
         if (!move_out(t, src, dst, 1))
             return BEV_ERROR;
         moved = true;

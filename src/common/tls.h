@@ -54,6 +54,31 @@ int tls_config_from_env(char *const *env, struct tls_config *out, char *err,
 /* Free the strings of c and zero it. */
 void tls_config_clear(struct tls_config *c);
 
+/* ---- Flags ----
+ * Mesos has only the environment; offerd's master and agent also take
+ * --ssl_<name> flags (or OFFERD_SSL_<NAME>), which override the
+ * LIBPROCESS_SSL_<NAME> variables of the process and of everything it
+ * starts (executors inherit them, as Mesos's executors need them). */
+
+struct flags;
+struct flag_def;
+
+#define TLS_FLAG_ROWS 8
+
+/* Values of the --ssl_* flags (strings borrowed from the flags object). */
+struct tls_flags {
+    bool enabled, support_downgrade, verify_cert, require_cert;
+    const char *cert_file, *key_file, *ca_file, *ca_dir;
+};
+
+/* Write the TLS_FLAG_ROWS rows of the --ssl_* flags into out, storing
+ * into v (both borrowed; they outlive the flags object). */
+void tls_flag_defs(struct tls_flags *v, struct flag_def *out);
+
+/* After flags_parse: set LIBPROCESS_SSL_<NAME> for every --ssl_<name>
+ * that was given. Call before any server binds or thread starts. */
+void tls_flags_export(const struct flags *f, const struct tls_flags *v);
+
 /* ---- Servers ---- */
 
 /* Build a server's TLS context from c (borrowed): certificate and key

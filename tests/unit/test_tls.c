@@ -8,6 +8,7 @@
  * on its first request, so a test sets the server's variables, binds, then
  * sets the client's.
  */
+#include "common/flags.h"
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/tls.h"
@@ -173,6 +174,38 @@ START_TEST(test_config_bad_values)
         ck_assert_ptr_null(strchr(err, '\n'));
         ck_assert_ptr_null(c.cert_file);
     }
+}
+END_TEST
+
+START_TEST(test_flags_set_the_environment)
+{
+    env_reset();
+    env("CA_FILE", "/from/env.crt");
+    env("VERIFY_CERT", "true");
+    struct tls_flags v;
+    memset(&v, 0, sizeof(v));
+    struct flag_def defs[TLS_FLAG_ROWS];
+    tls_flag_defs(&v, defs);
+    struct flags *f = flags_new("t", "test", defs, TLS_FLAG_ROWS);
+    char *argv[] = {"t",
+                    "--ssl_enabled",
+                    "--ssl_cert_file=/a.crt",
+                    "--ssl_key_file=/a.key",
+                    "--ssl_verify_cert=false",
+                    NULL};
+    char *no_env[] = {NULL};
+    char err[256];
+    ck_assert_int_eq(flags_parse(f, 5, argv, no_env, err, sizeof(err)),
+                     FLAGS_OK);
+    tls_flags_export(f, &v);
+    ck_assert_str_eq(getenv("LIBPROCESS_SSL_ENABLED"), "true");
+    ck_assert_str_eq(getenv("LIBPROCESS_SSL_CERT_FILE"), "/a.crt");
+    ck_assert_str_eq(getenv("LIBPROCESS_SSL_KEY_FILE"), "/a.key");
+    ck_assert_str_eq(getenv("LIBPROCESS_SSL_VERIFY_CERT"), "false");
+    /* Flags not given leave the environment alone. */
+    ck_assert_str_eq(getenv("LIBPROCESS_SSL_CA_FILE"), "/from/env.crt");
+    ck_assert_ptr_null(getenv("LIBPROCESS_SSL_REQUIRE_CERT"));
+    flags_free(f);
 }
 END_TEST
 
@@ -562,6 +595,7 @@ static Suite *tls_suite(void)
     tcase_add_test(cfg, test_config_defaults);
     tcase_add_test(cfg, test_config_values);
     tcase_add_test(cfg, test_config_bad_values);
+    tcase_add_test(cfg, test_flags_set_the_environment);
     suite_add_tcase(s, cfg);
 
     TCase *rt = tcase_create("round_trip");
