@@ -469,6 +469,11 @@ static void write_through(struct tls_conn *t, struct evbuffer *dst)
             return;
         evbuffer_drain(dst, (size_t)w);
     }
+    /* Drained here, the socket bufferevent will not call back (it calls
+     * back after writes of its own): a byte the output filter held back
+     * would wait for the next reply. Run the filter again from the loop. */
+    if (evbuffer_get_length(bufferevent_get_output(t->bev)) > 0)
+        event_active(t->kick, EV_TIMEOUT, 0);
 }
 
 /* Move what OpenSSL wrote (handshake, records, alerts) into dst. */
