@@ -36,6 +36,8 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,7 +452,15 @@ struct tls_conn {
     BIO *rbio, *wbio;          /* memory BIOs, owned by ssl */
     enum conn_mode mode;
     bool handshaken;
+    bool nodelay; /* TCP_NODELAY set on the socket */
 };
+
+static void set_nodelay(evutil_socket_t fd)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+        log_debug("tls: cannot set TCP_NODELAY");
+}
 
 /* Write what dst holds straight to the socket, without blocking; what the
  * socket does not take stays for the bufferevent to send. */
@@ -459,6 +469,12 @@ static void write_through(struct tls_conn *t, struct evbuffer *dst)
     evutil_socket_t fd = bufferevent_getfd(t->under);
     if (fd < 0)
         return;
+    if (!t->nodelay) {
+        /* A reply goes out as two records (see the top of the file); with
+         * Nagle the second would wait for the peer's delayed ACK. */
+        set_nodelay(fd);
+        t->nodelay = true;
+    }
     while (evbuffer_get_length(dst) > 0) {
         struct evbuffer_iovec v;
         if (evbuffer_peek(dst, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
@@ -793,6 +809,20 @@ struct tls_client *tls_client_insecure(void)
     return insecure_client;
 }
 
+/* evhttp writes a request's head and body as separate buffers, which
+ * become separate records: without TCP_NODELAY the body would wait for the
+ * server's delayed ACK. The socket exists once a request is written. */
+static void on_client_output(struct evbuffer *buf,
+                             const struct evbuffer_cb_info *info, void *arg)
+{
+    (void)buf;
+    if (info->n_added == 0)
+        return;
+    evutil_socket_t fd = bufferevent_getfd(arg);
+    if (fd >= 0)
+        set_nodelay(fd);
+}
+
 struct bufferevent *tls_client_bev(struct tls_client *t,
                                    struct event_base *base, const char *host,
                                    char *err, size_t errlen)
@@ -831,6 +861,7 @@ struct bufferevent *tls_client_bev(struct tls_client *t,
     /* A server that closes without close_notify has still ended its
      * reply (evhttp frames replies itself). */
     bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    evbuffer_add_cb(bufferevent_get_output(bev), on_client_output, bev);
     return bev;
 }
 
