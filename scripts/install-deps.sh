@@ -13,6 +13,7 @@ packages=(
     libcurl4-openssl-dev             # agent fetcher: http(s)/ftp downloads
     libssl-dev                       # HMAC-SHA256 of executor tokens (common/jwt.c)
     libarchive-dev                   # agent fetcher: tar/zip extraction
+    libssl-dev openssl               # TLS (src/common/tls.c); test certificates
     clang clang-format               # fuzz targets, format check
     curl procps                      # README examples, test helpers
     systemd                          # systemd-analyze verify of the units (check_units)

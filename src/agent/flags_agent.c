@@ -186,6 +186,7 @@ void agent_flags_init(struct agent_flags *af)
     agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
     agent_launch_flag_defs(&af->launch, af->defs + AGENT_FLAGS_BASE_ROWS +
                                             AGENT_ISO_FLAGS_ROWS);
+    tls_flag_defs(&af->tls, af->defs + AGENT_FLAGS_ROWS - TLS_FLAG_ROWS);
     af->flags = flags_new("offerd-agent",
                           "offerd-agent, the agent of offerd: registers this "
                           "machine's resources with the master and runs "

@@ -11,6 +11,7 @@
 #include "agent/flags_launch.h"
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/tls.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,7 +20,8 @@
  * the launch flags. */
 #define AGENT_FLAGS_BASE_ROWS 32
 #define AGENT_FLAGS_ROWS                                                       \
-    (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS)
+    (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS +   \
+     TLS_FLAG_ROWS)
 
 /* --resource_estimator (oversub.h). */
 enum agent_estimator {
@@ -91,6 +93,7 @@ struct agent_flags {
     struct agent_launch_flags launch;
 
     /* Private: the table rows point at the fields above. */
+    struct tls_flags tls; /* --ssl_* (common/tls.h) */
     struct flag_def defs[AGENT_FLAGS_ROWS];
     struct flags *flags;
     char hostname_buf[256];

@@ -94,6 +94,7 @@ int main(int argc, char **argv)
         return rc;
     }
     log_set_level(af.log_level);
+    tls_flags_export(agent_flags_object(&af), &af.tls);
 
     struct mainloop *ml = NULL;
     struct event_base *base = NULL;

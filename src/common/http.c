@@ -35,6 +35,7 @@
 #include "common/mem.h"
 #include "common/prom.h"
 #include "common/recordio.h"
+#include "common/tls.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -89,7 +90,37 @@ struct http_server {
     struct event *reap_ev;
     struct prom_hist other_latency; /* requests that matched no route */
     struct http_conns *conns;       /* every connection (http_conn.h) */
+    struct tls_server *tls;         /* LIBPROCESS_SSL_*; NULL: plain */
+    bool tls_loaded;                /* the environment was read */
 };
+
+extern char **environ;
+
+/* Read LIBPROCESS_SSL_* once per server, before its first port listens:
+ * a bad configuration refuses the bind (and so the daemon's start). */
+static int server_load_tls(struct http_server *s, char *err, size_t errlen)
+{
+    if (s->tls_loaded)
+        return 0;
+    struct tls_config tc;
+    if (tls_config_from_env(environ, &tc, err, errlen) != 0)
+        return -1;
+    if (tc.enabled) {
+        s->tls = tls_server_new(&tc, err, errlen);
+        if (s->tls == NULL) {
+            tls_config_clear(&tc);
+            return -1;
+        }
+        http_conns_set_tls(s->conns, s->tls);
+        log_info("TLS on every connection (%s%s)",
+                 tc.require_client_cert ? "client certificates required"
+                                        : "client certificates optional",
+                 tc.support_downgrade ? ", plain HTTP accepted too" : "");
+    }
+    tls_config_clear(&tc);
+    s->tls_loaded = true;
+    return 0;
+}
 
 struct http_request {
     struct http_server *server; /* NULL once the server is freed */
@@ -375,6 +406,8 @@ struct http_server *http_server_new(struct event_base *base,
 int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
                      uint16_t *bound_port, char *err, size_t errlen)
 {
+    if (server_load_tls(s, err, errlen) != 0)
+        return -1;
     struct evhttp_bound_socket *h =
         evhttp_bind_socket_with_handle(s->http, ip, port);
     if (h == NULL) {
@@ -473,6 +506,7 @@ void http_server_free(struct http_server *s)
     s->reap_head = NULL;
     evhttp_free(s->http);
     http_conns_free(s->conns);
+    tls_server_free(s->tls);
     event_free(s->reap_ev);
     for (size_t i = 0; i < s->nroutes; i++)
         free(s->routes[i].path);
@@ -688,6 +722,13 @@ void http_server_stats(const struct http_server *s,
                        struct http_server_stats *out)
 {
     http_conns_stats(s->conns, out);
+    if (s->tls != NULL) {
+        struct tls_server_stats ts;
+        tls_server_stats(s->tls, &ts);
+        out->tls_handshakes = ts.handshakes;
+        out->tls_handshake_failures = ts.handshake_failures;
+        out->tls_plain = ts.plain;
+    }
 }
 
 size_t http_server_pending_requests(const struct http_server *s)

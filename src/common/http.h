@@ -137,13 +137,16 @@ struct http_server_options {
 
 /* Counters of a server's connections. */
 struct http_server_stats {
-    size_t conns;           /* open now */
-    size_t buffered;        /* bytes of requests being received now */
-    uint64_t shed;          /* idle connections closed for room */
-    uint64_t timed_out;     /* closed: no complete header in time */
-    uint64_t slow_bodies;   /* closed: body below the minimum rate */
-    uint64_t over_budget;   /* answered 503: over max_buffered */
-    uint64_t accept_pauses; /* accept() failures that paused the listener */
+    size_t conns;            /* open now */
+    size_t buffered;         /* bytes of requests being received now */
+    uint64_t shed;           /* idle connections closed for room */
+    uint64_t timed_out;      /* closed: no complete header in time */
+    uint64_t slow_bodies;    /* closed: body below the minimum rate */
+    uint64_t over_budget;    /* answered 503: over max_buffered */
+    uint64_t accept_pauses;  /* accept() failures that paused the listener */
+    uint64_t tls_handshakes; /* TLS handshakes completed */
+    uint64_t tls_handshake_failures; /* TLS handshakes refused or broken */
+    uint64_t tls_plain; /* plain connections accepted (downgrade) */
 };
 
 /* Fill *out (OUT) with s's counters. */
@@ -176,7 +179,9 @@ struct http_server *http_server_new(struct event_base *base,
 
 /* Listen on ip:port (port 0 picks a free port). Returns 0 and the bound port
  * in *bound_port (OUT, may be NULL), or -1 with a one-line reason in err.
- * May be called more than once to listen on several addresses. */
+ * May be called more than once to listen on several addresses. The first
+ * call reads LIBPROCESS_SSL_* (common/tls.h): with TLS enabled every
+ * connection speaks it, and a bad TLS configuration fails the call. */
 int http_server_bind(struct http_server *s, const char *ip, uint16_t port,
                      uint16_t *bound_port, char *err, size_t errlen);
 

@@ -9,6 +9,7 @@
 #include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/tls.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -53,6 +54,7 @@ struct http_client_req {
     bool in_final_cb; /* inside done or on_close */
     bool refused;     /* stream answered with a non-200 status */
     bool got_headers; /* resp.status and headers recorded */
+    bool tls;         /* over TLS */
 };
 
 int http_client_status(const struct http_client_response *r)
@@ -248,7 +250,12 @@ static void on_evreq_done(struct evhttp_request *evreq, void *arg)
     if (c->cancelled || c->finished)
         return;
     if (evreq == NULL || evhttp_request_get_response_code(evreq) == 0) {
-        if (c->have_evreq_error)
+        char why[256];
+        if (c->tls && c->evcon != NULL &&
+            tls_client_bev_error(evhttp_connection_get_bufferevent(c->evcon),
+                                 why, sizeof(why)))
+            fail(c, "%s: %s", c->target, why);
+        else if (c->have_evreq_error)
             fail(c, "%s: %s", c->target, evreq_error_text(c->evreq_error));
         else
             fail(c, "%s: connection failed", c->target);
@@ -304,7 +311,36 @@ static struct http_client_req *start(struct event_base *base,
         event_add(c->deadline, &tv);
     }
 
-    c->evcon = evhttp_connection_base_new(base, NULL, o->host, o->port);
+    struct tls_client *tc = NULL;
+    const char *why = NULL;
+    int tls_on = 0;
+    if (o->tls == HTTP_CLIENT_TLS_INSECURE) {
+        tc = tls_client_insecure();
+        tls_on = tc != NULL ? 1 : -1;
+    } else if (o->tls != HTTP_CLIENT_TLS_OFF) {
+        tls_on = tls_client_process(&tc, &why);
+    }
+    if (tls_on < 0 || (o->tls == HTTP_CLIENT_TLS_ON && tc == NULL)) {
+        fail(c, "%s: %s", c->target, why != NULL ? why : "TLS unavailable");
+        return c;
+    }
+    c->tls = o->tls == HTTP_CLIENT_TLS_ON || tls_on == 1;
+    if (c->tls) {
+        char err[256];
+        struct bufferevent *bev =
+            tls_client_bev(tc, base, o->host, err, sizeof(err));
+        if (bev == NULL) {
+            fail(c, "%s: %s", c->target, err);
+            return c;
+        }
+        /* evhttp owns bev from here (freed with the connection). */
+        c->evcon = evhttp_connection_base_bufferevent_new(base, NULL, bev,
+                                                          o->host, o->port);
+        if (c->evcon == NULL)
+            bufferevent_free(bev);
+    } else {
+        c->evcon = evhttp_connection_base_new(base, NULL, o->host, o->port);
+    }
     if (c->evcon == NULL) {
         fail(c, "%s: cannot create a connection", c->target);
         return c;

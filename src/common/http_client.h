@@ -20,6 +20,9 @@
  * no further callback, and also kills the handle. Responses passed to
  * callbacks are borrowed for the callback's duration.
  *
+ * With TLS (LIBPROCESS_SSL_ENABLED, or HTTP_CLIENT_TLS_ON) the request goes
+ * over https; a refused handshake fails it with a "TLS: ..." reason.
+ *
  * Hosts should be numeric addresses: evhttp resolves names with a blocking
  * lookup when no DNS base is given.
  *
@@ -42,6 +45,15 @@ struct http_client_response;
 /* Default largest response body of http_client_request. */
 #define HTTP_CLIENT_DEFAULT_MAX_BODY ((size_t)64 << 20)
 
+/* Whether a request speaks TLS (common/tls.h). */
+enum http_client_tls {
+    HTTP_CLIENT_TLS_DEFAULT = 0, /* as LIBPROCESS_SSL_ENABLED says */
+    HTTP_CLIENT_TLS_ON,          /* https (e.g. an https:// URL) */
+    HTTP_CLIENT_TLS_OFF,         /* plain http */
+    HTTP_CLIENT_TLS_INSECURE,    /* https, verifying nothing (a task's own
+                                    server, as curl -k) */
+};
+
 /* What to send. Every pointer is borrowed for the duration of the call that
  * takes it (everything is copied). */
 struct http_client_options {
@@ -59,6 +71,8 @@ struct http_client_options {
                         idle timeouts (45 s to connect, 50 s between reads)
                         still end a one-shot request */
     size_t max_body; /* http_client_request only; 0: the default */
+    enum http_client_tls tls; /* https: the server's certificate is
+                                 verified as LIBPROCESS_SSL_* say */
 };
 
 /* ---- Responses ---- */

@@ -30,6 +30,7 @@
 #include "common/hmap.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/tls.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -103,6 +104,7 @@ struct http_conns {
     size_t nconns;
     size_t buffered;
     struct http_server_stats st; /* counters (conns/buffered filled late) */
+    struct tls_server *tls;      /* borrowed; NULL: plain HTTP */
     struct http_conns *all_next; /* all_conns */
     uint8_t drain_buf[DRAIN_BUF];
 };
@@ -213,8 +215,11 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *arg)
 {
     struct http_conns *c = arg;
     /* As evhttp makes its own: a socket bufferevent, fd set by evhttp, not
-     * closed on free (evhttp closes the fd). */
-    struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+     * closed on free (evhttp closes the fd); with TLS, common/tls's filter
+     * (which closes the fd itself). */
+    struct bufferevent *bev = c->tls != NULL
+                                  ? tls_server_bev(c->tls, base)
+                                  : bufferevent_socket_new(base, -1, 0);
     if (bev == NULL)
         return NULL; /* evhttp tries its own; that one goes untracked */
     struct http_conn *conn = xcalloc(1, sizeof(*conn));
@@ -452,7 +457,8 @@ static void refuse(struct http_conn *conn)
     conn->over_budget = false;
     c->st.over_budget++;
     evutil_socket_t fd = bufferevent_getfd(conn->bev);
-    if (fd >= 0 && output_empty(conn)) {
+    /* Under TLS the socket carries records, not this text: just close. */
+    if (c->tls == NULL && fd >= 0 && output_empty(conn)) {
         /* evhttp is reading the request and writes nothing meanwhile; the
          * socket's send buffer takes these few bytes at once. */
         ssize_t w = send(fd, refusal, sizeof(refusal) - 1, MSG_NOSIGNAL);
@@ -595,6 +601,11 @@ struct http_conns *http_conns_new(struct event_base *base, struct evhttp *http,
     pthread_mutex_unlock(&all_lock);
     arm_sweep(c, SWEEP_MS);
     return c;
+}
+
+void http_conns_set_tls(struct http_conns *c, struct tls_server *tls)
+{
+    c->tls = tls;
 }
 
 void http_conns_free(struct http_conns *c)

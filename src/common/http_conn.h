@@ -31,6 +31,7 @@ struct evhttp_connection;
 struct evconnlistener;
 struct http_conns;
 struct http_conn;
+struct tls_server;
 
 /* Start tracking http's connections on base with opts' limits (both
  * borrowed; they outlive the tracker). Installs the bufferevent callback on
@@ -41,6 +42,10 @@ struct http_conns *http_conns_new(struct event_base *base, struct evhttp *http,
 /* Watch a listener of http for accept errors (EMFILE ...): pause it with a
  * backoff instead of letting libevent log on every loop turn. */
 void http_conns_add_listener(struct http_conns *c, struct evconnlistener *l);
+
+/* Make every connection accepted from now on speak TLS through tls
+ * (borrowed; it outlives the tracker), see common/tls.h. */
+void http_conns_set_tls(struct http_conns *c, struct tls_server *tls);
 
 /* Free the tracker. Call after evhttp_free (which closes every connection
  * and so forgets them here). NULL is ignored. */

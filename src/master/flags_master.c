@@ -13,7 +13,7 @@
 void master_flags_init(struct master_flags *mf)
 {
     memset(mf, 0, sizeof(*mf));
-    const struct flag_def defs[MASTER_FLAGS_ROWS] = {
+    const struct flag_def defs[MASTER_FLAGS_ROWS - TLS_FLAG_ROWS] = {
         {"ip", FLAG_STRING, "0.0.0.0", "IP address to listen on.", &mf->ip},
         {"port", FLAG_PORT, "5050", "Port to listen on.", &mf->port},
         {"work_dir", FLAG_STRING, ".offerd/master",
@@ -193,6 +193,7 @@ void master_flags_init(struct master_flags *mf)
          &mf->max_failover_timeout},
     };
     memcpy(mf->defs, defs, sizeof(defs));
+    tls_flag_defs(&mf->tls, mf->defs + MASTER_FLAGS_ROWS - TLS_FLAG_ROWS);
     mf->flags = flags_new("offerd",
                           "offerd, a Mesos-compatible master: owns the "
                           "cluster's state and hands out resources as offers.",

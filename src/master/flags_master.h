@@ -9,6 +9,7 @@
 
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/tls.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS 39
+#define MASTER_FLAGS_ROWS (39 + TLS_FLAG_ROWS)
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -73,6 +74,8 @@ struct master_flags {
     int64_t max_failover_timeout;         /* ns, for frameworks that never
                                              launched a task; 0: no cap */
     const char *zk;                       /* --zk: zk://...; NULL: none */
+
+    struct tls_flags tls; /* --ssl_* (common/tls.h) */
 
     /* Private: the table rows point at the fields above. */
     struct flag_def defs[MASTER_FLAGS_ROWS];

@@ -32,6 +32,7 @@ int main(int argc, char **argv)
         return rc;
     }
     log_set_level(mf.log_level);
+    tls_flags_export(master_flags_object(&mf), &mf.tls);
 
     struct mainloop *ml = NULL;
     struct master *m = NULL;

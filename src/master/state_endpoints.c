@@ -1254,6 +1254,10 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "master/http/slow_bodies_closed", (double)hs.slow_bodies);
     gauge(o, "master/http/requests_over_budget", (double)hs.over_budget);
     gauge(o, "master/http/accept_pauses", (double)hs.accept_pauses);
+    gauge(o, "master/http/tls_handshakes", (double)hs.tls_handshakes);
+    gauge(o, "master/http/tls_handshake_failures",
+          (double)hs.tls_handshake_failures);
+    gauge(o, "master/http/tls_plain_connections", (double)hs.tls_plain);
     gauge(o, "master/operator_event_stream_subscribers", (double)m->nopev_subs);
     gauge(o, "master/operator_event_stream_subscribers_dropped",
           (double)mt->opev_dropped);

@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 #include "harness_cgroups.h"
+#include "harness_tls.h"
 
 #include "mesos/v1/mesos.pb-c.h"
 
@@ -167,8 +168,8 @@ static void reap_leftovers(void)
         return;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
+        if (de->d_name[0] == '.' || strcmp(de->d_name, "tls") == 0)
+            continue; /* "tls": harness_tls.h's certificates */
         char sub[512], path[600];
         snprintf(sub, sizeof(sub), "%s/%s", run_dir, de->d_name);
         int pid = 0;
@@ -199,6 +200,8 @@ int e2e_main(Suite *(*suite_fn)(void))
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
+    if (e2e_tls_setup(run_dir) != 0)
+        return EXIT_FAILURE;
     SRunner *sr = srunner_create(suite_fn());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
@@ -791,6 +794,10 @@ static int connect_loopback(uint16_t port, int64_t deadline)
             return -1;
         }
     }
+    if (e2e_io_start(fd, deadline) != 0) {
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
@@ -805,7 +812,7 @@ static int fill(struct reader *r)
             abort();
     }
     for (;;) {
-        ssize_t n = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
+        ssize_t n = e2e_io_recv(r->fd, r->buf + r->len, r->cap - r->len);
         if (n > 0) {
             r->len += (size_t)n;
             r->buf[r->len] = '\0';
@@ -875,12 +882,13 @@ static int send_request(int fd, uint16_t port, const char *method,
                 rc = -1;
                 break;
             }
-            if (i == 1 && (p.revents & (POLLIN | POLLHUP)))
+            /* Under TLS, readable may be a record that is no answer. */
+            if (i == 1 && (p.revents & (POLLIN | POLLHUP)) && !e2e_tls_on())
                 goto out; /* answered before the body was sent */
             if (!(p.revents & POLLOUT))
                 continue;
             size_t piece = lens[i] - off < 65536 ? lens[i] - off : 65536;
-            ssize_t w = send(fd, parts[i] + off, piece, MSG_NOSIGNAL);
+            ssize_t w = e2e_io_send(fd, parts[i] + off, piece);
             if (w < 0) {
                 if (errno == EAGAIN || errno == EINTR)
                     continue;
@@ -1033,7 +1041,7 @@ int e2e_http(uint16_t port, const char *method, const char *path,
     rc = 0;
 out:
     free(r.buf);
-    close(fd);
+    e2e_io_close(fd);
     if (rc != 0)
         e2e_response_free(resp);
     return rc;
@@ -1113,7 +1121,7 @@ int e2e_stream_next(struct e2e_stream *s, int timeout_ms, char **data,
 void e2e_stream_close(struct e2e_stream *s)
 {
     if (s->fd >= 0)
-        close(s->fd);
+        e2e_io_close(s->fd);
     s->fd = -1;
     free(s->buf);
     s->buf = NULL;

@@ -8,6 +8,7 @@
 #include "agent/health.h"
 #include "check_main.h"
 #include "common/clock.h"
+#include "common/http.h"
 #include "common/json_pb.h"
 #include "common/mem.h"
 
@@ -368,6 +369,45 @@ START_TEST(test_http_healthy_unhealthy_killed)
 }
 END_TEST
 
+static void h_ok(struct http_request *req, void *arg)
+{
+    (void)arg;
+    http_reply(req, 200, NULL, NULL, 0);
+}
+
+/* An https check reaches a task's TLS server, whatever CA signed its
+ * certificate (nothing is verified, as Mesos's curl -k). */
+START_TEST(test_https_health_check)
+{
+    char dir[] = "/tmp/offerd-health-tls-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[512], crt[300], key[300];
+    snprintf(cmd, sizeof(cmd), "bash %s/tests/tls/gen-certs.sh %s",
+             OFFERD_SOURCE_DIR, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(crt, sizeof(crt), "%s/other.crt", dir);
+    snprintf(key, sizeof(key), "%s/other.key", dir);
+    setenv("LIBPROCESS_SSL_ENABLED", "true", 1);
+    setenv("LIBPROCESS_SSL_CERT_FILE", crt, 1);
+    setenv("LIBPROCESS_SSL_KEY_FILE", key, 1);
+    struct http_server *s = http_server_new(base, NULL);
+    char err[512];
+    ck_assert_msg(
+        http_server_bind(s, "127.0.0.1", 0, &srv_port, err, sizeof(err)) == 0,
+        "%s", err);
+    ck_assert_int_eq(http_server_route(s, "/health", HTTP_GET, h_ok, NULL), 0);
+    http_health();
+    task.info->health_check->http->scheme = xstrdup("https");
+    agent_health_start(h, &task, "agent-1");
+    ck_assert(wait_recs(1, 10000));
+    ck_assert_int_eq(recs[0].healthy, 1);
+    agent_health_stop(h, &task);
+    http_server_free(s);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_http_refused_and_redirect_codes)
 {
     srv_open();
@@ -616,6 +656,7 @@ static Suite *health_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_http_healthy_unhealthy_killed);
+    tcase_add_test(tc, test_https_health_check);
     tcase_add_test(tc, test_http_refused_and_redirect_codes);
     tcase_add_test(tc, test_grace_period_ignores_failures_until_success);
     tcase_add_test(tc, test_http_timeout_is_a_failure);
