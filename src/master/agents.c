@@ -21,6 +21,7 @@
 #include "master/changes.h"
 #include "master/executors.h"
 #include "master/frameworks.h"
+#include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
@@ -466,7 +467,7 @@ static void update_known_task(struct master *m, struct task *t,
                  t->agent->id, task_state_name(t->state));
         if (terminal && !task_state_is_terminal(t->state))
             master_task_count(m, rt->state);
-        t->state = rt->state;
+        master_live_task_state(m, t, rt->state);
         if (terminal)
             master_task_recover(m, t);
     }

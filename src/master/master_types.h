@@ -218,6 +218,10 @@ struct task {
      * MASTER_TASK_HISTORY), for /state's "statuses". */
     struct task_state_at hist[MASTER_TASK_HISTORY];
     uint32_t nhist;
+    bool live_counted; /* in m->live (live_counters.c) */
+    /* m->live's list of every task in the order the master learned of it
+     * (launch or adoption): /tasks pages over it. */
+    struct task *live_prev, *live_next;
 };
 
 /* An executor of a framework on an agent, from the LAUNCH or LAUNCH_GROUP
@@ -277,6 +281,16 @@ struct offer {
 
 /* ---- Metrics
  * ------------------------------------------------------------------ */
+
+/* What /metrics/snapshot would otherwise count by scanning every task,
+ * kept current by live_counters.c. */
+struct master_live {
+    uint64_t tasks[16]; /* tasks the master holds, by TaskState */
+    /* Milli-units of cpus, mem, disk, gpus (master_live_names) held by
+     * non-terminal tasks: [0] regular resources, [1] revocable ones. */
+    int64_t used[2][4];
+    struct task *head, *tail; /* every task, oldest first */
+};
 
 struct master_metrics {
     uint64_t tasks_by_state[16]; /* terminal transitions counted, by state */
@@ -421,6 +435,7 @@ struct master {
     uint32_t nopev_subs;
 
     struct master_metrics metrics;
+    struct master_live live; /* live_counters.c */
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
     struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */
