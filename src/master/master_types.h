@@ -135,8 +135,9 @@ struct agent {
      * framework's map). */
     struct hmap *executors;
 
-    uint64_t ping_seq; /* last PING sent */
-    bool pong_pending; /* no PONG since the last PING */
+    uint64_t ping_seq;   /* last PING sent */
+    bool pong_pending;   /* no PONG since the last PING */
+    uint32_t ping_slot1; /* 1 + its slot (ping_spread.c); 0: not yet known */
     uint32_t missed_pings;
 
     double registered_time;
@@ -423,7 +424,8 @@ struct master {
     struct event *alloc_timer; /* every --allocation_interval */
     struct event *alloc_soon;  /* a cycle right after events */
     bool alloc_soon_pending;
-    struct event *ping_timer;      /* every --agent_ping_timeout */
+    struct event *ping_timer; /* MASTER_PING_SLOTS per --agent_ping_timeout */
+    uint32_t ping_slot;       /* the slot the last tick pinged */
     struct event *heartbeat_timer; /* every MASTER_HEARTBEAT_SECS */
 
     bool in_cycle; /* inside alloc_run: offers batch per framework */
