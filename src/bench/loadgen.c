@@ -81,7 +81,7 @@ static void usage(FILE *f)
             "                      the last phase (default 1; 0: none)\n"
             "  --idle-seconds=S    probe alone (default 5)\n"
             "  --poll-seconds=S    probe with the pollers (default 5)\n"
-            "  --endpoint-reads=R  reads of each timed endpoint (default 3)\n"
+            "  --endpoint-reads=R  reads of each timed endpoint (default 5)\n"
             "  --timeout=S         give up when a phase takes longer\n"
             "                      (default 600)\n"
             "  --scheduler=json|protobuf  the framework's encoding\n"
@@ -97,7 +97,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){100,  1000, 1, 5, 5, 600, NULL, 0, OFFERD_MASTER_BIN,
-                          true, 3};
+                          true, 5};
     static const struct option longs[] = {
         {"agents", required_argument, NULL, 'a'},
         {"tasks", required_argument, NULL, 't'},
@@ -203,6 +203,7 @@ static json_t *samples_json(struct samples *s)
 {
     json_t *o = json_object();
     json_object_set_new(o, "count", json_integer((json_int_t)s->n));
+    json_object_set_new(o, "min_ms", json_real(samples_pct(s, 0)));
     json_object_set_new(o, "p50_ms", json_real(samples_pct(s, 0.50)));
     json_object_set_new(o, "p99_ms", json_real(samples_pct(s, 0.99)));
     json_object_set_new(o, "max_ms", json_real(s->max));
