@@ -281,6 +281,15 @@ struct sim_agent {
     bool registered;
 };
 
+/* An offer waiting for its ACCEPT or DECLINE (the scheduler keeps at most
+ * MAX_CALLS_IN_FLIGHT calls open, as a framework bounds its connections). */
+struct queued_offer {
+    char *id, *agent_id;
+    double cpus, mem;
+};
+
+#define MAX_CALLS_IN_FLIGHT 64
+
 struct endpoint {
     const char *path;
     struct samples t;
@@ -306,6 +315,8 @@ struct lg {
     int64_t agents_ms;
 
     struct offerd_sched *sched;
+    struct queued_offer *q;
+    size_t qhead, qn, qcap;
     res_list task_res;
     int64_t *accept_ns;
     int launched, running;
@@ -487,23 +498,55 @@ static double offer_scalar(const Mesos__V1__Offer *of, const char *name)
     return v;
 }
 
+static void offers_pump(struct lg *lg);
+
 static void sched_offers(struct offerd_sched *s,
                          const Mesos__V1__Scheduler__Event *ev, void *user)
 {
+    (void)s;
     struct lg *lg = user;
+    for (size_t i = 0; i < ev->offers->n_offers; i++) {
+        const Mesos__V1__Offer *of = ev->offers->offers[i];
+        if (lg->qn == lg->qcap) {
+            /* Compact, then grow. */
+            memmove(lg->q, lg->q + lg->qhead,
+                    (lg->qn - lg->qhead) * sizeof(*lg->q));
+            lg->qn -= lg->qhead;
+            lg->qhead = 0;
+            if (lg->qn == lg->qcap) {
+                lg->qcap = lg->qcap ? lg->qcap * 2 : 1024;
+                lg->q = xreallocarray(lg->q, lg->qcap, sizeof(*lg->q));
+            }
+        }
+        lg->q[lg->qn++] = (struct queued_offer){
+            xstrdup(of->id->value), xstrdup(of->agent_id->value),
+            offer_scalar(of, "cpus"), offer_scalar(of, "mem")};
+    }
+    offers_pump(lg);
+}
+
+/* ACCEPT (launching what fits) or DECLINE queued offers while fewer than
+ * MAX_CALLS_IN_FLIGHT calls are open. */
+static void offers_pump(struct lg *lg)
+{
+    struct offerd_sched *s = lg->sched;
+    if (s == NULL || !offerd_sched_is_subscribed(s))
+        return;
     Mesos__V1__Filters filters = MESOS__V1__FILTERS__INIT;
     filters.has_refuse_seconds = 1;
     filters.refuse_seconds = 3600;
-    const char **decline = xcalloc(ev->offers->n_offers + 1, sizeof(char *));
-    size_t ndecline = 0;
-    for (size_t i = 0; i < ev->offers->n_offers; i++) {
-        const Mesos__V1__Offer *of = ev->offers->offers[i];
-        int fit = (int)fmin(floor(offer_scalar(of, "cpus") / TASK_CPUS + 1e-9),
-                            floor(offer_scalar(of, "mem") / TASK_MEM + 1e-9));
+    while (lg->qhead < lg->qn &&
+           offerd_sched_pending_calls(s) < MAX_CALLS_IN_FLIGHT) {
+        struct queued_offer *of = &lg->q[lg->qhead++];
+        const char *ids[] = {of->id};
+        int fit = (int)fmin(floor(of->cpus / TASK_CPUS + 1e-9),
+                            floor(of->mem / TASK_MEM + 1e-9));
         int k =
             fit < lg->o.tasks - lg->launched ? fit : lg->o.tasks - lg->launched;
         if (k <= 0) {
-            decline[ndecline++] = of->id->value;
+            offerd_sched_decline(s, ids, 1, &filters);
+            free(of->id);
+            free(of->agent_id);
             continue;
         }
         size_t nres;
@@ -512,6 +555,8 @@ static void sched_offers(struct offerd_sched *s,
         Mesos__V1__TaskInfo **pinfos = xcalloc((size_t)k, sizeof(*pinfos));
         Mesos__V1__TaskID *tids = xcalloc((size_t)k, sizeof(*tids));
         char(*names)[32] = xcalloc((size_t)k, sizeof(*names));
+        Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+        aid.value = of->agent_id;
         Mesos__V1__CommandInfo cmd = MESOS__V1__COMMAND_INFO__INIT;
         cmd.value = "sleep 3600";
         int64_t now = clock_monotonic_ns();
@@ -526,7 +571,7 @@ static void sched_offers(struct offerd_sched *s,
             mesos__v1__task_info__init(&infos[t]);
             infos[t].name = "lg";
             infos[t].task_id = &tids[t];
-            infos[t].agent_id = of->agent_id;
+            infos[t].agent_id = &aid;
             infos[t].resources = res;
             infos[t].n_resources = nres;
             infos[t].command = &cmd;
@@ -541,7 +586,6 @@ static void sched_offers(struct offerd_sched *s,
         op.type = MESOS__V1__OFFER__OPERATION__TYPE__LAUNCH;
         op.launch = &launch;
         Mesos__V1__Offer__Operation *ops[] = {&op};
-        const char *ids[] = {of->id->value};
         if (offerd_sched_accept(s, ids, 1, ops, 1, &filters) != 0)
             fail(lg, "ACCEPT could not be sent");
         res_pb_array_free(res, nres);
@@ -549,10 +593,9 @@ static void sched_offers(struct offerd_sched *s,
         free(pinfos);
         free(tids);
         free(names);
+        free(of->id);
+        free(of->agent_id);
     }
-    if (ndecline > 0)
-        offerd_sched_decline(s, decline, ndecline, &filters);
-    free(decline);
 }
 
 static void sched_update(struct offerd_sched *s,
@@ -784,6 +827,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         }
         break;
     case PH_LAUNCH:
+        offers_pump(lg);
         if (lg->running == lg->o.tasks) {
             if (lg->o.tasks == 0) {
                 lg->mcpu1 = lg->pid > 0 ? proc_cpu_ms(lg->pid) : -1;
@@ -812,6 +856,15 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             event_base_loopbreak(lg->base);
         break;
     }
+}
+
+/* SIGINT or SIGTERM: stop, clean up (the master this run started
+ * included), print nothing. */
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fail(arg, "interrupted");
 }
 
 /* ---- The master ---- */
@@ -1050,6 +1103,10 @@ int main(int argc, char **argv)
     lg->tick = event_new(lg->base, -1, EV_PERSIST, on_tick, lg);
     struct timeval tv = {0, 10 * 1000};
     event_add(lg->tick, &tv);
+    struct event *sigint = evsignal_new(lg->base, SIGINT, on_signal, lg);
+    struct event *sigterm = evsignal_new(lg->base, SIGTERM, on_signal, lg);
+    event_add(sigint, NULL);
+    event_add(sigterm, NULL);
     lg->probe_timer = event_new(lg->base, -1, EV_PERSIST, on_probe, lg);
     struct timeval pv = {0, PROBE_PERIOD_MS * 1000};
     event_add(lg->probe_timer, &pv);
@@ -1072,6 +1129,11 @@ int main(int argc, char **argv)
         free(lg->agents[i].id);
     }
     free(lg->agents);
+    for (size_t i = lg->qhead; i < lg->qn; i++) {
+        free(lg->q[i].id);
+        free(lg->q[i].agent_id);
+    }
+    free(lg->q);
     free(lg->accept_ns);
     res_list_clear(&lg->task_res);
     free(lg->launch_lat.v);
@@ -1081,6 +1143,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < 4; i++)
         free(lg->eps[i].t.v);
     event_free(lg->tick);
+    event_free(sigint);
+    event_free(sigterm);
     event_free(lg->probe_timer);
     event_base_free(lg->base);
     stop_master(lg);
