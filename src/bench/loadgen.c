@@ -294,6 +294,8 @@ struct endpoint {
     const char *path;
     struct samples t;
     size_t bytes;
+    double srv_sum0, srv_count0; /* the master's histogram before */
+    double server_ms; /* the master's mean time per read (its /metrics) */
 };
 
 struct lg {
@@ -732,16 +734,57 @@ struct ep_req {
     int64_t sent;
 };
 
+/* The master's own time for route (its sum and count of
+ * offerd_http_request_duration_seconds{endpoint="route"} in the /metrics
+ * text body); false when absent. */
+static bool route_latency(const char *body, const char *route, double *sum,
+                          double *count)
+{
+    char key[160];
+    bool ok = true;
+    const char *suffix[] = {"_sum", "_count"};
+    double *out[] = {sum, count};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(key, sizeof(key),
+                 "offerd_http_request_duration_seconds%s{endpoint=\"%s\"} ",
+                 suffix[i], route);
+        const char *p = strstr(body, key);
+        if (p == NULL || sscanf(p + strlen(key), "%lf", out[i]) != 1)
+            ok = false;
+    }
+    return ok;
+}
+
+/* Step ep_read of the current endpoint: 0 reads /metrics before, 1 to
+ * reads the endpoint, reads + 1 reads /metrics after. */
 static void endpoint_done(const struct http_client_response *r, void *arg)
 {
     struct ep_req *e = arg;
     struct lg *lg = e->lg;
     lg->ep_inflight = false;
     struct endpoint *ep = &lg->eps[lg->ep];
+    size_t reads = (size_t)lg->o.endpoint_reads;
+    bool metrics = lg->ep_read == 0 || lg->ep_read == reads + 1;
     if (http_client_status(r) != 200) {
-        fprintf(stderr, "offerd-loadgen: GET %s: %d %s\n", ep->path,
-                http_client_status(r),
+        fprintf(stderr, "offerd-loadgen: GET %s: %d %s\n",
+                metrics ? "/metrics" : ep->path, http_client_status(r),
                 http_client_error(r) ? http_client_error(r) : "");
+    } else if (metrics) {
+        size_t len;
+        const char *body = (const char *)http_client_body(r, &len);
+        char route[64];
+        snprintf(route, sizeof(route), "%s", ep->path);
+        route[strcspn(route, "?")] = '\0';
+        double sum, count;
+        if (route_latency(body, route, &sum, &count)) {
+            if (lg->ep_read == 0) {
+                ep->srv_sum0 = sum;
+                ep->srv_count0 = count;
+            } else if (count > ep->srv_count0) {
+                ep->server_ms =
+                    (sum - ep->srv_sum0) * 1000.0 / (count - ep->srv_count0);
+            }
+        }
     } else {
         size_t len;
         http_client_body(r, &len);
@@ -750,7 +793,7 @@ static void endpoint_done(const struct http_client_response *r, void *arg)
                     (double)(clock_monotonic_ns() - e->sent) / CLOCK_NS_PER_MS);
     }
     free(e);
-    if (++lg->ep_read == (size_t)lg->o.endpoint_reads) {
+    if (++lg->ep_read == reads + 2) {
         lg->ep_read = 0;
         lg->ep++;
     }
@@ -764,7 +807,10 @@ static void endpoint_next(struct lg *lg)
     struct ep_req *e = xmalloc(sizeof(*e));
     *e = (struct ep_req){lg, clock_monotonic_ns()};
     lg->ep_inflight = true;
-    struct http_client_options o = get_opts(lg, lg->eps[lg->ep].path);
+    size_t reads = (size_t)lg->o.endpoint_reads;
+    bool metrics = lg->ep_read == 0 || lg->ep_read == reads + 1;
+    struct http_client_options o =
+        get_opts(lg, metrics ? "/metrics" : lg->eps[lg->ep].path);
     http_client_request(lg->base, &o, endpoint_done, e);
 }
 
@@ -1017,6 +1063,7 @@ static json_t *report(struct lg *lg, rlim_t fds)
         json_t *e = samples_json(&lg->eps[i].t);
         json_object_set_new(e, "bytes",
                             json_integer((json_int_t)lg->eps[i].bytes));
+        json_object_set_new(e, "master_ms", json_real(lg->eps[i].server_ms));
         json_object_set_new(eps, lg->eps[i].path, e);
     }
     json_object_set_new(o, "endpoints", eps);
