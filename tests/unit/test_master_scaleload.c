@@ -145,6 +145,15 @@ static void page(const char *target, char *out, size_t len)
 START_TEST(test_tasks_paging)
 {
     launched(8);
+    /* The index /tasks pages over: every task once, in launch order. */
+    int k = 0;
+    for (const struct task *t = X.m->live.head; t != NULL; t = t->live_next) {
+        char id[16];
+        snprintf(id, sizeof(id), "t%d", ++k);
+        ck_assert_str_eq(t->info->task_id->value, id);
+        ck_assert(t->live_next != NULL || t == X.m->live.tail);
+    }
+    ck_assert_int_eq(k, 8);
     char got[512];
     /* Descending by default: the newest first. */
     page("/tasks?limit=3", got, sizeof(got));
