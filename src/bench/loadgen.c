@@ -511,8 +511,9 @@ static void sched_offers(struct offerd_sched *s,
         const Mesos__V1__Offer *of = ev->offers->offers[i];
         if (lg->qn == lg->qcap) {
             /* Compact, then grow. */
-            memmove(lg->q, lg->q + lg->qhead,
-                    (lg->qn - lg->qhead) * sizeof(*lg->q));
+            if (lg->qhead > 0)
+                memmove(lg->q, lg->q + lg->qhead,
+                        (lg->qn - lg->qhead) * sizeof(*lg->q));
             lg->qn -= lg->qhead;
             lg->qhead = 0;
             if (lg->qn == lg->qcap) {
