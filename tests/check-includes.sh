@@ -52,7 +52,7 @@ declare -A LAYER=(
     [src/agent]="common agent pb"
     [src/sched]="common sched offerd pb"
     [src/cli]="common sched cli offerd pb"
-    [src/bench]="common allocator master bench offerd pb zk"
+    [src/bench]="common allocator master agent bench offerd pb zk"
     [include/offerd]="offerd"
     [tests/unit]="$MODULES pb zk"
     [tests/fuzz]="$MODULES pb"
@@ -74,7 +74,7 @@ TEST_ONLY="*_private.h *_fake.h *_mock.h *_test.h *_testing.h"
 # but X.
 COMMON_RULES=(
     "common/http.h: src/common src/master src/agent src/sched src/bench tests: the HTTP server edge, for the daemons (and src/bench, which drives a master's handlers) (src/sched uses only its encoding and method types)"
-    "common/http_client.h: src/common src/master src/agent src/sched src/cli tests: the HTTP client edge, for the agent, libofferd, offerctl and the master's proxy of agents' /files (master/files_proxy.c)"
+    "common/http_client.h: src/common src/master src/agent src/sched src/cli src/bench tests: the HTTP client edge, for the agent, libofferd, offerctl, offerd-loadgen and the master's proxy of agents' /files (master/files_proxy.c)"
     "common/http*.h: src/common tests/unit: the HTTP edge's own parts and test seams"
     "common/clock.h: * -src/allocator: reads the clock; the allocator takes now as an argument"
     "common/fs.h: * -src/allocator: file I/O; the allocator does none"

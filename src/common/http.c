@@ -27,6 +27,7 @@
  *    was freed: closed, no server, no callbacks.
  */
 #include "common/http.h"
+#include "common/stream_drain.h"
 
 #include "common/clock.h"
 #include "common/http_conn.h"
@@ -162,6 +163,11 @@ struct http_stream {
     struct http_fake *fake;        /* fake stream: its exchange, or NULL */
     struct http_stream *prev, *next; /* server->streams */
     struct http_stream *reap_next;
+    /* With has_drain, the cap is drain_policy's (http_stream_set_drain)
+     * instead of max_pending alone. */
+    bool has_drain;
+    struct stream_drain drain;
+    struct stream_drain_policy drain_policy;
 };
 
 /* One stored piece of bytes, NUL-terminated past len. */
@@ -1254,12 +1260,39 @@ static size_t output_pending(const struct http_stream *st)
 }
 
 /* Send what st->chunk holds as one chunk and enforce the cap. */
+/* Whether a stream with pending bytes after queueing added must be cut. */
+static bool stream_over_cap(struct http_stream *st, size_t added,
+                            size_t pending)
+{
+    if (!st->has_drain)
+        return pending > st->max_pending;
+    return stream_drain_check(&st->drain, &st->drain_policy, added, pending,
+                              clock_monotonic_ns());
+}
+
+void http_stream_set_drain(struct http_stream *st,
+                           const struct stream_drain_policy *p)
+{
+    st->has_drain = true;
+    st->drain_policy = *p;
+    st->max_pending = p->soft_cap;
+    memset(&st->drain, 0, sizeof(st->drain));
+    /* What is queued already (the reply's headers) counts as queued. */
+    st->drain.queued =
+        st->fake != NULL ? st->fake->pending : output_pending(st);
+}
+
 static int stream_flush_chunk(struct http_stream *st)
 {
+    size_t len = evbuffer_get_length(st->chunk);
     evhttp_send_reply_chunk(st->link.evreq, st->chunk);
-    evbuffer_drain(st->chunk, evbuffer_get_length(st->chunk));
+    evbuffer_drain(st->chunk, len);
+    /* The chunk's framing: its length in hex and two CRLFs. */
+    size_t framing = 4;
+    for (size_t v = len; v > 0; v >>= 4)
+        framing++;
     size_t pending = output_pending(st);
-    if (pending > st->max_pending) {
+    if (stream_over_cap(st, len + framing, pending)) {
         log_warn("stream to %s cut off: %zu bytes pending exceed the cap of "
                  "%zu",
                  st->peer, pending, st->max_pending);
@@ -1599,9 +1632,10 @@ static int fake_send(struct http_stream *st, const uint8_t *head, size_t hlen,
     size_t n = hlen + len;
     if (n == 0)
         return 0;
-    if (x->stalled) {
+    if (x->stalled)
         x->pending += n;
-        if (x->pending > st->max_pending) {
+    if (x->stalled || st->has_drain) {
+        if (stream_over_cap(st, n, x->pending)) {
             log_warn("stream to %s cut off: %zu bytes pending exceed the cap "
                      "of %zu",
                      st->peer, x->pending, st->max_pending);

@@ -358,6 +358,14 @@ struct http_stream *http_body_start(struct http_request *req,
                                     const char *content_type,
                                     http_stream_close_fn close_cb, void *arg);
 
+/* Replace the stream's cap (max_pending) with a drain policy
+ * (common/stream_drain.h): past policy->soft_cap the stream is cut only
+ * when its reader takes nothing for policy->grace_ns, or at once past
+ * policy->hard_cap. */
+struct stream_drain_policy;
+void http_stream_set_drain(struct http_stream *s,
+                           const struct stream_drain_policy *policy);
+
 /* Send len bytes as one HTTP chunk (len 0 sends nothing). Returns 0, or -1
  * when the stream is closed, including when this send pushed the output
  * queue over the cap (the stream is then cut off; the callback follows). */

@@ -21,6 +21,7 @@
 #include "master/changes.h"
 #include "master/executors.h"
 #include "master/frameworks.h"
+#include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/offers.h"
@@ -267,6 +268,34 @@ void master_agents_reregister_timeout(struct master *m)
 /* ---- Pings -----------------------------------------------------------------
  */
 
+void master_agent_ping(struct master *m, struct agent *ag)
+{
+    if (ag->subscribing)
+        return;
+    if (ag->pong_pending)
+        ag->missed_pings++;
+    else
+        ag->missed_pings = 0;
+    if (ag->missed_pings >= (uint32_t)m->flags->max_agent_ping_timeouts) {
+        char why[128];
+        snprintf(why, sizeof(why), "agent did not answer %u pings in a row",
+                 ag->missed_pings);
+        master_ops_agent_feedback(
+            m, ag->id, MESOS__V1__OPERATION_STATE__OPERATION_UNREACHABLE,
+            "Agent was marked unreachable");
+        master_agent_remove(m, ag, AGENT_REMOVED_UNREACHABLE, why);
+        return;
+    }
+    ag->ping_seq++;
+    ag->pong_pending = true;
+    Offerd__Agent__Event__Ping p = OFFERD__AGENT__EVENT__PING__INIT;
+    p.sequence = ag->ping_seq;
+    Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
+    ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
+    ev.ping = &p;
+    master_send_to_agent(ag, &ev);
+}
+
 void master_agents_ping(struct master *m)
 {
     size_t n = hmap_count(m->agents), pos = 0, k = 0;
@@ -276,33 +305,8 @@ void master_agents_ping(struct master *m)
     void *val;
     while (hmap_next(m->agents, &pos, NULL, &val))
         v[k++] = val;
-    for (size_t i = 0; i < k; i++) {
-        struct agent *ag = v[i];
-        if (ag->subscribing)
-            continue;
-        if (ag->pong_pending)
-            ag->missed_pings++;
-        else
-            ag->missed_pings = 0;
-        if (ag->missed_pings >= (uint32_t)m->flags->max_agent_ping_timeouts) {
-            char why[128];
-            snprintf(why, sizeof(why), "agent did not answer %u pings in a row",
-                     ag->missed_pings);
-            master_ops_agent_feedback(
-                m, ag->id, MESOS__V1__OPERATION_STATE__OPERATION_UNREACHABLE,
-                "Agent was marked unreachable");
-            master_agent_remove(m, ag, AGENT_REMOVED_UNREACHABLE, why);
-            continue;
-        }
-        ag->ping_seq++;
-        ag->pong_pending = true;
-        Offerd__Agent__Event__Ping p = OFFERD__AGENT__EVENT__PING__INIT;
-        p.sequence = ag->ping_seq;
-        Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
-        ev.type = OFFERD__AGENT__EVENT__TYPE__PING;
-        ev.ping = &p;
-        master_send_to_agent(ag, &ev);
-    }
+    for (size_t i = 0; i < k; i++)
+        master_agent_ping(m, v[i]);
     free(v);
 }
 
@@ -466,7 +470,7 @@ static void update_known_task(struct master *m, struct task *t,
                  t->agent->id, task_state_name(t->state));
         if (terminal && !task_state_is_terminal(t->state))
             master_task_count(m, rt->state);
-        t->state = rt->state;
+        master_live_task_state(m, t, rt->state);
         if (terminal)
             master_task_recover(m, t);
     }

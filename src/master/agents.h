@@ -53,6 +53,11 @@ void master_agent_shutdown(struct master *m, struct agent *ag,
 /* The periodic ping: count misses, remove agents past the limit, ping the
  * rest. */
 void master_agents_ping(struct master *m);
+
+/* Ping one agent (its missed pings counted, removed after
+ * --max_agent_ping_timeouts misses); the master's timer pings every agent
+ * once per interval through ping_spread.c. */
+void master_agent_ping(struct master *m, struct agent *ag);
 void master_agent_free(struct agent *ag);
 
 #endif

@@ -30,6 +30,7 @@
 #include "master/operator_api.h"
 #include "master/operator_events.h"
 #include "master/persist.h"
+#include "master/ping_spread.h"
 #include "master/operations.h"
 #include "master/quota.h"
 #include "master/registry.h"
@@ -47,6 +48,10 @@
 
 /* ---- Allocation cycles --------------------------------------------------- */
 
+/* A cycle (allocator, offers built and sent) longer than this is logged
+ * as a WARNING: the loop served nobody else meanwhile. */
+#define MASTER_SLOW_CYCLE_MS 100.0
+
 static void run_cycle(struct master *m)
 {
     int64_t t0 = clock_monotonic_ns();
@@ -61,6 +66,13 @@ static void run_cycle(struct master *m)
     prom_hist_observe(&m->metrics.allocation_cycle,
                       m->metrics.allocation_run_ms / 1e3);
     master_offers_flush(m);
+    double ms = (double)(clock_monotonic_ns() - t0) / (double)CLOCK_NS_PER_MS;
+    if (ms > MASTER_SLOW_CYCLE_MS)
+        log_warn("allocation cycle took %.1f ms (allocator %.1f ms, the rest "
+                 "offers sent): %zu agents, %zu frameworks, %zu outstanding "
+                 "offers",
+                 ms, m->metrics.allocation_run_ms, hmap_count(m->agents),
+                 hmap_count(m->frameworks), hmap_count(m->offers));
 }
 
 static void on_reregister_timeout(evutil_socket_t fd, short what, void *arg)
@@ -137,7 +149,7 @@ static void on_ping(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    master_agents_ping(arg);
+    master_agents_ping_tick(arg);
 }
 
 /* ---- Creation and teardown ------------------------------------------------
@@ -282,7 +294,7 @@ struct master *master_new_with(struct event_base *base,
     m->heartbeat_timer = event_new(base, -1, EV_PERSIST, on_heartbeat, m);
     struct timeval tv = tv_of_ns(flags->allocation_interval);
     evtimer_add(m->alloc_timer, &tv);
-    tv = tv_of_ns(flags->agent_ping_timeout);
+    tv = tv_of_ns(master_ping_tick_ns(flags->agent_ping_timeout));
     evtimer_add(m->ping_timer, &tv);
     tv = tv_of_ns((int64_t)MASTER_HEARTBEAT_SECS * CLOCK_NS_PER_SEC);
     evtimer_add(m->heartbeat_timer, &tv);

@@ -135,8 +135,9 @@ struct agent {
      * framework's map). */
     struct hmap *executors;
 
-    uint64_t ping_seq; /* last PING sent */
-    bool pong_pending; /* no PONG since the last PING */
+    uint64_t ping_seq;   /* last PING sent */
+    bool pong_pending;   /* no PONG since the last PING */
+    uint32_t ping_slot1; /* 1 + its slot (ping_spread.c); 0: not yet known */
     uint32_t missed_pings;
 
     double registered_time;
@@ -218,6 +219,10 @@ struct task {
      * MASTER_TASK_HISTORY), for /state's "statuses". */
     struct task_state_at hist[MASTER_TASK_HISTORY];
     uint32_t nhist;
+    bool live_counted; /* in m->live (live_counters.c) */
+    /* m->live's list of every task in the order the master learned of it
+     * (launch or adoption): /tasks pages over it. */
+    struct task *live_prev, *live_next;
 };
 
 /* An executor of a framework on an agent, from the LAUNCH or LAUNCH_GROUP
@@ -277,6 +282,16 @@ struct offer {
 
 /* ---- Metrics
  * ------------------------------------------------------------------ */
+
+/* What /metrics/snapshot would otherwise count by scanning every task,
+ * kept current by live_counters.c. */
+struct master_live {
+    uint64_t tasks[16]; /* tasks the master holds, by TaskState */
+    /* Milli-units of cpus, mem, disk, gpus (master_live_names) held by
+     * non-terminal tasks: [0] regular resources, [1] revocable ones. */
+    int64_t used[2][4];
+    struct task *head, *tail; /* every task, oldest first */
+};
 
 struct master_metrics {
     uint64_t tasks_by_state[16]; /* terminal transitions counted, by state */
@@ -412,7 +427,8 @@ struct master {
     struct event *alloc_timer; /* every --allocation_interval */
     struct event *alloc_soon;  /* a cycle right after events */
     bool alloc_soon_pending;
-    struct event *ping_timer;      /* every --agent_ping_timeout */
+    struct event *ping_timer; /* MASTER_PING_SLOTS per --agent_ping_timeout */
+    uint32_t ping_slot;       /* the slot the last tick pinged */
     struct event *heartbeat_timer; /* every MASTER_HEARTBEAT_SECS */
 
     bool in_cycle; /* inside alloc_run: offers batch per framework */
@@ -424,6 +440,7 @@ struct master {
     uint32_t nopev_subs;
 
     struct master_metrics metrics;
+    struct master_live live; /* live_counters.c */
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
     struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */

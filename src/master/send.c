@@ -6,7 +6,9 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 
+#include "common/clock.h"
 #include "common/json_pb.h"
+#include "common/stream_drain.h"
 
 /* The capabilities of every offerd master, as MasterInfo lists them:
  * agents whose resources change when they re-register (AGENT_UPDATE),
@@ -78,9 +80,16 @@ struct http_stream *master_stream_open(struct http_request *req,
 {
     id_uuid_v4(stream_id);
     http_reply_header(req, "Mesos-Stream-Id", stream_id);
-    return http_stream_start(
+    struct http_stream *st = http_stream_start(
         req, enc == HTTP_ENC_JSON ? HTTP_CONTENT_JSON : HTTP_CONTENT_PROTOBUF,
         0, close_cb, arg);
+    /* A framework or agent is cut for not reading, not for one large
+     * burst of events it reads steadily (docs/performance.md). */
+    const struct stream_drain_policy policy = {
+        MASTER_STREAM_SOFT_CAP, MASTER_STREAM_HARD_CAP,
+        MASTER_STREAM_GRACE_SECS * CLOCK_NS_PER_SEC};
+    http_stream_set_drain(st, &policy);
+    return st;
 }
 
 const char *master_close_reason(enum http_close_reason why)

@@ -8,6 +8,14 @@
 
 #include "master/master_types.h"
 
+/* The slow-reader policy of framework and agent streams
+ * (common/stream_drain.h): past the soft cap of queued bytes the reader
+ * must take some within the grace period; past the hard cap the stream is
+ * cut at once. */
+#define MASTER_STREAM_SOFT_CAP   ((size_t)16 << 20)
+#define MASTER_STREAM_HARD_CAP   ((size_t)512 << 20)
+#define MASTER_STREAM_GRACE_SECS 30
+
 /* Encode ev in fw's encoding and send it on fw's stream (dropped if the
  * framework is disconnected). Returns 0 when sent. */
 int master_send_to_framework(struct framework *fw,

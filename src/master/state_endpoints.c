@@ -33,6 +33,7 @@
 #include "master/registry.h"
 #include "master/send.h"
 #include "master/system_endpoints.h"
+#include "master/live_counters.h"
 #include "master/tasks.h"
 
 /* ---- Resources ----------------------------------------------------------- */
@@ -826,6 +827,80 @@ static void collect_tasks(const struct framework *fw, const char *task_id,
     }
 }
 
+/* The completed tasks of every framework, sorted by first status's time
+ * (*n OUT). Bounded: --max_completed_tasks_per_framework per framework. */
+static struct task_entry *completed_sorted(struct master *m, size_t *n)
+{
+    struct task_entry *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    size_t pos = 0;
+    void *val;
+    const struct hmap *maps[] = {m->frameworks, m->completed};
+    for (size_t i = 0; i < 2; i++) {
+        pos = 0;
+        while (hmap_next(maps[i], &pos, NULL, &val)) {
+            const struct framework *fw = val;
+            if (*n + fw->ncompleted_tasks > cap) {
+                cap = (*n + fw->ncompleted_tasks) * 2;
+                v = xreallocarray(v, cap, sizeof(*v));
+            }
+            for (uint32_t k = 0; k < fw->ncompleted_tasks; k++) {
+                const struct task_record *r = master_task_completed_at(fw, k);
+                v[(*n)++] = (struct task_entry){
+                    fw, NULL, r, r->nhist ? r->hist[0].timestamp : 0};
+            }
+        }
+    }
+    if (*n > 0)
+        qsort(v, *n, sizeof(*v), entry_ts_cmp);
+    return v;
+}
+
+static double live_ts(const struct task *t)
+{
+    return t->nhist ? t->hist[0].timestamp : t->launched;
+}
+
+/* One page of /tasks without framework_id or task_id: the live tasks in
+ * the order the master learned of them (m->live's list, walked from the
+ * end the order starts at) merged with the completed tasks sorted by
+ * their first status's time; offset entries skipped, then limit taken.
+ * O(offset + limit + completed tasks), never a pass over every live task. */
+static json_t *tasks_page(struct master *m, bool asc, size_t offset,
+                          size_t limit)
+{
+    size_t nc;
+    struct task_entry *done = completed_sorted(m, &nc);
+    size_t ci = 0; /* completed entries consumed, from the order's start */
+    const struct task *t = asc ? m->live.head : m->live.tail;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < offset + limit; i++) {
+        const struct task_entry *c =
+            ci < nc ? &done[asc ? ci : nc - 1 - ci] : NULL;
+        bool take_live;
+        if (t == NULL && c == NULL)
+            break;
+        else if (t == NULL)
+            take_live = false;
+        else if (c == NULL)
+            take_live = true;
+        else
+            take_live = asc ? live_ts(t) <= c->ts : live_ts(t) >= c->ts;
+        if (take_live) {
+            if (i >= offset)
+                json_array_append_new(arr, task_model(t));
+            t = asc ? t->live_next : t->live_prev;
+        } else {
+            if (i >= offset)
+                json_array_append_new(arr, record_model(c->fw, c->r));
+            ci++;
+        }
+    }
+    free(done);
+    return arr;
+}
+
 /* GET /tasks: the tasks of registered and completed frameworks, live and
  * completed, sorted by their first status's time (order=asc, or descending
  * by default), limit (default 100) from offset; framework_id and task_id
@@ -840,6 +915,12 @@ static void handle_tasks(struct http_request *req, void *arg)
     const char *tid = http_request_query(req, "task_id");
     bool asc = order != NULL && strcmp(order, "asc") == 0;
 
+    if (fid == NULL && tid == NULL) {
+        json_t *o = json_object();
+        json_object_set_new(o, "tasks", tasks_page(m, asc, offset, limit));
+        reply(m, req, o);
+        return;
+    }
     struct task_entry *all = NULL;
     size_t k = 0, cap = 0;
     if (fid != NULL) {
@@ -1035,6 +1116,24 @@ static void registrar_metrics(struct master *m, const struct metric_sink *o)
     free(v);
 }
 
+/* Add l's scalars named in master_live_names to by_kind ([0] regular,
+ * [1] revocable) or, when NULL, to all. */
+static void live_scalars_add(const res_list *l,
+                             int64_t by_kind[2][MASTER_LIVE_NAMES],
+                             int64_t all[MASTER_LIVE_NAMES])
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct resource *r = &l->v[i];
+        int k = r->type == RES_SCALAR ? master_live_name_index(r->name) : -1;
+        if (k < 0)
+            continue;
+        if (by_kind != NULL)
+            by_kind[r->revocable ? 1 : 0][k] += r->scalar;
+        else
+            all[k] += r->scalar;
+    }
+}
+
 void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
 {
     const struct master_metrics *mt = &m->metrics;
@@ -1043,15 +1142,19 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
           (double)(clock_monotonic_ns() - m->start_mono) / CLOCK_NS_PER_SEC);
     gauge(o, "master/elected", 1);
 
+    /* No task is visited: per-state counts and the resources tasks use
+     * are kept current in m->live (live_counters.c). Agents and offers are
+     * summed into fixed arrays, without allocating. */
     uint32_t ag_active = 0, ag_inactive = 0;
-    res_list total = RES_LIST_INIT, used = RES_LIST_INIT;
+    int64_t total[2][MASTER_LIVE_NAMES] = {{0}},
+            offered[MASTER_LIVE_NAMES] = {0};
     size_t pos = 0;
     void *val;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
         ag->connected ? ag_active++ : ag_inactive++;
         if (ag->alloc != NULL)
-            res_list_add_all(&total, alloc_agent_total(ag->alloc));
+            live_scalars_add(alloc_agent_total(ag->alloc), total, NULL);
     }
     gauge(o, "master/slaves_active", ag_active);
     gauge(o, "master/slaves_inactive", ag_inactive);
@@ -1059,21 +1162,12 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     gauge(o, "master/slaves_disconnected", ag_inactive);
 
     uint32_t fw_active = 0, fw_inactive = 0, fw_conn = 0;
-    uint64_t live[16] = {0};
+    const uint64_t *live = m->live.tasks;
     pos = 0;
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
         fw->active ? fw_active++ : fw_inactive++;
         fw_conn += fw->stream != NULL;
-        size_t tp = 0;
-        void *tv;
-        while (hmap_next(fw->tasks, &tp, NULL, &tv)) {
-            struct task *t = tv;
-            if ((unsigned)t->state < 16)
-                live[t->state]++;
-            if (!task_state_is_terminal(t->state))
-                res_list_add_all(&used, &t->resources);
-        }
     }
     gauge(o, "master/frameworks_active", fw_active);
     gauge(o, "master/frameworks_inactive", fw_inactive);
@@ -1113,57 +1207,34 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
      * master/<name>_revocable_* the revocable ones (agents' estimates and
      * allocation slack); the allocator's totals count both, and its
      * offered_or_allocated what offers and tasks hold. */
-    res_list regular_total = RES_LIST_INIT, regular_used = RES_LIST_INIT;
-    res_list rev_total = RES_LIST_INIT, rev_used = RES_LIST_INIT;
-    res_list_filter(&total, is_regular_pred, NULL, &regular_total);
-    res_list_filter(&used, is_regular_pred, NULL, &regular_used);
-    res_list_filter(&total, is_revocable_pred, NULL, &rev_total);
-    res_list_filter(&used, is_revocable_pred, NULL, &rev_used);
-    res_list offered = RES_LIST_INIT;
     pos = 0;
     while (hmap_next(m->offers, &pos, NULL, &val))
-        res_list_add_all(&offered, &((const struct offer *)val)->resources);
-    const char *names[] = {"cpus", "mem", "disk", "gpus"};
-    for (size_t i = 0; i < 4; i++) {
+        live_scalars_add(&((const struct offer *)val)->resources, NULL,
+                         offered);
+    for (size_t i = 0; i < MASTER_LIVE_NAMES; i++) {
+        const char *name = master_live_names[i];
         char key[80];
-        const struct {
-            const char *infix;
-            const res_list *t, *u;
-        } kinds[] = {{"", &regular_total, &regular_used},
-                     {"_revocable", &rev_total, &rev_used}};
         for (size_t k = 0; k < 2; k++) {
-            double t =
-                res_scalar_to_double(res_list_scalar(kinds[k].t, names[i]));
-            double u =
-                res_scalar_to_double(res_list_scalar(kinds[k].u, names[i]));
-            snprintf(key, sizeof(key), "master/%s%s_total", names[i],
-                     kinds[k].infix);
+            const char *infix = k == 0 ? "" : "_revocable";
+            double t = res_scalar_to_double(total[k][i]);
+            double u = res_scalar_to_double(m->live.used[k][i]);
+            snprintf(key, sizeof(key), "master/%s%s_total", name, infix);
             gauge(o, key, t);
-            snprintf(key, sizeof(key), "master/%s%s_used", names[i],
-                     kinds[k].infix);
+            snprintf(key, sizeof(key), "master/%s%s_used", name, infix);
             gauge(o, key, u);
-            snprintf(key, sizeof(key), "master/%s%s_percent", names[i],
-                     kinds[k].infix);
+            snprintf(key, sizeof(key), "master/%s%s_percent", name, infix);
             gauge(o, key, t > 0 ? u / t : 0);
         }
         if (i == 3)
             break; /* Mesos's allocator lists cpus, mem and disk */
-        snprintf(key, sizeof(key), "allocator/mesos/resources/%s/total",
-                 names[i]);
-        gauge(o, key, res_scalar_to_double(res_list_scalar(&total, names[i])));
+        snprintf(key, sizeof(key), "allocator/mesos/resources/%s/total", name);
+        gauge(o, key, res_scalar_to_double(total[0][i] + total[1][i]));
         snprintf(key, sizeof(key),
-                 "allocator/mesos/resources/%s/offered_or_allocated", names[i]);
+                 "allocator/mesos/resources/%s/offered_or_allocated", name);
         gauge(o, key,
-              res_scalar_to_double(res_list_scalar(&used, names[i]) +
-                                   res_list_scalar(&offered, names[i])));
+              res_scalar_to_double(m->live.used[0][i] + m->live.used[1][i] +
+                                   offered[i]));
     }
-    res_list_clear(&regular_total);
-    res_list_clear(&regular_used);
-    res_list_clear(&rev_total);
-    res_list_clear(&rev_used);
-    res_list_clear(&offered);
-    res_list_clear(&total);
-    res_list_clear(&used);
     /* offerd's allocator is a library the loop calls: nothing ever waits
      * in a queue of its own. */
     gauge(o, "allocator/mesos/event_queue_dispatches", 0);

@@ -21,6 +21,7 @@
 #include "common/resources_pb.h"
 #include "master/agents.h"
 #include "master/frameworks.h"
+#include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/master.h"
 #include "master/operator_events.h"
@@ -63,6 +64,7 @@ void master_task_free(struct task *t)
 {
     if (t == NULL)
         return;
+    master_live_task_forget(t);
     if (t->info != NULL)
         protobuf_c_message_free_unpacked(&t->info->base, NULL);
     if (t->status != NULL)
@@ -225,6 +227,7 @@ static struct task *task_new(struct framework *fw, struct agent *ag,
     t->launched = clock_wall_secs();
     hmap_put(fw->tasks, info->task_id->value, t);
     hmap_put(ag->tasks, t->key, t);
+    master_live_task_add(fw->m, t);
     return t;
 }
 
@@ -403,7 +406,7 @@ void master_task_transition(struct master *m, struct task *t,
     t->status = jpb_copy(&mesos__v1__task_status__descriptor, &st.base);
     if (t->state != state && task_state_is_terminal(state))
         master_task_count(m, state);
-    t->state = state;
+    master_live_task_state(m, t, state);
     t->has_status_update_state = false;
     record_state(t, state, st.timestamp);
     if (task_state_is_terminal(state) ||
@@ -483,7 +486,7 @@ void master_task_status_update(struct master *m, struct agent *ag,
                     MESOS__V1__TASK_STATUS__REASON__REASON_CONTAINER_PREEMPTED)
                 m->metrics.tasks_preempted++;
         }
-        t->state = latest;
+        master_live_task_state(m, t, latest);
         record_state(t, st->state,
                      st->has_timestamp ? st->timestamp : clock_wall_secs());
         if (task_state_is_terminal(latest))

@@ -1,0 +1,35 @@
+/*
+ * Counters behind /metrics/snapshot kept current as state changes, so that
+ * a snapshot reads them instead of scanning every task
+ * (docs/performance.md). tasks.c and agents.c call these whenever a task
+ * appears, changes state or goes; nothing else writes m->live.
+ */
+#ifndef OFFERD_MASTER_LIVE_COUNTERS_H
+#define OFFERD_MASTER_LIVE_COUNTERS_H
+
+#include "master/master_types.h"
+
+/* The scalar names the snapshot shows, in the order of m->live's arrays. */
+#define MASTER_LIVE_NAMES 4
+extern const char *const master_live_names[MASTER_LIVE_NAMES];
+
+/* Index of name in master_live_names, or -1. */
+int master_live_name_index(const char *name);
+
+/* Add t (just created, in its state) to the counters. */
+void master_live_task_add(struct master *m, struct task *t);
+
+/* Move t to state, keeping the counters (per state, resources used by
+ * non-terminal tasks) right. */
+void master_live_task_state(struct master *m, struct task *t,
+                            Mesos__V1__TaskState state);
+
+/* Take t (about to be freed) out of the counters; no-op for a task never
+ * added. */
+void master_live_task_forget(struct task *t);
+
+/* Recount m->live from the tasks themselves (what the counters must equal;
+ * for tests). */
+void master_live_recount(const struct master *m, struct master_live *out);
+
+#endif
