@@ -24,10 +24,18 @@
  *    re-subscribes. A 307 redirect, or a 503 carrying a Location header
  *    (a master that is not the leader), is followed to the Location's
  *    host:port at once; the next connection after a failure goes back to
- *    the configured master. A 4xx answer to SUBSCRIBE is reported and
+ *    the configured master. A
+ *    503 without a Location (a standby that knows no leader yet) is
+ *    retried with backoff, as a 5xx. A 4xx answer to SUBSCRIBE is reported and
  *    retried with backoff, until max_subscribe_refusals answers in a row
  *    were 4xx: then the client gives up (disconnected with will_retry
  *    false). Other failed attempts (no answer, 5xx) are retried for ever.
+ *  - Other calls go to the master of the subscription; a call answered
+ *    with a redirect (307, or 503 with a Location) is sent again, the same
+ *    body and headers, to the Location's master, at most 3 times in a row.
+ *  - A host name (in master_host, or in a redirect's Location) is looked
+ *    up anew at every connection attempt with libevent's asynchronous
+ *    resolver (/etc/hosts, then DNS), never with a blocking lookup.
  *
  * Threads: none of its own. Every function must be called from the thread
  * running the event_base's loop (or before the loop runs), and every
@@ -141,8 +149,8 @@ struct offerd_sched_callbacks {
 /* Everything offerd_sched_new takes. Zero-initialise, then set at least
  * master_host, master_port and framework_info. */
 struct offerd_sched_options {
-    const char *master_host; /* numeric address, e.g. "127.0.0.1" (names
-                                would be resolved with a blocking lookup) */
+    const char *master_host; /* an address ("127.0.0.1", "::1") or a host
+                                name */
     uint16_t master_port;    /* e.g. 5050 */
     enum offerd_encoding encoding;
     /* user and name required; id set: resume that framework. Deep-copied. */
