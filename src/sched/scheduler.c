@@ -32,6 +32,7 @@
 #include "common/http_client.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/master_detect.h"
 #include "common/mem.h"
 #include "common/recordio.h"
 #include "mesos/v1/mesos.pb-c.h"
@@ -85,7 +86,8 @@ struct pending_call {
 
 struct offerd_sched {
     struct event_base *base;
-    char *master_host;   /* the configured master */
+    char *master_host;   /* the configured master, or the leader the
+                            detector names ("" while none is known) */
     char *authorization; /* "Basic ..." of options.principal, or NULL */
     uint16_t master_port;
     char *target_host; /* where the next SUBSCRIBE goes (after a redirect:
@@ -97,7 +99,12 @@ struct offerd_sched {
      * attempt (a master's name may move), never with a blocking lookup. */
     struct evdns_base *dns;                      /* made on first use */
     struct evdns_getaddrinfo_request *resolving; /* SUBSCRIBE's lookup */
-    enum offerd_encoding enc;                    /* what calls are sent in */
+    /* options.master: the detector names the master to subscribe to (a
+     * fixed host:port too, as a file:// may hold one). NULL: master_host
+     * and master_port as given. */
+    struct master_detect *detect;
+    bool leader_known;               /* with detect: master_host is a leader */
+    enum offerd_encoding enc;        /* what calls are sent in */
     enum offerd_encoding stream_enc; /* what the current stream carries */
     struct offerd_sched_callbacks cb;
     void *user;
@@ -383,7 +390,9 @@ static void drop_stream(struct offerd_sched *s)
 }
 
 /* Schedule the next SUBSCRIBE in delay_ms. Unless keep_target (a redirect
- * being followed), it goes to the configured master. */
+ * being followed), it goes to the configured master, or to the leader;
+ * while the detector knows none, nothing is scheduled: its next report
+ * does it (leader_changed). */
 static void schedule_connect(struct offerd_sched *s, int delay_ms,
                              bool keep_target)
 {
@@ -394,6 +403,10 @@ static void schedule_connect(struct offerd_sched *s, int delay_ms,
         s->target_port = s->master_port;
     }
     s->state = ST_WAITING;
+    if (!keep_target && s->detect != NULL && !s->leader_known) {
+        evtimer_del(s->reconnect_ev);
+        return;
+    }
     arm_timer(s->reconnect_ev, delay_ms);
 }
 
@@ -909,6 +922,53 @@ out:
     leave(s);
 }
 
+/* ---- The leader ---- */
+
+/* The detector's report: a new leading master, or none. A client that is
+ * started leaves the master it was talking to and subscribes to the new
+ * leader at once (the same FrameworkID), or waits while there is none. */
+static void leader_changed(struct offerd_sched *s,
+                           const struct master_leader *l)
+{
+    const char *host = l->known ? master_leader_host(l) : "";
+    if (l->known == s->leader_known && l->port == s->master_port &&
+        strcmp(host, s->master_host) == 0)
+        return;
+    free(s->master_host);
+    s->master_host = xstrdup(host);
+    s->master_port = l->known ? l->port : 0;
+    s->leader_known = l->known;
+    char reason[400];
+    if (l->known)
+        snprintf(reason, sizeof(reason), "the leading master is now %s:%u",
+                 host, (unsigned)l->port);
+    else
+        snprintf(reason, sizeof(reason), "no leading master is known");
+    log_debug("%s", reason);
+    if (s->state == ST_IDLE)
+        return;
+    /* Already talking to it (a redirect got there first): keep that. */
+    if (l->known && s->state != ST_WAITING && s->target_port == l->port &&
+        strcmp(s->target_host, host) == 0)
+        return;
+    bool was_open = s->state == ST_CONNECTED || s->state == ST_SUBSCRIBED;
+    drop_stream(s);
+    s->redirects = 0;
+    s->backoff_ms = s->backoff_min_ms;
+    schedule_connect(s, 0, false);
+    if (was_open && s->cb.disconnected != NULL)
+        s->cb.disconnected(s, reason, true, s->user);
+}
+
+static void on_leader(const struct master_leader *l, void *arg)
+{
+    struct offerd_sched *s = arg;
+    enter(s);
+    if (!s->dead)
+        leader_changed(s, l);
+    leave(s);
+}
+
 /* ---- Lifetime ---- */
 
 struct offerd_sched *offerd_sched_new(struct event_base *base,
@@ -919,9 +979,11 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
         snprintf(err, errlen, "no event base or options");
         return NULL;
     }
-    if (o->master_host == NULL || o->master_host[0] == '\0' ||
-        o->master_port == 0) {
-        snprintf(err, errlen, "master_host and master_port are required");
+    if (o->master == NULL &&
+        (o->master_host == NULL || o->master_host[0] == '\0' ||
+         o->master_port == 0)) {
+        snprintf(err, errlen,
+                 "master, or master_host and master_port, are required");
         return NULL;
     }
     if (o->encoding != OFFERD_ENCODING_JSON &&
@@ -957,16 +1019,16 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
 
     struct offerd_sched *s = xcalloc(1, sizeof(*s));
     s->base = base;
-    s->master_host = xstrdup(o->master_host);
+    s->master_host = xstrdup(o->master != NULL ? "" : o->master_host);
     if (o->principal != NULL) {
         s->authorization =
             auth_basic_header(o->principal, o->secret != NULL ? o->secret : "");
         if (info->principal == NULL)
             info->principal = xstrdup(o->principal);
     }
-    s->master_port = o->master_port;
-    s->target_host = xstrdup(o->master_host);
-    s->target_port = o->master_port;
+    s->master_port = o->master != NULL ? 0 : o->master_port;
+    s->target_host = xstrdup(s->master_host);
+    s->target_port = s->master_port;
     s->enc = o->encoding;
     s->stream_enc = o->encoding;
     s->cb = o->callbacks;
@@ -999,6 +1061,14 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
              (uint64_t)(uintptr_t)s;
     if (s->rng == 0)
         s->rng = 0x9e3779b97f4a7c15ULL;
+    if (o->master != NULL) {
+        s->detect =
+            master_detect_new(base, o->master, 0, on_leader, s, err, errlen);
+        if (s->detect == NULL) {
+            destroy(s);
+            return NULL;
+        }
+    }
     return s;
 }
 
@@ -1047,6 +1117,7 @@ void offerd_sched_stop(struct offerd_sched *s)
 static void destroy(struct offerd_sched *s)
 {
     offerd_sched_stop(s);
+    master_detect_free(s->detect);
     event_free(s->reconnect_ev);
     event_free(s->watchdog_ev);
     event_free(s->pool_ev);

@@ -1654,6 +1654,46 @@ START_TEST(test_no_leader_yet_is_retried)
 }
 END_TEST
 
+/* options.master in its forms other than zk:// (e2e_ha_clients has it). */
+START_TEST(test_master_option_forms)
+{
+    char path[] = "/tmp/offerd-test-master-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    char text[64];
+    int n = snprintf(text, sizeof(text), "  localhost:%u\n", (unsigned)fm.port);
+    ck_assert_int_eq(write(fd, text, (size_t)n), n);
+    close(fd);
+    char spec[128];
+    if (_i == 0)
+        snprintf(spec, sizeof(spec), "localhost:%u", (unsigned)fm.port);
+    else
+        snprintf(spec, sizeof(spec), "file://%s", path);
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master = spec;
+    o.master_host = NULL; /* ignored with master */
+    o.master_port = 0;
+    client_subscribe(&o);
+    ck_assert_int_eq(fm.nsubscribes, 1);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(fake_count(&fm, CT(REVIVE)) == 1, 5000);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_master_option_unusable)
+{
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master = "file:///nonexistent/offerd-master";
+    char err[256] = "";
+    ck_assert_ptr_null(offerd_sched_new(base, &o, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "/nonexistent/offerd-master") != NULL, "%s", err);
+    o.master = "not a master";
+    ck_assert_ptr_null(offerd_sched_new(base, &o, err, sizeof(err)));
+    ck_assert_str_ne(err, "");
+}
+END_TEST
+
 START_TEST(test_unparsable_location_is_a_failure)
 {
     fm.subscribe_status = 307;
@@ -2174,6 +2214,8 @@ static Suite *sched_suite(void)
         (int)(sizeof(call_redirect_hosts) / sizeof(call_redirect_hosts[0])));
     tcase_add_test(tc, test_call_redirects_are_bounded);
     tcase_add_test(tc, test_no_leader_yet_is_retried);
+    tcase_add_loop_test(tc, test_master_option_forms, 0, 2);
+    tcase_add_test(tc, test_master_option_unusable);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifetime");
