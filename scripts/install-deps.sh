@@ -21,6 +21,9 @@ packages=(
                                      # machine run by systemd this also starts a
                                      # Prometheus server on :9090 (systemctl
                                      # disable --now prometheus if unwanted)
+    libzookeeper-mt-dev              # ZooKeeper C client: --zk, --registry=zk
+    zookeeper                        # the real ZooKeeper servers of the HA
+                                     # tests (tests/zk; runs on java)
     golang-go golang-github-mesos-mesos-go-dev # e2e_executors' go_executor,
                                      # built with mesos-go's executor library
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keeps the include graph of shared/DESIGN.md, header by header:
 #   common <- allocator <- master;  common <- agent;  common <- sched <- cli
-# and what tests may see. Only quoted includes are ours: "common/x.h" names
+# and what tests may see ("zk/..." is tests/zk, the test ZooKeeper servers). Only quoted includes are ours: "common/x.h" names
 # module common by its first path component; generated protobuf headers
 # ("mesos/v1/mesos.pb-c.h", "offerd/agent.pb-c.h") are module pb; an include
 # without a '/' is the file's own folder. Run: tests/check-includes.sh [top].
@@ -52,11 +52,12 @@ declare -A LAYER=(
     [src/agent]="common agent pb"
     [src/sched]="common sched offerd pb"
     [src/cli]="common sched cli offerd pb"
-    [src/bench]="common allocator master bench offerd pb"
+    [src/bench]="common allocator master bench offerd pb zk"
     [include/offerd]="offerd"
-    [tests/unit]="$MODULES pb"
+    [tests/unit]="$MODULES pb zk"
     [tests/fuzz]="$MODULES pb"
-    [tests/e2e]="common offerd pb"
+    [tests/e2e]="common offerd pb zk"
+    [tests/zk]=""
 )
 
 # One more header for one file (file header: reason).

@@ -205,7 +205,6 @@ int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
             snprintf(err, errlen, "--master: %s", why);
             return -1;
         }
-        zk_url_fini(&u);
         return 0;
     }
     struct master_leader l;

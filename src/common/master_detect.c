@@ -434,9 +434,8 @@ struct master_detect *master_detect_new(struct event_base *base,
             session_timeout_ms = 10000;
         if (session_timeout_ms > 3600000)
             session_timeout_ms = 3600000;
-        d->zk = zk_new(base, u.hosts, zk_url_credentials(&u),
+        d->zk = zk_new(base, u.hosts, (u.auth[0] != '\0' ? u.auth : NULL),
                        (int)session_timeout_ms, on_zk_event, d, err, errlen);
-        zk_url_fini(&u);
         if (d->zk == NULL) {
             master_detect_free(d);
             return NULL;

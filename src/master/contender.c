@@ -211,9 +211,8 @@ struct contender *contender_new(struct event_base *base, const char *zk_url,
     c->arg = arg;
     c->group = xstrdup(u.path);
     c->info = xstrdup(info_json);
-    c->zk = zk_new(base, u.hosts, zk_url_credentials(&u), session_timeout_ms,
-                   on_zk, c, err, errlen);
-    zk_url_fini(&u);
+    c->zk = zk_new(base, u.hosts, (u.auth[0] != '\0' ? u.auth : NULL),
+                   session_timeout_ms, on_zk, c, err, errlen);
     if (c->zk == NULL) {
         contender_free(c);
         return NULL;
