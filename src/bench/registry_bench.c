@@ -24,6 +24,7 @@
  *
  * Usage: offerd-registry-bench [--quick] [--n=N] [--entity=BYTES]
  *                              [--dir=PATH] [--zk=URL|start|start3]
+ *                              [--open=M]
  */
 #include "common/clock.h"
 #include "common/log.h"
@@ -353,6 +354,7 @@ int main(int argc, char **argv)
     size_t entity = 256;
     const char *parent = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     const char *zk = NULL;
+    int open_agents = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = true;
@@ -364,6 +366,8 @@ int main(int argc, char **argv)
             parent = argv[i] + 6;
         else if (strncmp(argv[i], "--zk=", 5) == 0)
             zk = argv[i] + 5;
+        else if (strncmp(argv[i], "--open=", 7) == 0)
+            open_agents = atoi(argv[i] + 7);
         else {
             printf("usage: offerd-registry-bench [--quick] [--n=N] "
                    "[--entity=BYTES] [--dir=PATH]\n"
@@ -371,6 +375,8 @@ int main(int argc, char **argv)
                    "  --n=N          batches per run (default 5000)\n"
                    "  --entity=BYTES hostname bytes in each agent (256)\n"
                    "  --dir=PATH     where the stores go ($TMPDIR or /tmp)\n"
+                   "  --open=M       agents in the store whose opening is "
+                   "timed (50000; 10000 with --zk)\n"
                    "  --zk=URL       the ZooKeeper backend, at URL "
                    "(zk://host:port/path)\n"
                    "  --zk=start     ... on a ZooKeeper server started here "
@@ -425,7 +431,9 @@ int main(int argc, char **argv)
     rc |= bench(parent, "no group commit", n, 64, 1, host);
     rc |= bench(parent, "group commit", n, 64, 0, host);
     rc |= bench(parent, "group commit", n, 1024, 0, host);
-    rc |= bench_open(parent, quick ? 1000 : zk_base ? 10000 : 50000, host);
+    if (open_agents <= 0)
+        open_agents = quick ? 1000 : zk_base ? 10000 : 50000;
+    rc |= bench_open(parent, open_agents, host);
     free(host);
     zk_ensemble_stop(ens);
     return rc ? 1 : 0;

@@ -305,6 +305,39 @@ static bool session_dead(int rc)
     return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZAUTHFAILED;
 }
 
+/* Before a write: wait (up to the session timeout) for the session to be
+ * connected, renewing it if it expired. A batch refused here was never
+ * sent, so the store stays usable. */
+static int wait_connected(struct zstore *st, char *err, size_t errlen)
+{
+    int state = 0;
+    if (st->zh != NULL) {
+        struct timespec ts;
+        deadline_ts(&ts, st->timeout_ms);
+        pthread_mutex_lock(&st->mu);
+        int rc = 0;
+        while (st->state != ZOO_CONNECTED_STATE &&
+               st->state != ZOO_EXPIRED_SESSION_STATE &&
+               st->state != ZOO_AUTH_FAILED_STATE && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+        state = st->state;
+        pthread_mutex_unlock(&st->mu);
+        if (state == ZOO_CONNECTED_STATE)
+            return 0;
+    }
+    char why[256];
+    if (st->zh == NULL || state == ZOO_EXPIRED_SESSION_STATE) {
+        if (session_renew(st, why, sizeof(why)) == 0)
+            return 0;
+    } else {
+        snprintf(why, sizeof(why), "not connected to ZooKeeper for %d ms",
+                 st->timeout_ms);
+    }
+    snprintf(err, errlen,
+             "registry write failed: %s; the batch was not written", why);
+    return -1;
+}
+
 /* ---- Opening ---- */
 
 /* Create path if it is missing (its parent must exist). */
@@ -826,6 +859,46 @@ static void delete_chunks(struct zstore *st, uint64_t id, uint32_t n)
     }
 }
 
+struct sync_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int rc;
+};
+
+static void sync_done(int rc, const char *value, const void *data)
+{
+    (void)value;
+    struct sync_wait *w = (struct sync_wait *)data;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* zoo_async (ZooKeeper's "sync"): after it, a read on this session sees
+ * every write the ensemble committed before it, not a lagging server's
+ * view. Every request completes (with an error when the connection goes),
+ * so the wait ends. */
+static int sync_version(struct zstore *st)
+{
+    struct sync_wait w = {.done = false, .rc = ZOK};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    int rc = zoo_async(st->zh, st->version_path, sync_done, &w);
+    if (rc == ZOK) {
+        pthread_mutex_lock(&w.mu);
+        while (!w.done)
+            pthread_cond_wait(&w.cv, &w.mu);
+        rc = w.rc;
+        pthread_mutex_unlock(&w.mu);
+    }
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    return rc;
+}
+
 /* Outcome of asking the version node after a lost answer. */
 enum outcome { COMMITTED, NOT_COMMITTED, CLAIMED, UNKNOWN };
 
@@ -839,7 +912,9 @@ static enum outcome resolve(struct zstore *st, const char *token, int32_t want)
         if (st->zh != NULL) {
             int len = (int)st->buflen;
             struct Stat stat;
-            int rc = zoo_get(st->zh, st->version_path, 0, st->buf, &len, &stat);
+            int rc = sync_version(st);
+            if (rc == ZOK)
+                rc = zoo_get(st->zh, st->version_path, 0, st->buf, &len, &stat);
             if (rc == ZOK) {
                 if (len == (int)strlen(token) &&
                     memcmp(st->buf, token, (size_t)len) == 0)
@@ -923,6 +998,8 @@ static int store_apply(void *handle, const struct registry_op *ops, size_t nops,
         snprintf(err, errlen, "%s", st->broken);
         return -1;
     }
+    if (wait_connected(st, err, errlen) != 0)
+        return -1;
     struct apply_ctx c = {.st = st, .last = hmap_new()};
     c.plans = xcalloc(nops ? nops : 1, sizeof(*c.plans));
     int ret = -1;
