@@ -17,15 +17,24 @@
  * The figures depend on the disk's fsync; the file system of the directory
  * is printed with them (tmpfs makes fsync free and the figures meaningless).
  *
+ * With --zk the same runs go to the ZooKeeper backend instead (each run in
+ * a fresh znode path, removed afterwards): --zk=URL uses a running
+ * ensemble, --zk=start launches one server and --zk=start3 an ensemble of
+ * three on this machine through the tests' harness (tests/zk).
+ *
  * Usage: offerd-registry-bench [--quick] [--n=N] [--entity=BYTES]
- *                              [--dir=PATH]
+ *                              [--dir=PATH] [--zk=URL|start|start3]
+ *                              [--open=M]
  */
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/registry.h"
 #include "master/registry_sqlite.h"
+#include "common/zk_url.h"
+#include "master/registry_zk.h"
 #include "mesos/v1/mesos.pb-c.h"
+#include "zk_harness.h"
 
 #include <event2/event.h>
 #include <ftw.h>
@@ -35,6 +44,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
+#define THREADED 1
+#include <zookeeper/zookeeper.h>
 
 struct run {
     struct event_base *base;
@@ -100,6 +112,50 @@ static void submit(struct run *r)
     }
 }
 
+/* The ZooKeeper URL runs go to ("zk://hosts/path"), or NULL for SQLite. */
+static const char *zk_base;
+static int zk_runs;
+
+/* A fresh store: a directory under parent, or a znode path under zk_base.
+ * where (OUT) is what registry_open takes. */
+static int store_new(const char *parent, char *where, size_t len)
+{
+    if (zk_base != NULL) {
+        int n = snprintf(where, len, "%s/offerd-registry-bench-%d-%d", zk_base,
+                         (int)getpid(), ++zk_runs);
+        return n > 0 && (size_t)n < len ? 0 : -1;
+    }
+    int n = snprintf(where, len, "%s/offerd-registry-bench-XXXXXX", parent);
+    if (n < 0 || (size_t)n >= len || mkdtemp(where) == NULL) {
+        fprintf(stderr, "cannot create a directory under %s\n", parent);
+        return -1;
+    }
+    return 0;
+}
+
+/* Remove the znode at path and everything under it. */
+static void zk_remove(zhandle_t *zh, const char *path)
+{
+    struct String_vector v = {0, NULL};
+    if (zoo_get_children(zh, path, 0, &v) == ZOK) {
+        for (int i = 0; i < v.count; i++) {
+            char *child = xasprintf("%s/%s", path, v.data[i]);
+            zk_remove(zh, child);
+            free(child);
+        }
+        deallocate_String_vector(&v);
+    }
+    zoo_delete(zh, path, -1);
+}
+
+static void store_remove(const char *where);
+
+static void options_for_store(struct registry_options *o)
+{
+    if (zk_base != NULL)
+        o->backend = &registry_zk_backend;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -140,17 +196,37 @@ static const char *fs_name(const char *path)
     }
 }
 
-/* One run in a fresh directory under parent; prints a table row. */
+static void store_remove(const char *where)
+{
+    if (zk_base == NULL) {
+        nftw(where, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        return;
+    }
+    struct zk_url *u = xmalloc(sizeof(*u));
+    char err[256];
+    if (zk_url_parse(where, u, err, sizeof(err)) == 0) {
+        zhandle_t *zh = zookeeper_init(u->hosts, NULL, 10000, NULL, NULL, 0);
+        for (int i = 0;
+             zh != NULL && i < 500 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
+            usleep(10 * 1000);
+        if (zh != NULL && u->auth[0] != '\0')
+            zoo_add_auth(zh, "digest", u->auth, (int)strlen(u->auth), NULL,
+                         NULL);
+        if (zh != NULL) {
+            zk_remove(zh, u->path);
+            zookeeper_close(zh);
+        }
+    }
+    free(u);
+}
+
+/* One run in a fresh store; prints a table row. */
 static int bench(const char *parent, const char *label, int n, int window,
                  size_t max_group, const char *host)
 {
     char dir[4096];
-    int len =
-        snprintf(dir, sizeof(dir), "%s/offerd-registry-bench-XXXXXX", parent);
-    if (len < 0 || (size_t)len >= sizeof(dir) || mkdtemp(dir) == NULL) {
-        fprintf(stderr, "cannot create a directory under %s\n", parent);
+    if (store_new(parent, dir, sizeof(dir)) != 0)
         return -1;
-    }
     struct run r = {
         .base = event_base_new(),
         .host = host,
@@ -162,6 +238,7 @@ static int bench(const char *parent, const char *label, int n, int window,
     slots = xcalloc((size_t)n, sizeof(*slots));
     struct registry_options o;
     registry_options_init(&o);
+    options_for_store(&o);
     o.max_group = max_group;
     Offerd__Registry__Registry *st = NULL;
     char err[512];
@@ -193,34 +270,40 @@ static int bench(const char *parent, const char *label, int n, int window,
     free(r.start_ns);
     free(r.lat_ns);
     free(slots);
-    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    store_remove(dir);
     return r.failed ? -1 : 0;
 }
 
 static void on_fill_done(bool ok, const char *err, void *arg)
 {
-    if (!ok)
+    int *state = arg;
+    if (!ok) {
         fprintf(stderr, "fill failed: %s\n", err);
-    *(int *)arg = ok ? 1 : -1;
+        state[1]++;
+    }
+    state[0]--;
 }
 
 /* Store m agents in one batch, then time opening the store. */
 static int bench_open(const char *parent, int m, const char *host)
 {
     char dir[4096], err[512];
-    int len =
-        snprintf(dir, sizeof(dir), "%s/offerd-registry-bench-XXXXXX", parent);
-    if (len < 0 || (size_t)len >= sizeof(dir) || mkdtemp(dir) == NULL)
+    if (store_new(parent, dir, sizeof(dir)) != 0)
         return -1;
     struct event_base *base = event_base_new();
     Offerd__Registry__Registry *st = NULL;
-    struct registry *reg =
-        registry_open(base, dir, NULL, &st, err, sizeof(err));
+    struct registry_options o;
+    registry_options_init(&o);
+    options_for_store(&o);
+    struct registry *reg = registry_open(base, dir, &o, &st, err, sizeof(err));
     if (reg == NULL) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
     registry_state_free(st);
+    /* In batches of 500: one batch of all would be above what one
+     * ZooKeeper request may carry. */
+    int state[2] = {0, 0}; /* batches in flight, failed */
     struct registry_batch *b = registry_batch_new();
     for (int i = 0; i < m; i++) {
         char id[32];
@@ -235,31 +318,33 @@ static int bench_open(const char *parent, int m, const char *host)
         if (registry_batch_put(b, REGISTRY_KIND_AGENT, &a.base, err,
                                sizeof(err)) != 0)
             return -1;
+        if (registry_batch_count(b) == 500 || i == m - 1) {
+            state[0]++;
+            registry_apply(reg, b, on_fill_done, state);
+            b = i == m - 1 ? NULL : registry_batch_new();
+        }
     }
-    int state = 0;
-    registry_apply(reg, b, on_fill_done, &state);
-    while (state == 0)
+    registry_batch_free(b);
+    while (state[0] > 0)
         event_base_loop(base, EVLOOP_ONCE);
     registry_close(reg);
 
     int64_t t0 = clock_monotonic_ns();
-    reg = registry_open(base, dir, NULL, &st, err, sizeof(err));
+    reg = registry_open(base, dir, &o, &st, err, sizeof(err));
     int64_t t = clock_monotonic_ns() - t0;
     if (reg == NULL) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
-    struct stat sb;
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, REGISTRY_SQLITE_FILE);
-    long long size = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
-    printf("\nregistry_open of %zu agents (%.1f MB file): %.1f ms\n",
-           st->n_agents, (double)size / 1e6, (double)t / 1e6);
+    struct registry_stats rs;
+    registry_get_stats(reg, &rs);
+    printf("\nregistry_open of %zu agents (%.1f MB of entities): %.1f ms\n",
+           st->n_agents, (double)rs.size_bytes / 1e6, (double)t / 1e6);
     registry_state_free(st);
     registry_close(reg);
     event_base_free(base);
-    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    return state == 1 ? 0 : -1;
+    store_remove(dir);
+    return state[1] == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -268,6 +353,8 @@ int main(int argc, char **argv)
     int n = 0;
     size_t entity = 256;
     const char *parent = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    const char *zk = NULL;
+    int open_agents = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = true;
@@ -277,13 +364,23 @@ int main(int argc, char **argv)
             entity = (size_t)strtoul(argv[i] + 9, NULL, 10);
         else if (strncmp(argv[i], "--dir=", 6) == 0)
             parent = argv[i] + 6;
+        else if (strncmp(argv[i], "--zk=", 5) == 0)
+            zk = argv[i] + 5;
+        else if (strncmp(argv[i], "--open=", 7) == 0)
+            open_agents = atoi(argv[i] + 7);
         else {
             printf("usage: offerd-registry-bench [--quick] [--n=N] "
                    "[--entity=BYTES] [--dir=PATH]\n"
                    "  --quick        200 batches per run (a smoke test)\n"
                    "  --n=N          batches per run (default 5000)\n"
                    "  --entity=BYTES hostname bytes in each agent (256)\n"
-                   "  --dir=PATH     where the stores go ($TMPDIR or /tmp)\n");
+                   "  --dir=PATH     where the stores go ($TMPDIR or /tmp)\n"
+                   "  --open=M       agents in the store whose opening is "
+                   "timed (50000; 10000 with --zk)\n"
+                   "  --zk=URL       the ZooKeeper backend, at URL "
+                   "(zk://host:port/path)\n"
+                   "  --zk=start     ... on a ZooKeeper server started here "
+                   "(start3: an ensemble of 3)\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -299,9 +396,33 @@ int main(int argc, char **argv)
     memset(host, 'h', entity);
     host[entity] = '\0';
 
-    printf("offerd-registry-bench: %d single-entity batches per run (agent, "
-           "%zu-byte hostname), SQLite WAL synchronous=FULL in %s (%s)\n\n",
-           n, entity, parent, fs_name(parent));
+    struct zk_ensemble *ens = NULL;
+    char url[4096];
+    if (zk != NULL && strncmp(zk, "start", 5) == 0) {
+        int servers = strcmp(zk, "start3") == 0 ? 3 : 1;
+        char err[512];
+        zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+        ens = zk_ensemble_start(servers, 120000, err, sizeof(err));
+        if (ens == NULL) {
+            fprintf(stderr, "cannot start ZooKeeper: %s\n", err);
+            return 1;
+        }
+        zk_ensemble_url(ens, "/bench", url, sizeof(url));
+        zk = url;
+    }
+    zk_base = zk;
+    if (zk_base != NULL)
+        printf("offerd-registry-bench: %d single-entity batches per run "
+               "(agent, %zu-byte hostname), ZooKeeper at %s%s (data in %s, "
+               "%s)\n\n",
+               n, entity, zk_base, ens ? " (started here)" : "",
+               ens ? zk_ensemble_dir(ens) : "?",
+               ens ? fs_name(zk_ensemble_dir(ens)) : "?");
+    else
+        printf("offerd-registry-bench: %d single-entity batches per run "
+               "(agent, %zu-byte hostname), SQLite WAL synchronous=FULL in "
+               "%s (%s)\n\n",
+               n, entity, parent, fs_name(parent));
     printf("%-18s %9s %11s %10s %10s %8s %8s %8s\n", "mode", "in flight",
            "batches/s", "commits/s", "per commit", "p50 ms", "p99 ms",
            "max ms");
@@ -310,7 +431,10 @@ int main(int argc, char **argv)
     rc |= bench(parent, "no group commit", n, 64, 1, host);
     rc |= bench(parent, "group commit", n, 64, 0, host);
     rc |= bench(parent, "group commit", n, 1024, 0, host);
-    rc |= bench_open(parent, quick ? 1000 : 50000, host);
+    if (open_agents <= 0)
+        open_agents = quick ? 1000 : zk_base ? 10000 : 50000;
+    rc |= bench_open(parent, open_agents, host);
     free(host);
+    zk_ensemble_stop(ens);
     return rc ? 1 : 0;
 }

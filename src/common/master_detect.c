@@ -365,9 +365,10 @@ static void on_children(int rc, const struct zk_result *res, void *arg)
     }
     free(d->leader_node);
     d->leader_node = xstrdup(res->names[i]);
-    char *node = xasprintf("%s/%s", d->path, res->names[i]);
-    int irc = zk_get(d->zk, node, false, on_leader_data, d);
-    free(node);
+    char node[ZK_URL_MAX + 256];
+    int irc = zk_url_join(d->path, res->names[i], node, sizeof(node)) == 0
+                  ? zk_get(d->zk, node, false, on_leader_data, d)
+                  : ZBADARGUMENTS;
     if (irc != ZOK)
         d->busy = false;
 }

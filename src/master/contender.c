@@ -190,6 +190,8 @@ static void on_zk(struct zk *z, enum zk_event ev, const char *path, void *arg)
         if (path != NULL && c->node_path != NULL &&
             strcmp(path, c->node_path) == 0) {
             lost(c, "its node was deleted");
+            if (zk_connected(c->zk))
+                create_node(c);
             return;
         }
         break;

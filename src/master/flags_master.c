@@ -75,7 +75,8 @@ void master_flags_init(struct master_flags *mf)
          &mf->framework_sorter},
         {"registry", FLAG_STRING, "sqlite",
          "Where the master keeps what must survive a restart: 'sqlite' (a "
-         "crash-safe file in --work_dir) or 'in_memory' (nothing survives; "
+         "crash-safe file in --work_dir), 'zk' (ZooKeeper at --zk, shared "
+         "by the masters of an HA group) or 'in_memory' (nothing survives; "
          "for tests and experiments).",
          &mf->registry},
         {"zk", FLAG_STRING, NULL,
@@ -276,10 +277,11 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
         }
     }
     if (strcmp(mf->registry, "sqlite") != 0 &&
-        strcmp(mf->registry, "in_memory") != 0) {
+        strcmp(mf->registry, "in_memory") != 0 &&
+        strcmp(mf->registry, "zk") != 0) {
         snprintf(err, errlen,
-                 "--registry: unknown registry '%s' (expected sqlite or "
-                 "in_memory)",
+                 "--registry: unknown registry '%s' (expected sqlite, "
+                 "in_memory or zk)",
                  mf->registry);
         return FLAGS_ERROR;
     }
@@ -293,6 +295,11 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
         strncmp(mf->zk, "zk://", 5) != 0 &&
         strncmp(mf->zk, "file://", 7) != 0) {
         snprintf(err, errlen, "--zk: expected zk://... or file://...");
+        return FLAGS_ERROR;
+    }
+    if (strcmp(mf->registry, "zk") == 0 &&
+        (mf->zk == NULL || strncmp(mf->zk, "zk://", 5) != 0)) {
+        snprintf(err, errlen, "--registry=zk needs --zk=zk://host:port/path");
         return FLAGS_ERROR;
     }
     if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)

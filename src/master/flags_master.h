@@ -42,7 +42,7 @@ struct master_flags {
     const char *role_sorter;               /* --role_sorter: drf | random */
     const char *framework_sorter; /* --framework_sorter: drf | random */
     bool offer_allocation_slack;  /* --offer_allocation_slack */
-    const char *registry;         /* --registry: sqlite | in_memory */
+    const char *registry;         /* --registry: sqlite | zk | in_memory */
     /* --max_completed_frameworks, --max_completed_tasks_per_framework */
     int64_t max_completed_frameworks;
     int64_t max_completed_tasks_per_framework;

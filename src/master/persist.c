@@ -27,6 +27,7 @@
 #include "master/quota.h"
 #include "master/registry.h"
 #include "master/registry_private.h"
+#include "master/registry_zk.h"
 
 struct pending {
     struct master *m;
@@ -153,6 +154,10 @@ int master_persist_open(struct master *m, char *err, size_t errlen)
     }
     const char *where = m->opts.registry_where != NULL ? m->opts.registry_where
                                                        : m->flags->work_dir;
+    if (ro.backend == NULL && strcmp(m->flags->registry, "zk") == 0) {
+        ro.backend = &registry_zk_backend;
+        where = m->flags->zk;
+    }
     Offerd__Registry__Registry *state = NULL;
     m->registry = registry_open(m->base, where, &ro, &state, err, errlen);
     if (m->registry == NULL)

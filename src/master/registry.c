@@ -543,10 +543,13 @@ static void *worker_main(void *arg)
 
         /* Take a run of ordinary batches (or one faulty batch alone). */
         size_t n = 0, bytes = 0;
+        size_t max_bytes = reg->backend->max_group_bytes
+                               ? reg->backend->max_group_bytes
+                               : MAX_GROUP_BYTES;
         while (reg->pending != NULL && n < reg->max_group) {
             struct registry_batch *b = reg->pending;
             if (n > 0 && (b->finished || b->fault != REGISTRY_FAULT_NONE ||
-                          bytes + b->bytes > MAX_GROUP_BYTES))
+                          bytes + b->bytes > max_bytes))
                 break;
             reg->pending = b->next;
             reg->stats.queued--;

@@ -83,6 +83,11 @@ struct registry_backend {
 
     /* Close the store and free the handle; NULL is ignored. */
     void (*close)(void *store);
+
+    /* Most bytes (keys and values) of batches the front commits together
+     * in one apply; 0 for the front's default (16 MiB). A store whose
+     * requests are bounded (ZooKeeper's) keeps its groups small. */
+    size_t max_group_bytes;
 };
 
 #endif

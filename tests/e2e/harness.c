@@ -434,7 +434,11 @@ static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
                          const char *const *extra_args)
 {
     int n = 0;
-    if (master_port != 0) {
+    /* An agent given its own --master (zk://..., e2e_ha) keeps it. */
+    bool own_master = false;
+    for (const char *const *a = extra_args; a != NULL && *a != NULL; a++)
+        own_master = own_master || strncmp(*a, "--master=", 9) == 0;
+    if (master_port != 0 && !own_master) {
         snprintf(c->a_master, sizeof(c->a_master), "--master=127.0.0.1:%u",
                  (unsigned)master_port);
         c->args[n++] = c->a_master;

@@ -101,7 +101,8 @@ int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
 #define OFFERD_AGENT_BIN "offerd-agent"
 #endif
 
-/* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port,
+/* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port
+ * (unless extra_args give --master),
  * --ip=127.0.0.1, a free --port, --work_dir in its temporary directory,
  * fast registration retries and --switch_user=false (unless extra_args
  * give --switch_user), then extra_args (may be

@@ -1495,7 +1495,11 @@ static void fake_close(void *store)
 }
 
 static const struct registry_backend fake_backend = {
-    "fake", fake_open, fake_load, fake_apply, fake_close,
+    .name = "fake",
+    .open = fake_open,
+    .load = fake_load,
+    .apply = fake_apply,
+    .close = fake_close,
 };
 
 static struct registry *open_fake(size_t max_group, size_t max_queued,
