@@ -1806,8 +1806,8 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     if (cfg->flags->master != NULL)
         snprintf(a->master, sizeof(a->master), "%s", cfg->flags->master);
     else
-        snprintf(a->master, sizeof(a->master), "%s:%u",
-                 cfg->flags->master_ip, (unsigned)cfg->flags->master_port);
+        snprintf(a->master, sizeof(a->master), "%s:%u", cfg->flags->master_ip,
+                 (unsigned)cfg->flags->master_port);
     a->frameworks = hmap_new();
     a->sandbox_root = agent_sandbox_root(cfg->work_dir);
     a->fetch_cache_dir = cfg->flags->launch.fetcher_cache_dir != NULL

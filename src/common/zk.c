@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -99,7 +100,9 @@ struct zk {
     bool freed;      /* zk_free was called inside a callback */
 
     pthread_mutex_t mu;
+    pthread_cond_t idle_cv;              /* outstanding reached 0 */
     struct zk_item *queue, **queue_tail; /* under mu */
+    size_t outstanding; /* under mu: requests issued, not yet answered */
 };
 
 const char *zk_event_name(enum zk_event ev)
@@ -132,6 +135,8 @@ static void push(struct zk *z, struct zk_item *it)
     pthread_mutex_lock(&z->mu);
     *z->queue_tail = it;
     z->queue_tail = &it->next;
+    if (it->req != NULL && z->outstanding > 0 && --z->outstanding == 0)
+        pthread_cond_broadcast(&z->idle_cv);
     pthread_mutex_unlock(&z->mu);
     uint64_t one = 1;
     ssize_t w = write(z->wake_fd, &one, sizeof(one));
@@ -280,11 +285,28 @@ static int open_handle(struct zk *z, char *err, size_t errlen)
 }
 
 /* Close the current handle; its pending completions are queued (ZCLOSING)
- * by the time this returns. */
+ * by the time this returns.
+ *
+ * Why the wait: zookeeper_close() called while the client's completion
+ * thread is busy takes another path, which stops that thread before it
+ * has run the completions it was handed, leaking them (and our requests).
+ * So the requests in flight are let finish first, for at most
+ * CLOSE_WAIT_MS (a connected server answers in milliseconds; a lost
+ * connection fails them as soon as the client notices). */
+#define CLOSE_WAIT_MS 2000
+
 static void close_handle(struct zk *z)
 {
     if (z->zh == NULL)
         return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += CLOSE_WAIT_MS / 1000;
+    pthread_mutex_lock(&z->mu);
+    while (z->outstanding > 0 &&
+           pthread_cond_timedwait(&z->idle_cv, &z->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&z->mu);
     zookeeper_close(z->zh);
     z->zh = NULL;
     free(z->hctx);
@@ -453,6 +475,7 @@ struct zk *zk_new(struct event_base *base, const char *hosts,
     z->arg = arg;
     z->queue_tail = &z->queue;
     pthread_mutex_init(&z->mu, NULL);
+    pthread_cond_init(&z->idle_cv, NULL);
     z->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (z->wake_fd < 0) {
         errbuf_set(err, errlen, "zookeeper: eventfd: %s", strerror(errno));
@@ -501,6 +524,18 @@ static struct zk_req *req_new(struct zk *z, enum req_kind kind, zk_cb cb,
     return r;
 }
 
+/* One more ZooKeeper request in flight when rc is ZOK (zk_free waits
+ * for them, see there). */
+static int counted(struct zk *z, int rc)
+{
+    if (rc == ZOK) {
+        pthread_mutex_lock(&z->mu);
+        z->outstanding++;
+        pthread_mutex_unlock(&z->mu);
+    }
+    return rc;
+}
+
 static int issued(struct zk_req *r, int rc)
 {
     if (rc != ZOK)
@@ -513,7 +548,7 @@ int zk_get(struct zk *z, const char *path, bool watch, zk_cb cb, void *arg)
     if (z->zh == NULL)
         return ZINVALIDSTATE;
     struct zk_req *r = req_new(z, REQ_GET, cb, arg);
-    return issued(r, zoo_aget(z->zh, path, watch, data_done, r));
+    return issued(r, counted(z, zoo_aget(z->zh, path, watch, data_done, r)));
 }
 
 int zk_children(struct zk *z, const char *path, bool watch, zk_cb cb, void *arg)
@@ -521,7 +556,8 @@ int zk_children(struct zk *z, const char *path, bool watch, zk_cb cb, void *arg)
     if (z->zh == NULL)
         return ZINVALIDSTATE;
     struct zk_req *r = req_new(z, REQ_CHILDREN, cb, arg);
-    return issued(r, zoo_aget_children(z->zh, path, watch, strings_done, r));
+    return issued(
+        r, counted(z, zoo_aget_children(z->zh, path, watch, strings_done, r)));
 }
 
 int zk_exists(struct zk *z, const char *path, bool watch, zk_cb cb, void *arg)
@@ -529,7 +565,7 @@ int zk_exists(struct zk *z, const char *path, bool watch, zk_cb cb, void *arg)
     if (z->zh == NULL)
         return ZINVALIDSTATE;
     struct zk_req *r = req_new(z, REQ_EXISTS, cb, arg);
-    return issued(r, zoo_aexists(z->zh, path, watch, stat_done, r));
+    return issued(r, counted(z, zoo_aexists(z->zh, path, watch, stat_done, r)));
 }
 
 /* Mesos's ACL when authenticated: everyone reads, the creator does all. */
@@ -569,8 +605,8 @@ static int issue_create_step(struct zk *z, struct zk_req *r)
             r->parents_done++;
             r->parent_step = true;
             char *prefix = xstrndup(r->path, (size_t)(p - r->path));
-            int rc = zoo_acreate(z->zh, prefix, NULL, -1, acl_for(z), 0,
-                                 string_done, r);
+            int rc = counted(z, zoo_acreate(z->zh, prefix, NULL, -1, acl_for(z),
+                                            0, string_done, r));
             free(prefix);
             if (rc != ZOK)
                 r->parent_step = false;
@@ -582,9 +618,9 @@ static int issue_create_step(struct zk *z, struct zk_req *r)
         flags |= ZOO_EPHEMERAL;
     if (r->flags & ZK_SEQUENCE)
         flags |= ZOO_SEQUENCE;
-    return zoo_acreate(z->zh, r->path, r->data,
-                       r->data != NULL ? (int)r->len : -1, acl_for(z), flags,
-                       string_done, r);
+    return counted(z, zoo_acreate(z->zh, r->path, r->data,
+                                  r->data != NULL ? (int)r->len : -1,
+                                  acl_for(z), flags, string_done, r));
 }
 
 int zk_create(struct zk *z, const char *path, const void *data, size_t len,
@@ -611,7 +647,8 @@ int zk_delete(struct zk *z, const char *path, int32_t version, zk_cb cb,
     if (z->zh == NULL)
         return ZINVALIDSTATE;
     struct zk_req *r = req_new(z, REQ_DELETE, cb, arg);
-    return issued(r, zoo_adelete(z->zh, path, version, void_done, r));
+    return issued(r,
+                  counted(z, zoo_adelete(z->zh, path, version, void_done, r)));
 }
 
 void zk_free(struct zk *z)
@@ -638,6 +675,7 @@ void zk_free(struct zk *z)
     }
     if (z->wake_fd >= 0)
         close(z->wake_fd);
+    pthread_cond_destroy(&z->idle_cv);
     pthread_mutex_destroy(&z->mu);
     free(z->hosts);
     free(z->credentials);

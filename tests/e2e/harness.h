@@ -86,7 +86,8 @@ int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args);
 
 /* Start the master: OFFERD_BIN with --ip=127.0.0.1, a free --port and
  * --work_dir in its temporary directory, then extra_args (may be NULL), and
- * wait until GET /health answers 200. If the daemon exits early (e.g. the
+ * wait until GET /health answers 200 (with --zk=: and until it leads or its
+ * /state names the leader). If the daemon exits early (e.g. the
  * port was taken meanwhile) it is retried on another port, a few times.
  * Returns 0, or -1 with the log printed to stderr. */
 int e2e_start_master(struct e2e_proc *p, const char *const *extra_args);
