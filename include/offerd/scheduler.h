@@ -24,10 +24,28 @@
  *    re-subscribes. A 307 redirect, or a 503 carrying a Location header
  *    (a master that is not the leader), is followed to the Location's
  *    host:port at once; the next connection after a failure goes back to
- *    the configured master. A 4xx answer to SUBSCRIBE is reported and
- *    retried with backoff, until max_subscribe_refusals answers in a row
- *    were 4xx: then the client gives up (disconnected with will_retry
- *    false). Other failed attempts (no answer, 5xx) are retried for ever.
+ *    the configured master (or the leader the detector names, below). A
+ *    503 without a Location (a standby that knows no leader yet) is
+ *    retried with backoff, as a 5xx. A 4xx answer to SUBSCRIBE is
+ *    reported and retried with backoff, until max_subscribe_refusals
+ *    answers in a row were 4xx: then the client gives up (disconnected
+ *    with will_retry false). Other failed attempts (no answer, 5xx) are
+ *    retried for ever.
+ *  - Other calls go to the master of the subscription; a call answered
+ *    with a redirect (307, or 503 with a Location) is sent again, the same
+ *    body and headers, to the Location's master, at most 3 times in a row.
+ *  - Where the master is: options.master takes any form of Mesos's
+ *    `--master` flag: "host:port", "zk://[user:pass@]host:port,.../path"
+ *    (the masters' election group in ZooKeeper, as Mesos lays it out) or
+ *    "file:///path" (a file holding one of the two, read once by
+ *    offerd_sched_new). A host name (there or in master_host, or in a
+ *    redirect's Location) is looked up anew at every connection attempt
+ *    with libevent's asynchronous resolver (/etc/hosts, then DNS), never
+ *    with a blocking lookup. With zk://, the client subscribes to whichever
+ *    master leads; when the leader changes it drops its stream (the
+ *    disconnected callback runs, will_retry true) and subscribes to the new
+ *    leader at once with the same FrameworkID, as Mesos's scheduler library
+ *    does; while ZooKeeper knows no leader it waits.
  *
  * Threads: none of its own. Every function must be called from the thread
  * running the event_base's loop (or before the loop runs), and every
@@ -139,10 +157,13 @@ struct offerd_sched_callbacks {
 #define OFFERD_SCHED_POOL_TICK_MS 1000
 
 /* Everything offerd_sched_new takes. Zero-initialise, then set at least
- * master_host, master_port and framework_info. */
+ * master (or master_host and master_port) and framework_info. */
 struct offerd_sched_options {
-    const char *master_host; /* numeric address, e.g. "127.0.0.1" (names
-                                would be resolved with a blocking lookup) */
+    /* Either master (any `--master` form, see the top of this file;
+     * copied) or master_host and master_port. */
+    const char *master;
+    const char *master_host; /* an address ("127.0.0.1", "::1") or a host
+                                name; ignored when master is set */
     uint16_t master_port;    /* e.g. 5050 */
     enum offerd_encoding encoding;
     /* user and name required; id set: resume that framework. Deep-copied. */
@@ -175,7 +196,8 @@ struct offerd_sched_options {
 /* Create a client on base (borrowed: it must outlive the client) that does
  * nothing until offerd_sched_start. Returns the client, or NULL with a
  * one-line reason in err (errlen bytes) when the options are unusable (no
- * master, no FrameworkInfo or one lacking user or name, backoff_min_ms >
+ * master, a master that is none of the forms or a file:// that cannot be
+ * read, no FrameworkInfo or one lacking user or name, backoff_min_ms >
  * backoff_max_ms, a negative timeout). */
 struct offerd_sched *offerd_sched_new(struct event_base *base,
                                       const struct offerd_sched_options *o,

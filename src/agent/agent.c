@@ -67,10 +67,10 @@ struct agent {
     struct event_base *base;
     struct agent_config cfg;
     char *sandbox_root;
-    char *fetch_cache_dir;          /* effective --fetcher_cache_dir */
-    char endpoint[300];             /* "host:port" tasks reach the agent at */
-    char master[AGENT_IP_SIZE + 8]; /* "ip:port" */
-    char *user;                     /* the agent's own user name */
+    char *fetch_cache_dir; /* effective --fetcher_cache_dir */
+    char endpoint[300];    /* "host:port" tasks reach the agent at */
+    char master[512];      /* --master as given (host:port, zk://, file://) */
+    char *user;            /* the agent's own user name */
     double start_time;
 
     struct agent_ckpt *ckpt;
@@ -1803,8 +1803,11 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     a->cfg = *cfg;
     a->start_time = clock_wall_secs();
     a->user = own_user();
-    snprintf(a->master, sizeof(a->master), "%s:%u", cfg->flags->master_ip,
-             (unsigned)cfg->flags->master_port);
+    if (cfg->flags->master != NULL)
+        snprintf(a->master, sizeof(a->master), "%s", cfg->flags->master);
+    else
+        snprintf(a->master, sizeof(a->master), "%s:%u", cfg->flags->master_ip,
+                 (unsigned)cfg->flags->master_port);
     a->frameworks = hmap_new();
     a->sandbox_root = agent_sandbox_root(cfg->work_dir);
     a->fetch_cache_dir = cfg->flags->launch.fetcher_cache_dir != NULL
@@ -1856,6 +1859,7 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     struct agent_conn_config cc = {
         .master_ip = cfg->flags->master_ip,
         .master_port = cfg->flags->master_port,
+        .master = cfg->flags->master, /* followed through master_detect */
         .backoff_factor_ns = cfg->flags->registration_backoff_factor_ns,
         .backoff_max_ns = cfg->flags->registration_backoff_max_ns,
         .authorization = cfg->master_authorization,
@@ -1863,6 +1867,11 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
     struct agent_conn_cbs ccbs = {build_subscribe, on_event, on_disconnected,
                                   a};
     a->conn = agent_conn_new(base, &cc, &ccbs);
+    if (a->conn == NULL) {
+        snprintf(err, errlen, "--master: cannot follow '%s'",
+                 cfg->flags->master);
+        goto fail;
+    }
     a->iso = agent_iso_new(base, &cfg->flags->iso, NULL, cfg->work_dir,
                            a->tasks, err, errlen);
     if (a->iso == NULL)

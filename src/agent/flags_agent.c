@@ -2,6 +2,8 @@
  * The agent's flag table.
  */
 #include "agent/flags_agent.h"
+#include "common/master_detect.h"
+#include "common/zk_url.h"
 
 #include "agent/estimator.h"
 
@@ -16,8 +18,11 @@ void agent_flags_init(struct agent_flags *af)
     memset(af, 0, sizeof(*af));
     const struct flag_def defs[AGENT_FLAGS_BASE_ROWS] = {
         {"master", FLAG_STRING, NULL,
-         "Required. The master to register with, as HOST:PORT where HOST is "
-         "a numeric IPv4 address or \"localhost\" (e.g. 10.0.0.5:5050).",
+         "Required. The master to register with: HOST:PORT (an IPv4 address "
+         "or a host name, resolved at each connection attempt), "
+         "zk://host1:port1,host2:port2/path (the leading master of a "
+         "ZooKeeper group, followed as leadership changes; see docs/ha.md), "
+         "or file:///path of a file holding one of these.",
          &af->master},
         {"ip", FLAG_STRING, "0.0.0.0",
          "IP address to listen on (the agent's /state, /files, /health).",
@@ -197,46 +202,39 @@ void agent_flags_init(struct agent_flags *af)
 int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
                        char *err, size_t errlen)
 {
-    if (strncmp(text, "zk://", 5) == 0 || strncmp(text, "file://", 7) == 0) {
-        snprintf(err, errlen,
-                 "--master: '%s': only HOST:PORT is supported (no ZooKeeper "
-                 "or file:// detection yet)",
-                 text);
+    char why[300];
+    ip[0] = '\0';
+    *port = 0;
+    if (strncmp(text, "file://", 7) == 0) {
+        /* Read when the agent starts (common/master_detect). */
+        if (text[7] != '/') {
+            snprintf(err, errlen, "--master: '%s': expected file:///path",
+                     text);
+            return -1;
+        }
+        return 0;
+    }
+    if (strncmp(text, "zk://", 5) == 0) {
+        struct zk_url u;
+        if (zk_url_parse(text, &u, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "--master: %s", why);
+            return -1;
+        }
+        return 0;
+    }
+    struct master_leader l;
+    if (master_detect_parse_hostport(text, &l, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "--master: %s", why);
         return -1;
     }
-    const char *colon = strrchr(text, ':');
-    if (colon == NULL || colon == text || colon[1] == '\0') {
-        snprintf(err, errlen, "--master: '%s' is not HOST:PORT", text);
-        return -1;
-    }
-    char host[AGENT_IP_SIZE];
-    size_t hlen = (size_t)(colon - text);
-    if (hlen >= sizeof(host)) {
+    if (strcmp(l.hostname, "localhost") == 0)
+        snprintf(l.ip, sizeof(l.ip), "127.0.0.1");
+    if (strlen(l.ip) >= AGENT_IP_SIZE) {
         snprintf(err, errlen, "--master: host too long");
         return -1;
     }
-    memcpy(host, text, hlen);
-    host[hlen] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long p = strtoul(colon + 1, &end, 10);
-    if (*end != '\0' || errno != 0 || p == 0 || p > 65535 || colon[1] < '0' ||
-        colon[1] > '9') {
-        snprintf(err, errlen, "--master: bad port in '%s'", text);
-        return -1;
-    }
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof(host), "127.0.0.1");
-    struct in_addr a;
-    if (inet_pton(AF_INET, host, &a) != 1) {
-        snprintf(err, errlen,
-                 "--master: '%s' is not a numeric IPv4 address or "
-                 "\"localhost\"",
-                 host);
-        return -1;
-    }
-    memcpy(ip, host, strlen(host) + 1);
-    *port = (uint16_t)p;
+    memcpy(ip, l.ip, strlen(l.ip) + 1);
+    *port = l.port;
     return 0;
 }
 
@@ -331,7 +329,8 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
         return FLAGS_ERROR;
     }
     if (af->master == NULL) {
-        snprintf(err, errlen, "--master is required (HOST:PORT)");
+        snprintf(err, errlen,
+                 "--master is required (HOST:PORT, zk://... or file://...)");
         return FLAGS_ERROR;
     }
     if (agent_parse_master(af->master, af->master_ip, &af->master_port, err,

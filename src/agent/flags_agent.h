@@ -43,8 +43,8 @@ enum agent_qos {
  * live until agent_flags_fini. */
 struct agent_flags {
     const char *master;            /* --master text, "HOST:PORT" */
-    char master_ip[AGENT_IP_SIZE]; /* numeric IPv4 of --master */
-    uint16_t master_port;          /* port of --master */
+    char master_ip[AGENT_IP_SIZE]; /* numeric IPv4 of --master, or "" */
+    uint16_t master_port;          /* port of --master, or 0 (zk://...) */
     const char *ip;                /* --ip: address to listen on */
     uint16_t port;                 /* --port: 0 picks a free port */
     const char *hostname;          /* --hostname (default: gethostname) */
@@ -117,9 +117,10 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
                                     char *const *argv, char *const *env,
                                     char *err, size_t errlen);
 
-/* Split a --master value into a numeric IPv4 address (ip, AGENT_IP_SIZE
- * bytes) and a port. "localhost" means 127.0.0.1. Returns 0, or -1 with a
- * one-line reason in err. */
+/* Check a --master value: HOST:PORT (ip gets HOST when it is a numeric
+ * IPv4 address or "localhost" (127.0.0.1), else ""; port the port), or
+ * zk://... or file:///... (ip "" and port 0: common/master_detect follows
+ * them). Returns 0, or -1 with a one-line reason in err. */
 int agent_parse_master(const char *text, char ip[AGENT_IP_SIZE], uint16_t *port,
                        char *err, size_t errlen);
 

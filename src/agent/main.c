@@ -225,9 +225,9 @@ int main(int argc, char **argv)
     }
     char *rendered = res_list_render(&resources);
     log_info("offerd-agent %s listening on %s:%u (hostname %s, work_dir %s, "
-             "master %s:%u, resources %s)",
+             "master %s, resources %s)",
              OFFERD_VERSION, af.ip, (unsigned)bound, af.hostname, work_dir,
-             af.master_ip, (unsigned)af.master_port, rendered);
+             af.master, rendered);
     free(rendered);
     agent_start(agent);
 

@@ -5,12 +5,16 @@
 
 #include "common/http_client.h"
 #include "common/ids.h"
+#include "common/master_detect.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/recordio.h"
 
+#include <arpa/inet.h>
+#include <event2/dns.h>
 #include <event2/event.h>
+#include <event2/util.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +36,17 @@ struct post {
 
 struct agent_conn {
     struct event_base *base;
-    char *ip;
+    char *ip; /* the master's host as given (IPv4 or a name); NULL:
+                 no leading master known */
     uint16_t port;
+    char addr[INET_ADDRSTRLEN]; /* ip resolved at the current attempt */
+    bool started;               /* agent_conn_start was called */
+    /* --master through common/master_detect (NULL: fixed cfg address). */
+    struct master_detect *detect;
+    /* Host names are resolved at each attempt, without blocking the
+     * loop. */
+    struct evdns_base *dns;
+    struct evdns_getaddrinfo_request *dns_req;
     char *authorization; /* the Authorization header, or NULL */
     int64_t factor, max;
     struct agent_conn_cbs cbs;
@@ -187,7 +200,7 @@ static struct http_client_options api_post(const struct agent_conn *c,
     if (c->authorization != NULL)
         h[n++] = (struct http_header){"Authorization", c->authorization};
     return (struct http_client_options){
-        .host = c->ip,
+        .host = c->addr,
         .port = c->port,
         .method = HTTP_POST,
         .path = API_PATH,
@@ -371,10 +384,8 @@ static void stream_close(const struct http_client_response *r, void *arg)
     drop_stream(c, why);
 }
 
-static void subscribe_now(struct agent_conn *c)
+static void subscribe_resolved(struct agent_conn *c)
 {
-    if (c->stream != NULL)
-        return;
     Offerd__Agent__Call *call = c->cbs.build_subscribe(c->cbs.arg);
     struct http_header h[4];
     uint8_t *body;
@@ -395,13 +406,101 @@ static void subscribe_now(struct agent_conn *c)
     free(body);
 }
 
+static void on_resolved(int result, struct evutil_addrinfo *ai, void *arg)
+{
+    struct agent_conn *c = arg;
+    if (result == EVUTIL_EAI_CANCEL) {
+        if (ai != NULL)
+            evutil_freeaddrinfo(ai);
+        return; /* agent_conn_free or a new master: c may be going */
+    }
+    c->dns_req = NULL;
+    bool ok = false;
+    if (result == 0 && ai != NULL && ai->ai_family == AF_INET) {
+        const struct sockaddr_in *sin = (const void *)ai->ai_addr;
+        ok = inet_ntop(AF_INET, &sin->sin_addr, c->addr, sizeof(c->addr)) !=
+             NULL;
+    }
+    if (ai != NULL)
+        evutil_freeaddrinfo(ai);
+    if (!ok) {
+        char why[300];
+        snprintf(why, sizeof(why), "cannot resolve %s: %s", c->ip,
+                 result != 0 ? evutil_gai_strerror(result) : "no IPv4 address");
+        drop_stream(c, why);
+        return;
+    }
+    subscribe_resolved(c);
+}
+
+/* Subscribe to the master known now, resolving its name first. */
+static void subscribe_now(struct agent_conn *c)
+{
+    if (c->stream != NULL || c->dns_req != NULL || c->ip == NULL)
+        return;
+    struct in_addr a;
+    if (inet_pton(AF_INET, c->ip, &a) == 1) {
+        snprintf(c->addr, sizeof(c->addr), "%s", c->ip);
+        subscribe_resolved(c);
+        return;
+    }
+    if (c->dns == NULL)
+        c->dns = evdns_base_new(c->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (c->dns == NULL) {
+        drop_stream(c, "cannot start the DNS resolver");
+        return;
+    }
+    struct evutil_addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    /* NULL when the callback already ran (names in /etc/hosts). */
+    c->dns_req = evdns_getaddrinfo(c->dns, c->ip, NULL, &hints, on_resolved, c);
+}
+
+void agent_conn_set_master(struct agent_conn *c, const char *host,
+                           uint16_t port)
+{
+    if (host != NULL && c->ip != NULL && strcmp(host, c->ip) == 0 &&
+        port == c->port)
+        return;
+    if (c->dns_req != NULL) {
+        struct evdns_getaddrinfo_request *r = c->dns_req;
+        c->dns_req = NULL;
+        evdns_getaddrinfo_cancel(r);
+    }
+    if (c->stream != NULL || c->registered)
+        drop_stream(c, "the leading master changed");
+    free(c->ip);
+    c->ip = host != NULL ? xstrdup(host) : NULL;
+    c->port = port;
+    if (host == NULL)
+        log_info("no leading master: waiting for one");
+    else
+        log_info("leading master now %s:%u", host, (unsigned)port);
+    /* A new leader is tried at once; none: nothing to try. */
+    event_del(c->retry_timer);
+    c->attempts = 0;
+    if (c->started && host != NULL)
+        subscribe_now(c);
+}
+
+static void on_leader(const struct master_leader *l, void *arg)
+{
+    struct agent_conn *c = arg;
+    agent_conn_set_master(c, l->known ? master_leader_host(l) : NULL,
+                          l->known ? l->port : 0);
+}
+
 struct agent_conn *agent_conn_new(struct event_base *base,
                                   const struct agent_conn_config *cfg,
                                   const struct agent_conn_cbs *cbs)
 {
     struct agent_conn *c = xcalloc(1, sizeof(*c));
     c->base = base;
-    c->ip = xstrdup(cfg->master_ip);
+    c->ip = cfg->master_ip != NULL && cfg->master_ip[0] != '\0'
+                ? xstrdup(cfg->master_ip)
+                : NULL;
     c->authorization =
         cfg->authorization != NULL ? xstrdup(cfg->authorization) : NULL;
     c->port = cfg->master_port;
@@ -415,11 +514,25 @@ struct agent_conn *agent_conn_new(struct event_base *base,
         c->rng = 1;
     c->retry_timer = evtimer_new(base, on_retry, c);
     c->ping_timer = evtimer_new(base, on_ping_timeout, c);
+    if (cfg->master != NULL) {
+        char err[512];
+        c->detect =
+            master_detect_new(base, cfg->master, cfg->zk_session_timeout_ms,
+                              on_leader, c, err, sizeof(err));
+        if (c->detect == NULL) {
+            agent_conn_free(c);
+            log_error("--master: %s", err);
+            return NULL;
+        }
+        free(c->ip);
+        c->ip = NULL; /* the detector tells */
+    }
     return c;
 }
 
 void agent_conn_start(struct agent_conn *c)
 {
+    c->started = true;
     subscribe_now(c);
 }
 
@@ -432,6 +545,14 @@ void agent_conn_free(struct agent_conn *c)
 {
     if (c == NULL)
         return;
+    master_detect_free(c->detect);
+    if (c->dns_req != NULL) {
+        struct evdns_getaddrinfo_request *r = c->dns_req;
+        c->dns_req = NULL;
+        evdns_getaddrinfo_cancel(r);
+    }
+    if (c->dns != NULL)
+        evdns_base_free(c->dns, 0);
     if (c->stream != NULL)
         http_client_cancel(c->stream);
     rio_decoder_free(c->dec);

@@ -32,10 +32,17 @@ struct agent_conn;
 #define AGENT_CONN_MAX_RECORD ((size_t)16 << 20)
 
 struct agent_conn_config {
-    const char *master_ip; /* numeric IPv4 (copied) */
+    const char *master_ip; /* IPv4 or host name (copied), used when master
+                              is NULL */
     uint16_t master_port;
-    int64_t backoff_factor_ns; /* first reconnection delay bound */
-    int64_t backoff_max_ns;    /* cap of the bound */
+    /* The --master text (copied) for common/master_detect: host:port,
+     * zk://..., file://...; the connection follows the leader it reports
+     * (a new leader: the stream is dropped and a SUBSCRIBE goes to the new
+     * one at once). NULL: master_ip:master_port, fixed. */
+    const char *master;
+    int64_t zk_session_timeout_ms; /* zk:// only; 0: 10 s */
+    int64_t backoff_factor_ns;     /* first reconnection delay bound */
+    int64_t backoff_max_ns;        /* cap of the bound */
     /* Authorization header value of every call ("Basic ..."; copied), or
      * NULL: none (--credential, auth_agent.h). */
     const char *authorization;
@@ -54,10 +61,19 @@ struct agent_conn_cbs {
     void *arg;
 };
 
-/* A connection on base (borrowed); idle until agent_conn_start. */
+/* A connection on base (borrowed); idle until agent_conn_start. Returns
+ * NULL (the reason logged) when cfg->master cannot be followed. Host names
+ * are resolved (evdns, not blocking the loop) before each attempt. */
 struct agent_conn *agent_conn_new(struct event_base *base,
                                   const struct agent_conn_config *cfg,
                                   const struct agent_conn_cbs *cbs);
+
+/* The master to talk to from now on (host: IPv4 or name, copied; NULL: no
+ * leader known, no attempts until one is set). A different master drops
+ * the stream (on_disconnected runs) and subscribes to the new one at
+ * once. */
+void agent_conn_set_master(struct agent_conn *c, const char *host,
+                           uint16_t port);
 
 /* Subscribe now (first attempt). */
 void agent_conn_start(struct agent_conn *c);

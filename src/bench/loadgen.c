@@ -1133,8 +1133,12 @@ int main(int argc, char **argv)
         abort();
     lg->accept_ns = xcalloc((size_t)lg->o.tasks + 1, sizeof(int64_t));
     lg->agents = xcalloc((size_t)lg->o.agents, sizeof(*lg->agents));
-    struct agent_conn_config cc = {lg->host, lg->port, CLOCK_NS_PER_SEC,
-                                   30 * CLOCK_NS_PER_SEC, NULL};
+    struct agent_conn_config cc = {
+        .master_ip = lg->host,
+        .master_port = lg->port,
+        .backoff_factor_ns = CLOCK_NS_PER_SEC,
+        .backoff_max_ns = 30 * CLOCK_NS_PER_SEC,
+    };
     for (int i = 0; i < lg->o.agents; i++) {
         struct sim_agent *a = &lg->agents[i];
         a->lg = lg;

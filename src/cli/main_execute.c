@@ -669,7 +669,11 @@ int main(int argc, char **argv)
     struct exec_flags *f = &x.f;
     const struct flag_def defs[] = {
         {"master", FLAG_STRING, NULL,
-         "The master to subscribe with, as HOST:PORT (required).", &f->master},
+         "The master to subscribe with (required): HOST:PORT, "
+         "zk://HOST:PORT[,HOST:PORT...]/PATH (the leading master of that "
+         "ZooKeeper group, found at start within --subscribe_timeout and "
+         "followed when it changes) or file:///PATH (a file holding either).",
+         &f->master},
         {"name", FLAG_STRING, NULL,
          "Name of the tasks; task ids are <name>-<i> (required).", &f->name},
         {"command", FLAG_STRING, NULL,
@@ -742,8 +746,6 @@ int main(int argc, char **argv)
     const char *principal = NULL;
     char *secret = NULL;
     if (check_flags(&x, &enc, err, sizeof(err)) != 0 ||
-        cli_master_addr_parse(f->master, ip, sizeof(ip), &port, err,
-                              sizeof(err)) != 0 ||
         cli_credentials(f->principal, f->secret, f->secret_file, &principal,
                         &secret, err, sizeof(err)) != 0) {
         fprintf(stderr, PROGRAM ": %s\nRun '" PROGRAM " --help' for usage.\n",
@@ -778,6 +780,16 @@ int main(int argc, char **argv)
         err_line("cannot create the event loop");
         goto out;
     }
+    /* The leader, once, for a clear error when there is none; libofferd
+     * then follows a zk:// group (or a file naming one) by itself. */
+    if (cli_master_addr_find(x.base, f->master,
+                             (int)(f->subscribe_timeout_ns / 1000000), ip,
+                             sizeof(ip), &port, err, sizeof(err)) != 0) {
+        err_line("%s", err);
+        goto out;
+    }
+    bool detected = strncmp(f->master, "zk://", 5) == 0 ||
+                    strncmp(f->master, "file://", 7) == 0;
     x.sigint_ev = evsignal_new(x.base, SIGINT, on_signal, &x);
     x.sigterm_ev = evsignal_new(x.base, SIGTERM, on_signal, &x);
     evsignal_add(x.sigint_ev, NULL);
@@ -809,6 +821,7 @@ int main(int argc, char **argv)
 
     struct offerd_sched_options o;
     memset(&o, 0, sizeof(o));
+    o.master = detected ? f->master : NULL;
     o.master_host = ip;
     o.master_port = port;
     o.encoding = enc;

@@ -1,7 +1,8 @@
 /*
  * offerctl: the operator command line of offerd. Everything but the
- * wiring lives in the library (offerctl.h): parse the arguments, resolve
- * --master once (before the loop), make the only event_base, run the
+ * wiring lives in the library (offerctl.h): parse the arguments, make the
+ * only event_base, find the master once (cli/master_addr.h: a zk:// leader
+ * is looked up on that base before any request), run the
  * command through the network octl_io (offerctl_http.h), and return its
  * exit status (0 done, 1 refused, 2 usage, 3 unreachable).
  */
@@ -27,14 +28,6 @@ int main(int argc, char **argv)
         return OCTL_EXIT_USAGE;
     }
     struct octl_http h = {.timeout_ms = a.timeout_ms};
-    char ip[64];
-    if (!a.help && a.cmd != NULL &&
-        cli_master_addr_parse(a.master, ip, sizeof(ip), &h.master_port, err,
-                              sizeof(err)) != 0) {
-        fprintf(stderr, OCTL_PROGRAM ": %s\n", err);
-        return OCTL_EXIT_USAGE;
-    }
-    h.master_host = ip;
     char *authorization = NULL;
     if (cli_authorization(a.principal, a.secret, a.secret_file, &authorization,
                           err, sizeof(err)) != 0) {
@@ -50,6 +43,17 @@ int main(int argc, char **argv)
         fprintf(stderr, OCTL_PROGRAM ": cannot create an event loop\n");
         free(authorization);
         return OCTL_EXIT_UNREACHABLE;
+    }
+    if (!a.help && a.cmd != NULL) {
+        int rc = cli_master_addr_find(h.base, a.master, (int)a.timeout_ms,
+                                      h.master_ip, sizeof(h.master_ip),
+                                      &h.master_port, err, sizeof(err));
+        if (rc != 0) {
+            fprintf(stderr, OCTL_PROGRAM ": %s\n", err);
+            event_base_free(h.base);
+            free(authorization);
+            return rc == -2 ? OCTL_EXIT_UNREACHABLE : OCTL_EXIT_USAGE;
+        }
     }
     struct octl_io io = {
         .request = octl_http_request,

@@ -1539,8 +1539,11 @@ const char *octl_cmd_name(const struct octl_cmd *cmd)
 
 static const char global_help[] =
     "Global options:\n"
-    "  --master=HOST:PORT  the master (default $" OCTL_MASTER_ENV
-    ", else " OCTL_DEFAULT_MASTER ")\n"
+    "  --master=MASTER     the master (default $" OCTL_MASTER_ENV
+    ", else " OCTL_DEFAULT_MASTER "):\n"
+    "                      HOST:PORT, zk://HOST:PORT[,...]/PATH (the\n"
+    "                      leader, found within --timeout) or\n"
+    "                      file:///PATH holding either\n"
     "  --json              print the API's JSON answer instead of a table\n"
     "  --timeout=DURATION  per request (default 10secs)\n"
     "  --principal=NAME    authenticate as NAME (HTTP Basic; default\n"
@@ -1554,7 +1557,7 @@ static const char global_help[] =
 
 void octl_usage(FILE *out)
 {
-    fprintf(out, "Usage: " OCTL_PROGRAM " [--master=HOST:PORT] [--json] "
+    fprintf(out, "Usage: " OCTL_PROGRAM " [--master=MASTER] [--json] "
                  "COMMAND [ARGS] [OPTIONS]\n\n"
                  "Operate an offerd (Mesos-compatible) cluster through the "
                  "master's v1 operator API.\n\nCommands:\n");
@@ -1722,12 +1725,6 @@ int octl_parse_args(int argc, char *const *argv, const char *master_env,
     if (master == NULL)
         master = master_env != NULL && *master_env ? master_env
                                                    : OCTL_DEFAULT_MASTER;
-    if (strncmp(master, "zk://", 5) == 0) {
-        snprintf(err, errlen,
-                 "zk:// masters are not supported yet (ZooKeeper HA is a "
-                 "later issue): give --master=HOST:PORT");
-        return -1;
-    }
     a->master = master;
     return 0;
 }

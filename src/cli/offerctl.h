@@ -83,8 +83,8 @@ struct octl_args {
  * --help) anywhere, the command, then its arguments and options, all in
  * --name=value form (a flag option is --name). master_env is the value of
  * OFFERD_MASTER or NULL. Returns 0 with *a filled (OUT), or -1 with a
- * one-line reason in err. A zk:// master is refused here ("not supported
- * yet").
+ * one-line reason in err. The master text is kept as given (main turns it
+ * into an address: cli/master_addr.h).
  */
 int octl_parse_args(int argc, char *const *argv, const char *master_env,
                     struct octl_args *a, char *err, size_t errlen);

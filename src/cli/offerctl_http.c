@@ -4,6 +4,7 @@
  */
 #include "cli/offerctl_http.h"
 
+#include "cli/master_addr.h"
 #include "common/http_client.h"
 #include "common/mem.h"
 
@@ -15,6 +16,9 @@
 struct pending {
     struct octl_reply *rp;
     bool done;
+    bool redirect; /* the answer names another master: */
+    char host[256];
+    uint16_t port;
 };
 
 static void on_done(const struct http_client_response *r, void *arg)
@@ -33,13 +37,15 @@ static void on_done(const struct http_client_response *r, void *arg)
         p->rp->body[len] = '\0';
         p->rp->len = len;
     }
+    p->redirect =
+        http_client_redirect(r, p->host, sizeof(p->host), &p->port) == 0;
     p->done = true;
 }
 
-void octl_http_request(void *arg, const struct octl_request *rq,
-                       struct octl_reply *rp)
+/* Send rq once to host:port and run the base until the answer is in. */
+static void request_once(struct octl_http *h, const struct octl_request *rq,
+                         const char *host, uint16_t port, struct pending *p)
 {
-    struct octl_http *h = arg;
     struct http_header headers[3];
     size_t n = 0;
     if (rq->post) {
@@ -49,8 +55,8 @@ void octl_http_request(void *arg, const struct octl_request *rq,
     if (h->authorization != NULL)
         headers[n++] = (struct http_header){"Authorization", h->authorization};
     struct http_client_options o = {
-        .host = rq->to_agent ? rq->host : h->master_host,
-        .port = rq->to_agent ? rq->port : h->master_port,
+        .host = host,
+        .port = port,
         .method = rq->post ? HTTP_POST : HTTP_GET,
         .path = rq->path,
         .headers = n > 0 ? headers : NULL,
@@ -59,18 +65,47 @@ void octl_http_request(void *arg, const struct octl_request *rq,
         .body_len = rq->body ? strlen(rq->body) : 0,
         .timeout_ms = (int)h->timeout_ms,
     };
-    struct pending p = {.rp = rp, .done = false};
-    memset(rp, 0, sizeof(*rp));
-    http_client_request(h->base, &o, on_done, &p);
-    while (!p.done)
+    memset(p->rp, 0, sizeof(*p->rp));
+    p->done = false;
+    p->redirect = false;
+    http_client_request(h->base, &o, on_done, p);
+    while (!p->done)
         if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
             break;
-    if (!p.done) {
+    if (!p->done) {
         /* The loop had nothing left to run: cannot happen while the
          * request is pending, but never return an unfilled reply. */
-        rp->status = 0;
-        rp->body = xstrdup("the event loop stopped");
-        rp->len = strlen(rp->body);
+        p->rp->status = 0;
+        p->rp->body = xstrdup("the event loop stopped");
+        p->rp->len = strlen(p->rp->body);
+    }
+}
+
+void octl_http_request(void *arg, const struct octl_request *rq,
+                       struct octl_reply *rp)
+{
+    struct octl_http *h = arg;
+    struct pending p = {.rp = rp};
+    if (rq->to_agent) {
+        request_once(h, rq, rq->host, rq->port, &p);
+        return;
+    }
+    request_once(h, rq, h->master_ip, h->master_port, &p);
+    for (int hops = 0; p.redirect && hops < OCTL_HTTP_MAX_REDIRECTS; hops++) {
+        /* Offerctl does one thing at a time: looking the leader's name up
+         * here holds nothing else. */
+        char hostport[300], ip[64], err[400];
+        uint16_t port;
+        snprintf(hostport, sizeof(hostport),
+                 strchr(p.host, ':') != NULL ? "[%s]:%u" : "%s:%u", p.host,
+                 (unsigned)p.port);
+        if (cli_master_addr_parse(hostport, ip, sizeof(ip), &port, err,
+                                  sizeof(err)) != 0)
+            return; /* the redirect stands as the answer */
+        free(rp->body);
+        snprintf(h->master_ip, sizeof(h->master_ip), "%s", ip);
+        h->master_port = port;
+        request_once(h, rq, h->master_ip, h->master_port, &p);
     }
 }
 

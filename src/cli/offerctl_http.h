@@ -17,11 +17,17 @@
 struct event;
 struct event_base;
 
+/* Redirects one request follows (a standby master names the leader). */
+#define OCTL_HTTP_MAX_REDIRECTS 3
+
 /* The network side of offerctl. Fill the first four fields, then pass it
- * as octl_io.arg with the functions below. */
+ * as octl_io.arg with the functions below. A request to the master that
+ * is answered with a redirect (307, or 503 with a Location: a master that
+ * does not lead) is sent again to the Location's master, at most
+ * OCTL_HTTP_MAX_REDIRECTS times, and later requests go there too. */
 struct octl_http {
     struct event_base *base; /* borrowed; main's only base */
-    const char *master_host; /* numeric address of the master */
+    char master_ip[64];      /* numeric address of the master */
     uint16_t master_port;
     int64_t timeout_ms;        /* per request */
     const char *authorization; /* Authorization header of every request

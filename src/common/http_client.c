@@ -410,3 +410,73 @@ void http_client_cancel(struct http_client_req *c)
     c->evreq = NULL;
     client_free(c);
 }
+
+/* ---- Redirects ---- */
+
+/* See http_client.h. */
+int http_location_parse(const char *loc, char *host, size_t hostlen,
+                        uint16_t *port)
+{
+    const char *p = loc;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *scheme = strstr(p, "://");
+    if (scheme != NULL && scheme < p + strcspn(p, "/"))
+        p = scheme + 3;
+    else if (p[0] == '/' && p[1] == '/')
+        p += 2;
+    size_t alen = strcspn(p, "/?# \t");
+    if (alen == 0)
+        return -1;
+    const char *h = p, *hend, *colon = NULL;
+    if (*p == '[') {
+        const char *rb = memchr(p, ']', alen);
+        if (rb == NULL)
+            return -1;
+        h = p + 1;
+        hend = rb;
+        if (rb + 1 < p + alen) {
+            if (rb[1] != ':')
+                return -1;
+            colon = rb + 1;
+        }
+    } else {
+        colon = memchr(p, ':', alen);
+        hend = colon != NULL ? colon : p + alen;
+    }
+    size_t hlen = (size_t)(hend - h);
+    if (hlen == 0 || hlen >= hostlen)
+        return -1;
+    unsigned long v = 5050;
+    if (colon != NULL) {
+        const char *d = colon + 1;
+        size_t dlen = (size_t)(p + alen - d);
+        if (dlen == 0 || dlen > 5)
+            return -1;
+        v = 0;
+        for (size_t i = 0; i < dlen; i++) {
+            if (d[i] < '0' || d[i] > '9')
+                return -1;
+            v = v * 10 + (unsigned long)(d[i] - '0');
+        }
+        if (v == 0 || v > 65535)
+            return -1;
+    }
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    *port = (uint16_t)v;
+    return 0;
+}
+
+int http_client_redirect(const struct http_client_response *r, char *host,
+                         size_t hostlen, uint16_t *port)
+{
+    int status = http_client_status(r);
+    if (status != 301 && status != 302 && status != 303 && status != 307 &&
+        status != 308 && status != 503)
+        return -1;
+    const char *loc = http_client_header(r, "Location");
+    if (loc == NULL)
+        return -1;
+    return http_location_parse(loc, host, hostlen, port);
+}

@@ -135,4 +135,22 @@ http_client_stream(struct event_base *base, const struct http_client_options *o,
  * final one, where it is a no-op). */
 void http_client_cancel(struct http_client_req *c);
 
+/* ---- Redirects ---- */
+
+/* Parse the Location header of a redirect into host (hostlen bytes, a
+ * name or an address without brackets) and *port. Masters write it as
+ * Mesos does ("//host:port/path"), or as "http://host:port/path" or
+ * "host:port"; a missing port means 5050 (Mesos's), IPv6 hosts are in
+ * brackets. Returns 0, or -1 when no host can be found (host and *port
+ * untouched). */
+int http_location_parse(const char *loc, char *host, size_t hostlen,
+                        uint16_t *port);
+
+/* Where r sends the client: when r is a redirect (301, 302, 303, 307,
+ * 308, or a 503 naming the leading master in Location, as a master that
+ * does not lead answers) with a Location http_location_parse accepts,
+ * returns 0 with its host and *port; else -1 (nothing written). */
+int http_client_redirect(const struct http_client_response *r, char *host,
+                         size_t hostlen, uint16_t *port);
+
 #endif

@@ -80,10 +80,21 @@ void master_flags_init(struct master_flags *mf)
          "for tests and experiments).",
          &mf->registry},
         {"zk", FLAG_STRING, NULL,
-         "ZooKeeper URL 'zk://host1:port1,host2:port2/path' (or "
-         "'zk://user:password@host1:port1/path'): where --registry=zk keeps "
-         "the registry.",
+         "ZooKeeper URL of the masters' election group (and of the "
+         "registry with --registry=zk): 'zk://host1:port1,host2:port2/path' "
+         "or 'zk://user:password@host1:port1/path', or 'file:///path' of a "
+         "file holding it. Set: the master starts as a standby and serves "
+         "as leader only once elected (docs/ha.md). Unset: it leads alone.",
          &mf->zk},
+        {"zk_session_timeout", FLAG_DURATION, "10secs",
+         "ZooKeeper session timeout: how long a master cut off from "
+         "ZooKeeper keeps its candidacy (a leader stops serving at once, "
+         "and exits once it is over).",
+         &mf->zk_session_timeout},
+        {"quorum", FLAG_INT, "1",
+         "Accepted for compatibility with Mesos (the size of its "
+         "replicated log's quorum); offerd's registry does not use it.",
+         &mf->quorum},
         {"max_completed_frameworks", FLAG_INT, "50",
          "Completed frameworks (torn down or past their failover timeout) "
          "kept in memory for /state; the oldest is forgotten first. A "
@@ -273,6 +284,18 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  "--registry: unknown registry '%s' (expected sqlite, "
                  "in_memory or zk)",
                  mf->registry);
+        return FLAGS_ERROR;
+    }
+    if (mf->zk_session_timeout < 100 * 1000000LL ||
+        mf->zk_session_timeout > 3600 * 1000000000LL) {
+        snprintf(err, errlen,
+                 "--zk_session_timeout: must be between 100ms and 1hrs");
+        return FLAGS_ERROR;
+    }
+    if (mf->zk != NULL && mf->zk[0] != '\0' &&
+        strncmp(mf->zk, "zk://", 5) != 0 &&
+        strncmp(mf->zk, "file://", 7) != 0) {
+        snprintf(err, errlen, "--zk: expected zk://... or file://...");
         return FLAGS_ERROR;
     }
     if (strcmp(mf->registry, "zk") == 0 &&

@@ -21,7 +21,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS (39 + TLS_FLAG_ROWS)
+#define MASTER_FLAGS_ROWS (41 + TLS_FLAG_ROWS)
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -73,7 +73,10 @@ struct master_flags {
     int64_t max_frameworks_per_principal; /* 0: no cap */
     int64_t max_failover_timeout;         /* ns, for frameworks that never
                                              launched a task; 0: no cap */
-    const char *zk;                       /* --zk: zk://...; NULL: none */
+    /* HA (master/ha.h, docs/ha.md). */
+    const char *zk;             /* --zk: zk://... or file://; NULL: none */
+    int64_t zk_session_timeout; /* --zk_session_timeout, ns */
+    int64_t quorum;             /* --quorum: accepted, unused */
 
     struct tls_flags tls; /* --ssl_* (common/tls.h) */
 

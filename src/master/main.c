@@ -11,6 +11,7 @@
 #include "common/mainloop.h"
 #include "master/files.h"
 #include "master/flags_master.h"
+#include "master/ha.h"
 #include "master/master.h"
 
 #include <stdio.h>
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 
     struct mainloop *ml = NULL;
     struct master *m = NULL;
+    struct ha *ha = NULL;
     if (fs_mkdirs(mf.work_dir, err, sizeof(err)) != 0) {
         log_error("--work_dir: %s", err);
         goto out;
@@ -61,20 +63,35 @@ int main(int argc, char **argv)
     ml = mainloop_new("shutting down");
     if (ml == NULL)
         goto out;
-    m = master_new(mainloop_base(ml), &mf, err, sizeof(err));
-    if (m == NULL) {
-        log_error("%s", err);
-        goto out;
+    if (mf.zk != NULL && mf.zk[0] != '\0') {
+        /* Leader election (master/ha.h): a standby until elected. */
+        ha = ha_new(mainloop_base(ml), &mf, NULL, err, sizeof(err));
+        if (ha == NULL) {
+            log_error("%s", err);
+            goto out;
+        }
+    } else {
+        m = master_new(mainloop_base(ml), &mf, err, sizeof(err));
+        if (m == NULL) {
+            log_error("%s", err);
+            goto out;
+        }
     }
     log_info("offerd %s listening on %s:%u (hostname %s, work_dir %s)",
-             OFFERD_VERSION, mf.ip, (unsigned)master_port(m), mf.hostname,
+             OFFERD_VERSION, mf.ip,
+             (unsigned)(ha != NULL ? ha_port(ha) : master_port(m)), mf.hostname,
              mf.work_dir);
     if (mainloop_run(ml) != 0)
         goto out;
+    if (ha != NULL && ha_exit_code(ha) != 0) {
+        rc = ha_exit_code(ha);
+        goto out;
+    }
     log_info("stopped");
     rc = 0;
 
 out:
+    ha_free(ha);
     master_free(m);
     mainloop_free(ml);
     master_flags_fini(&mf);

@@ -216,7 +216,10 @@ struct master *master_new_with(struct event_base *base,
     m->flags = flags;
     if (opts != NULL)
         m->opts = *opts;
-    id_uuid_v4(m->id);
+    if (opts != NULL && opts->id != NULL && strlen(opts->id) < sizeof(m->id))
+        memcpy(m->id, opts->id, strlen(opts->id) + 1);
+    else
+        id_uuid_v4(m->id);
     m->start_time = clock_wall_secs();
     m->start_mono = clock_monotonic_ns();
     m->frameworks = hmap_new();

@@ -41,6 +41,9 @@ struct master_options {
     /* Bytes an operator event stream may have waiting before its
      * subscriber is dropped (0: the HTTP default); tests make it small. */
     size_t operator_stream_cap;
+    /* This master's id (copied; NULL: a new one): a master elected
+     * through ZooKeeper keeps the id it contended with (master/ha.c). */
+    const char *id;
 };
 
 /* master_new with options (borrowed; NULL: the defaults). */

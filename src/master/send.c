@@ -29,19 +29,26 @@ static Mesos__V1__MasterInfo__Capability *master_capp[] = {
 void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
                       Mesos__V1__Address *addr)
 {
+    master_fill_info_of(m->id, m->ip, m->port, m->flags->hostname, info, addr);
+}
+
+void master_fill_info_of(const char *id, const char *ip, uint16_t port,
+                         const char *hostname, Mesos__V1__MasterInfo *info,
+                         Mesos__V1__Address *addr)
+{
     mesos__v1__master_info__init(info);
     mesos__v1__address__init(addr);
-    info->id = (char *)m->id;
+    info->id = (char *)id;
     /* Mesos's packed IPv4 (network byte order); the address supersedes it
      * and carries IPv6 too. */
     struct in_addr in;
-    info->ip = inet_pton(AF_INET, m->ip, &in) == 1 ? in.s_addr : 0;
-    info->port = m->port;
-    info->hostname = (char *)m->flags->hostname;
+    info->ip = inet_pton(AF_INET, ip, &in) == 1 ? in.s_addr : 0;
+    info->port = port;
+    info->hostname = (char *)hostname;
     info->version = OFFERD_VERSION;
-    addr->hostname = (char *)m->flags->hostname;
-    addr->ip = m->ip;
-    addr->port = m->port;
+    addr->hostname = (char *)hostname;
+    addr->ip = (char *)ip;
+    addr->port = port;
     info->address = addr;
     info->n_capabilities = sizeof(master_capp) / sizeof(master_capp[0]);
     info->capabilities = master_capp;

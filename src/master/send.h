@@ -26,6 +26,11 @@ int master_send_to_agent(struct agent *ag, const Offerd__Agent__Event *ev);
  * in *info and *addr, both caller storage). */
 void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
                       Mesos__V1__Address *addr);
+/* The same from its parts (strings borrowed), for a master that is not
+ * leading yet (master/ha.c). */
+void master_fill_info_of(const char *id, const char *ip, uint16_t port,
+                         const char *hostname, Mesos__V1__MasterInfo *info,
+                         Mesos__V1__Address *addr);
 
 /* Answer a SUBSCRIBE (req, consumed) with a new event stream in enc: a
  * fresh Mesos-Stream-Id written to stream_id (ID_UUID_SIZE bytes) and sent

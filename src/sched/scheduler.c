@@ -32,12 +32,16 @@
 #include "common/http_client.h"
 #include "common/json_pb.h"
 #include "common/log.h"
+#include "common/master_detect.h"
 #include "common/mem.h"
 #include "common/recordio.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
 
+#include <arpa/inet.h>
+#include <event2/dns.h>
 #include <event2/event.h>
+#include <event2/util.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +55,9 @@
 /* Redirects followed at once in a row; beyond, each waits for the backoff
  * (two masters pointing at each other must not spin the loop). */
 #define MAX_QUICK_REDIRECTS 8
+
+/* Redirects a call (not SUBSCRIBE) follows before it is reported failed. */
+#define MAX_CALL_REDIRECTS 3
 
 /* Longest reason kept from a response body. */
 #define REASON_MAX 512
@@ -66,19 +73,37 @@ enum conn_state {
 /* A call in flight. */
 struct pending_call {
     struct offerd_sched *s;
-    struct http_client_req *req;
-    int type;                         /* Call.Type */
+    struct http_client_req *req; /* NULL while a redirect's host resolves */
+    struct evdns_getaddrinfo_request *lookup; /* that lookup, or NULL */
+    uint8_t *body;                            /* encoded Call, kept for
+                                                 redirects */
+    size_t body_len;
+    uint16_t port; /* where it goes (after a redirect, the Location's) */
+    int hops;      /* redirects followed */
+    int type;      /* Call.Type */
     struct pending_call *prev, *next; /* s->calls */
 };
 
 struct offerd_sched {
     struct event_base *base;
-    char *master_host;   /* the configured master */
+    char *master_host;   /* the configured master, or the leader the
+                            detector names ("" while none is known) */
     char *authorization; /* "Basic ..." of options.principal, or NULL */
     uint16_t master_port;
     char *target_host; /* where the next SUBSCRIBE goes (after a redirect:
-                          the Location's host) */
+                          the Location's host); a name or an address */
     uint16_t target_port;
+    char conn_ip[64]; /* target_host's address for the current attempt and
+                         stream (the calls go there) */
+    /* Names are looked up with libevent's asynchronous resolver at every
+     * attempt (a master's name may move), never with a blocking lookup. */
+    struct evdns_base *dns;                      /* made on first use */
+    struct evdns_getaddrinfo_request *resolving; /* SUBSCRIBE's lookup */
+    /* options.master: the detector names the master to subscribe to (a
+     * fixed host:port too, as a file:// may hold one). NULL: master_host
+     * and master_port as given. */
+    struct master_detect *detect;
+    bool leader_known;               /* with detect: master_host is a leader */
     enum offerd_encoding enc;        /* what calls are sent in */
     enum offerd_encoding stream_enc; /* what the current stream carries */
     struct offerd_sched_callbacks cb;
@@ -225,66 +250,6 @@ static void response_reason(const struct http_client_response *r, char *out,
     snprintf(out, outlen, "%s", line);
 }
 
-/*
- * Parse a Location header into host and port. Masters write it as Mesos
- * does ("//host:port/path"), or as "http://host:port/path" or "host:port";
- * a missing port means 5050 and IPv6 hosts are in brackets. Returns 0, or
- * -1 when no host can be found.
- */
-static int parse_location(const char *loc, char *host, size_t hostlen,
-                          uint16_t *port)
-{
-    const char *p = loc;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    const char *scheme = strstr(p, "://");
-    if (scheme != NULL && scheme < p + strcspn(p, "/"))
-        p = scheme + 3;
-    else if (p[0] == '/' && p[1] == '/')
-        p += 2;
-    size_t alen = strcspn(p, "/?# \t");
-    if (alen == 0)
-        return -1;
-    const char *h = p, *hend, *colon = NULL;
-    if (*p == '[') {
-        const char *rb = memchr(p, ']', alen);
-        if (rb == NULL)
-            return -1;
-        h = p + 1;
-        hend = rb;
-        if (rb + 1 < p + alen) {
-            if (rb[1] != ':')
-                return -1;
-            colon = rb + 1;
-        }
-    } else {
-        colon = memchr(p, ':', alen);
-        hend = colon != NULL ? colon : p + alen;
-    }
-    size_t hlen = (size_t)(hend - h);
-    if (hlen == 0 || hlen >= hostlen)
-        return -1;
-    unsigned long v = 5050;
-    if (colon != NULL) {
-        const char *d = colon + 1;
-        size_t dlen = (size_t)(p + alen - d);
-        if (dlen == 0 || dlen > 5)
-            return -1;
-        v = 0;
-        for (size_t i = 0; i < dlen; i++) {
-            if (d[i] < '0' || d[i] > '9')
-                return -1;
-            v = v * 10 + (unsigned long)(d[i] - '0');
-        }
-        if (v == 0 || v > 65535)
-            return -1;
-    }
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
-    *port = (uint16_t)v;
-    return 0;
-}
-
 /* A deep copy of a FrameworkInfo, in protobuf-c's unpacked form (released
  * with jpb_free), or NULL with a reason. */
 static Mesos__V1__FrameworkInfo *copy_info(const Mesos__V1__FrameworkInfo *in,
@@ -324,6 +289,80 @@ static void info_clear_id(Mesos__V1__FrameworkInfo *info)
     info->id = NULL;
 }
 
+/* ---- Names ---- */
+
+static bool is_numeric(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 ||
+           inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/* The client's resolver, made on first use; NULL when libevent cannot
+ * make one. It reads /etc/resolv.conf and /etc/hosts, and holds no event
+ * while no lookup runs (the owner's loop may end). */
+static struct evdns_base *dns_base(struct offerd_sched *s)
+{
+    if (s->dns == NULL)
+        s->dns = evdns_base_new(s->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+                                             EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+    return s->dns;
+}
+
+/* Start looking host up; cb(rc, res, arg) runs later from the loop, or at
+ * once (then NULL is returned), and with EVUTIL_EAI_CANCEL when the lookup
+ * is cancelled (evdns_getaddrinfo_cancel runs it at once). */
+static struct evdns_getaddrinfo_request *lookup_start(struct offerd_sched *s,
+                                                      const char *host,
+                                                      evdns_getaddrinfo_cb cb,
+                                                      void *arg)
+{
+    struct evdns_base *dns = dns_base(s);
+    if (dns == NULL) {
+        cb(EVUTIL_EAI_FAIL, NULL, arg);
+        return NULL;
+    }
+    struct evutil_addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    log_debug("looking up %s", host);
+    return evdns_getaddrinfo(dns, host, NULL, &hints, cb, arg);
+}
+
+/* The address to connect to among a lookup's results (IPv4 first, as
+ * masters listen on one), as text in out. Returns 0, or -1 when none. */
+static int pick_address(const struct evutil_addrinfo *res, char *out,
+                        size_t outlen)
+{
+    const struct evutil_addrinfo *best = NULL;
+    for (const struct evutil_addrinfo *a = res; a != NULL; a = a->ai_next)
+        if (a->ai_family == AF_INET && best == NULL)
+            best = a;
+    for (const struct evutil_addrinfo *a = res; a != NULL; a = a->ai_next)
+        if (a->ai_family == AF_INET6 && best == NULL)
+            best = a;
+    if (best == NULL)
+        return -1;
+    const void *addr =
+        best->ai_family == AF_INET6
+            ? (const void *)&((const struct sockaddr_in6 *)best->ai_addr)
+                  ->sin6_addr
+            : (const void *)&((const struct sockaddr_in *)best->ai_addr)
+                  ->sin_addr;
+    return inet_ntop(best->ai_family, addr, out, (socklen_t)outlen) != NULL
+               ? 0
+               : -1;
+}
+
+/* A lookup's failure as one line. */
+static void lookup_reason(int rc, const char *host, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "cannot resolve '%s': %s", host,
+             rc != 0 ? evutil_gai_strerror(rc) : "no IPv4 or IPv6 address");
+}
+
 /* ---- Connection ---- */
 
 static void on_stream_headers(const struct http_client_response *r, void *arg);
@@ -340,6 +379,9 @@ static void drop_stream(struct offerd_sched *s)
     if (s->stream != NULL)
         http_client_cancel(s->stream);
     s->stream = NULL;
+    if (s->resolving != NULL)
+        evdns_getaddrinfo_cancel(s->resolving);
+    s->resolving = NULL;
     free(s->stream_id);
     s->stream_id = NULL;
     s->hb_interval = 0;
@@ -348,7 +390,9 @@ static void drop_stream(struct offerd_sched *s)
 }
 
 /* Schedule the next SUBSCRIBE in delay_ms. Unless keep_target (a redirect
- * being followed), it goes to the configured master. */
+ * being followed), it goes to the configured master, or to the leader;
+ * while the detector knows none, nothing is scheduled: its next report
+ * does it (leader_changed). */
 static void schedule_connect(struct offerd_sched *s, int delay_ms,
                              bool keep_target)
 {
@@ -359,10 +403,15 @@ static void schedule_connect(struct offerd_sched *s, int delay_ms,
         s->target_port = s->master_port;
     }
     s->state = ST_WAITING;
+    if (!keep_target && s->detect != NULL && !s->leader_known) {
+        evtimer_del(s->reconnect_ev);
+        return;
+    }
     arm_timer(s->reconnect_ev, delay_ms);
 }
 
-static void send_subscribe(struct offerd_sched *s)
+/* Open the SUBSCRIBE stream to conn_ip. */
+static void open_subscribe(struct offerd_sched *s)
 {
     Mesos__V1__Scheduler__Call call = MESOS__V1__SCHEDULER__CALL__INIT;
     Mesos__V1__Scheduler__Call__Subscribe sub =
@@ -381,7 +430,7 @@ static void send_subscribe(struct offerd_sched *s)
         {"Authorization", s->authorization},
     };
     struct http_client_options o = {
-        .host = s->target_host,
+        .host = s->conn_ip,
         .port = s->target_port,
         .method = HTTP_POST,
         .path = SCHED_PATH,
@@ -401,13 +450,57 @@ static void send_subscribe(struct offerd_sched *s)
     s->dec = rio_decoder_new(s->max_event);
     s->conn_gen++;
     s->stream_enc = s->enc;
-    s->state = ST_CONNECTING;
-    log_debug("SUBSCRIBE to %s:%u%s%s", s->target_host,
-              (unsigned)s->target_port, s->info->id ? " as " : "",
+    log_debug("SUBSCRIBE to %s:%u (%s)%s%s", s->target_host,
+              (unsigned)s->target_port, s->conn_ip, s->info->id ? " as " : "",
               s->info->id ? s->info->id->value : "");
     s->stream = http_client_stream(s->base, &o, &cbs);
     free(body);
+}
+
+static void attempt_failed(struct offerd_sched *s, int status,
+                           const char *reason);
+
+static void on_subscribe_resolved(int rc, struct evutil_addrinfo *res,
+                                  void *arg)
+{
+    if (rc == EVUTIL_EAI_CANCEL) {
+        if (res != NULL)
+            evutil_freeaddrinfo(res);
+        return;
+    }
+    struct offerd_sched *s = arg;
+    enter(s);
+    s->resolving = NULL;
+    if (!s->dead && s->state == ST_CONNECTING) {
+        if (rc == 0 && pick_address(res, s->conn_ip, sizeof(s->conn_ip)) == 0) {
+            open_subscribe(s);
+        } else {
+            char reason[512];
+            lookup_reason(rc, s->target_host, reason, sizeof(reason));
+            attempt_failed(s, 0, reason);
+        }
+    }
+    if (res != NULL)
+        evutil_freeaddrinfo(res);
+    leave(s);
+}
+
+/* One SUBSCRIBE attempt to target_host: at once to an address, after a
+ * lookup to a name. The watchdog bounds both. */
+static void send_subscribe(struct offerd_sched *s)
+{
+    s->conn_gen++;
+    s->state = ST_CONNECTING;
     arm_timer(s->watchdog_ev, s->subscribe_timeout_ms);
+    if (is_numeric(s->target_host)) {
+        snprintf(s->conn_ip, sizeof(s->conn_ip), "%s", s->target_host);
+        open_subscribe(s);
+        return;
+    }
+    struct evdns_getaddrinfo_request *rq =
+        lookup_start(s, s->target_host, on_subscribe_resolved, s);
+    if (rq != NULL)
+        s->resolving = rq; /* else the callback already ran */
 }
 
 static void on_reconnect_timer(evutil_socket_t fd, short what, void *arg)
@@ -763,12 +856,6 @@ static void on_stream_chunk(const uint8_t *data, size_t len, void *arg)
     leave(s);
 }
 
-static bool is_redirect(int status)
-{
-    return status == 301 || status == 302 || status == 303 || status == 307 ||
-           status == 308 || status == 503;
-}
-
 static void on_stream_close(const struct http_client_response *r, void *arg)
 {
     struct offerd_sched *s = arg;
@@ -790,11 +877,9 @@ static void on_stream_close(const struct http_client_response *r, void *arg)
     if (s->state != ST_CONNECTING)
         goto out;
 
-    const char *loc = http_client_header(r, "Location");
     char host[256];
     uint16_t port;
-    if (status != 0 && is_redirect(status) && loc != NULL &&
-        parse_location(loc, host, sizeof(host), &port) == 0) {
+    if (http_client_redirect(r, host, sizeof(host), &port) == 0) {
         log_debug("SUBSCRIBE to %s:%u: %d, following the leader at %s:%u",
                   s->target_host, (unsigned)s->target_port, status, host,
                   (unsigned)port);
@@ -837,6 +922,53 @@ out:
     leave(s);
 }
 
+/* ---- The leader ---- */
+
+/* The detector's report: a new leading master, or none. A client that is
+ * started leaves the master it was talking to and subscribes to the new
+ * leader at once (the same FrameworkID), or waits while there is none. */
+static void leader_changed(struct offerd_sched *s,
+                           const struct master_leader *l)
+{
+    const char *host = l->known ? master_leader_host(l) : "";
+    if (l->known == s->leader_known && l->port == s->master_port &&
+        strcmp(host, s->master_host) == 0)
+        return;
+    free(s->master_host);
+    s->master_host = xstrdup(host);
+    s->master_port = l->known ? l->port : 0;
+    s->leader_known = l->known;
+    char reason[400];
+    if (l->known)
+        snprintf(reason, sizeof(reason), "the leading master is now %s:%u",
+                 host, (unsigned)l->port);
+    else
+        snprintf(reason, sizeof(reason), "no leading master is known");
+    log_debug("%s", reason);
+    if (s->state == ST_IDLE)
+        return;
+    /* Already talking to it (a redirect got there first): keep that. */
+    if (l->known && s->state != ST_WAITING && s->target_port == l->port &&
+        strcmp(s->target_host, host) == 0)
+        return;
+    bool was_open = s->state == ST_CONNECTED || s->state == ST_SUBSCRIBED;
+    drop_stream(s);
+    s->redirects = 0;
+    s->backoff_ms = s->backoff_min_ms;
+    schedule_connect(s, 0, false);
+    if (was_open && s->cb.disconnected != NULL)
+        s->cb.disconnected(s, reason, true, s->user);
+}
+
+static void on_leader(const struct master_leader *l, void *arg)
+{
+    struct offerd_sched *s = arg;
+    enter(s);
+    if (!s->dead)
+        leader_changed(s, l);
+    leave(s);
+}
+
 /* ---- Lifetime ---- */
 
 struct offerd_sched *offerd_sched_new(struct event_base *base,
@@ -847,9 +979,11 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
         snprintf(err, errlen, "no event base or options");
         return NULL;
     }
-    if (o->master_host == NULL || o->master_host[0] == '\0' ||
-        o->master_port == 0) {
-        snprintf(err, errlen, "master_host and master_port are required");
+    if (o->master == NULL &&
+        (o->master_host == NULL || o->master_host[0] == '\0' ||
+         o->master_port == 0)) {
+        snprintf(err, errlen,
+                 "master, or master_host and master_port, are required");
         return NULL;
     }
     if (o->encoding != OFFERD_ENCODING_JSON &&
@@ -885,16 +1019,16 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
 
     struct offerd_sched *s = xcalloc(1, sizeof(*s));
     s->base = base;
-    s->master_host = xstrdup(o->master_host);
+    s->master_host = xstrdup(o->master != NULL ? "" : o->master_host);
     if (o->principal != NULL) {
         s->authorization =
             auth_basic_header(o->principal, o->secret != NULL ? o->secret : "");
         if (info->principal == NULL)
             info->principal = xstrdup(o->principal);
     }
-    s->master_port = o->master_port;
-    s->target_host = xstrdup(o->master_host);
-    s->target_port = o->master_port;
+    s->master_port = o->master != NULL ? 0 : o->master_port;
+    s->target_host = xstrdup(s->master_host);
+    s->target_port = s->master_port;
     s->enc = o->encoding;
     s->stream_enc = o->encoding;
     s->cb = o->callbacks;
@@ -927,6 +1061,14 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
              (uint64_t)(uintptr_t)s;
     if (s->rng == 0)
         s->rng = 0x9e3779b97f4a7c15ULL;
+    if (o->master != NULL) {
+        s->detect =
+            master_detect_new(base, o->master, 0, on_leader, s, err, errlen);
+        if (s->detect == NULL) {
+            destroy(s);
+            return NULL;
+        }
+    }
     return s;
 }
 
@@ -951,7 +1093,11 @@ static void cancel_calls(struct offerd_sched *s)
     while (s->calls != NULL) {
         struct pending_call *pc = s->calls;
         s->calls = pc->next;
-        http_client_cancel(pc->req);
+        if (pc->req != NULL)
+            http_client_cancel(pc->req);
+        if (pc->lookup != NULL)
+            evdns_getaddrinfo_cancel(pc->lookup);
+        free(pc->body);
         free(pc);
     }
     s->ncalls = 0;
@@ -971,6 +1117,7 @@ void offerd_sched_stop(struct offerd_sched *s)
 static void destroy(struct offerd_sched *s)
 {
     offerd_sched_stop(s);
+    master_detect_free(s->detect);
     event_free(s->reconnect_ev);
     event_free(s->watchdog_ev);
     event_free(s->pool_ev);
@@ -983,6 +1130,8 @@ static void destroy(struct offerd_sched *s)
     }
     free(s->target_host);
     free(s->stream_id);
+    if (s->dns != NULL)
+        evdns_base_free(s->dns, 0);
     free(s);
 }
 
@@ -1047,12 +1196,12 @@ size_t offerd_sched_pending_calls(const struct offerd_sched *s)
 
 /* ---- Calls ---- */
 
-static void on_call_done(const struct http_client_response *r, void *arg)
+static void on_call_done(const struct http_client_response *r, void *arg);
+
+/* Remove pc from the client's list and free it. */
+static void call_unlink(struct pending_call *pc)
 {
-    struct pending_call *pc = arg;
     struct offerd_sched *s = pc->s;
-    int type = pc->type;
-    enter(s);
     if (pc->prev != NULL)
         pc->prev->next = pc->next;
     else
@@ -1060,35 +1209,29 @@ static void on_call_done(const struct http_client_response *r, void *arg)
     if (pc->next != NULL)
         pc->next->prev = pc->prev;
     s->ncalls--;
+    free(pc->body);
     free(pc);
-
-    int status = http_client_status(r);
-    if (!s->dead && (status < 200 || status > 299)) {
-        char reason[REASON_MAX + 64];
-        response_reason(r, reason, sizeof(reason));
-        log_debug("%s call failed: %d %s", call_type_name(type), status,
-                  reason);
-        if (type == MESOS__V1__SCHEDULER__CALL__TYPE__TEARDOWN)
-            s->teardown_sent = false;
-        if (s->cb.call_failed != NULL)
-            s->cb.call_failed(s, type, status, reason, s->user);
-    }
-    leave(s);
 }
 
-/* Encode and POST call; fills in framework_id when unset. */
-static int post_call(struct offerd_sched *s, Mesos__V1__Scheduler__Call *call)
+/* The call is over: forget it and report anything but a 2xx. */
+static void call_finish(struct pending_call *pc, int status, const char *reason)
 {
-    if (s == NULL || s->dead || s->state != ST_SUBSCRIBED ||
-        s->info->id == NULL)
-        return -1;
-    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
-    if (call->framework_id == NULL) {
-        fid.value = s->info->id->value;
-        call->framework_id = &fid;
-    }
-    size_t len;
-    uint8_t *body = jpb_encode(&call->base, (enum jpb_format)s->enc, &len);
+    struct offerd_sched *s = pc->s;
+    int type = pc->type;
+    call_unlink(pc);
+    if (s->dead || (status >= 200 && status <= 299))
+        return;
+    log_debug("%s call failed: %d %s", call_type_name(type), status, reason);
+    if (type == MESOS__V1__SCHEDULER__CALL__TYPE__TEARDOWN)
+        s->teardown_sent = false;
+    if (s->cb.call_failed != NULL)
+        s->cb.call_failed(s, type, status, reason, s->user);
+}
+
+/* POST the call's body to ip:pc->port. */
+static void call_send(struct pending_call *pc, const char *ip)
+{
+    struct offerd_sched *s = pc->s;
     struct http_header headers[4] = {
         {"Content-Type", content_type(s->enc)},
         {"Accept", content_type(s->enc)},
@@ -1101,29 +1244,103 @@ static int post_call(struct offerd_sched *s, Mesos__V1__Scheduler__Call *call)
         headers[nheaders++] =
             (struct http_header){"Authorization", s->authorization};
     struct http_client_options o = {
-        .host = s->target_host,
-        .port = s->target_port,
+        .host = ip,
+        .port = pc->port,
         .method = HTTP_POST,
         .path = SCHED_PATH,
         .headers = headers,
         .nheaders = nheaders,
-        .body = body,
-        .body_len = len,
+        .body = pc->body,
+        .body_len = pc->body_len,
         .timeout_ms = s->call_timeout_ms,
     };
+    pc->req = http_client_request(s->base, &o, on_call_done, pc);
+}
+
+static void on_call_resolved(int rc, struct evutil_addrinfo *res, void *arg)
+{
+    if (rc == EVUTIL_EAI_CANCEL) {
+        if (res != NULL)
+            evutil_freeaddrinfo(res);
+        return;
+    }
+    struct pending_call *pc = arg;
+    struct offerd_sched *s = pc->s;
+    enter(s);
+    pc->lookup = NULL;
+    char ip[64];
+    if (rc == 0 && pick_address(res, ip, sizeof(ip)) == 0) {
+        call_send(pc, ip);
+    } else {
+        char reason[512];
+        lookup_reason(rc, "the redirect's host", reason, sizeof(reason));
+        call_finish(pc, 0, reason);
+    }
+    if (res != NULL)
+        evutil_freeaddrinfo(res);
+    leave(s);
+}
+
+static void on_call_done(const struct http_client_response *r, void *arg)
+{
+    struct pending_call *pc = arg;
+    struct offerd_sched *s = pc->s;
+    enter(s);
+    pc->req = NULL;
+    char host[256];
+    uint16_t port;
+    if (!s->dead && pc->hops < MAX_CALL_REDIRECTS &&
+        http_client_redirect(r, host, sizeof(host), &port) == 0) {
+        /* A master that does not lead names the leader: send it there, as
+         * Mesos's scheduler library does. */
+        pc->hops++;
+        pc->port = port;
+        log_debug("%s call: %d, following the leader at %s:%u",
+                  call_type_name(pc->type), http_client_status(r), host,
+                  (unsigned)port);
+        if (is_numeric(host)) {
+            call_send(pc, host);
+        } else {
+            struct evdns_getaddrinfo_request *rq =
+                lookup_start(s, host, on_call_resolved, pc);
+            if (rq != NULL)
+                pc->lookup = rq; /* else pc may be gone already */
+        }
+        leave(s);
+        return;
+    }
+    char reason[REASON_MAX + 64];
+    response_reason(r, reason, sizeof(reason));
+    call_finish(pc, http_client_status(r), reason);
+    leave(s);
+}
+
+/* Encode and POST call to the master of the subscription; fills in
+ * framework_id when unset. */
+static int post_call(struct offerd_sched *s, Mesos__V1__Scheduler__Call *call)
+{
+    if (s == NULL || s->dead || s->state != ST_SUBSCRIBED ||
+        s->info->id == NULL)
+        return -1;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    if (call->framework_id == NULL) {
+        fid.value = s->info->id->value;
+        call->framework_id = &fid;
+    }
     struct pending_call *pc = xcalloc(1, sizeof(*pc));
     pc->s = s;
     pc->type = call->has_type ? (int)call->type : 0;
+    pc->port = s->target_port;
+    pc->body = jpb_encode(&call->base, (enum jpb_format)s->enc, &pc->body_len);
+    if (call->framework_id == &fid)
+        call->framework_id = NULL;
     pc->next = s->calls;
     if (pc->next != NULL)
         pc->next->prev = pc;
     s->calls = pc;
     s->ncalls++;
     log_debug("%s call", call_type_name(pc->type));
-    pc->req = http_client_request(s->base, &o, on_call_done, pc);
-    free(body);
-    if (call->framework_id == &fid)
-        call->framework_id = NULL;
+    call_send(pc, s->conn_ip);
     return 0;
 }
 

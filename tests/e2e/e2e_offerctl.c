@@ -529,8 +529,11 @@ START_TEST(test_usage_errors)
     assert_refused(2, "unknown command 'bogus'");
     OCTL("reserve", agent_id, "cpus:1");
     assert_refused(2, "no role to reserve to");
-    OCTL_BARE("agents", "--master=zk://127.0.0.1:2181/mesos");
-    assert_refused(2, "not supported yet");
+    /* Nothing answers at that ZooKeeper address: no leader in time. */
+    OCTL_BARE("agents", "--timeout=1secs", "--master=zk://127.0.0.1:1/mesos");
+    assert_refused(3, "no leading master found in ZooKeeper within 1 s");
+    OCTL_BARE("agents", "--master=file:///nonexistent/offerd-master");
+    assert_refused(2, "--master: ");
     /* OFFERD_MASTER is read when --master is not given. */
     setenv("OFFERD_MASTER", master_arg + strlen("--master="), 1);
     int rc = OCTL_BARE("health");

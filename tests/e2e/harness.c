@@ -437,7 +437,11 @@ static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
                          const char *const *extra_args)
 {
     int n = 0;
-    if (master_port != 0) {
+    /* An agent given its own --master (zk://..., e2e_ha) keeps it. */
+    bool own_master = false;
+    for (const char *const *a = extra_args; a != NULL && *a != NULL; a++)
+        own_master = own_master || strncmp(*a, "--master=", 9) == 0;
+    if (master_port != 0 && !own_master) {
         snprintf(c->a_master, sizeof(c->a_master), "--master=127.0.0.1:%u",
                  (unsigned)master_port);
         c->args[n++] = c->a_master;
@@ -465,9 +469,32 @@ static void cmdline_make(struct cmdline *c, uint16_t master_port, uint16_t port,
     c->args[n] = NULL;
 }
 
+/* A master started with --zk is healthy as a standby already: it has
+ * joined its group once it leads, or knows who does (its /state names the
+ * leader). */
+static bool zk_master_settled(void *arg)
+{
+    const struct e2e_proc *p = arg;
+    if (e2e_metric(p->port, "master/elected") == 1)
+        return true;
+    json_t *st = e2e_get_json(p->port, "/state");
+    bool knows = st != NULL && json_object_get(st, "leader") != NULL;
+    json_decref(st);
+    return knows;
+}
+
+static bool has_zk_flag(const char *const *args)
+{
+    for (; args != NULL && *args != NULL; args++)
+        if (strncmp(*args, "--zk=", 5) == 0)
+            return true;
+    return false;
+}
+
 /* Start the master (master_port 0) or an agent on a free port and wait
- * until healthy; a daemon that exits because another process took the port
- * meanwhile (its log says so) is started again on another. */
+ * until healthy (a master with --zk: also until it leads or knows the
+ * leader, at most 20 s); a daemon that exits because another process took the
+ * port meanwhile (its log says so) is started again on another. */
 static int start_daemon(struct e2e_proc *p, uint16_t master_port,
                         const char *const *extra_args)
 {
@@ -485,8 +512,16 @@ static int start_daemon(struct e2e_proc *p, uint16_t master_port,
             return -1;
         }
         p->port = port;
-        if (e2e_wait_healthy(p, 20000) == 0)
+        if (e2e_wait_healthy(p, 20000) == 0) {
+            if (master_port == 0 && has_zk_flag(extra_args) &&
+                !e2e_poll_until(zk_master_settled, p, 20000)) {
+                fprintf(stderr, "harness: master with --zk found no leader\n");
+                e2e_proc_dump_log(p, 8192);
+                e2e_proc_cleanup(p);
+                return -1;
+            }
             return 0;
+        }
         bool bind_race =
             !e2e_proc_running(p) && e2e_log_count(p, bind_error) > 0;
         if (!bind_race) {

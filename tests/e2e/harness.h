@@ -86,7 +86,8 @@ int e2e_spawn(struct e2e_proc *p, const char *bin, const char *const *args);
 
 /* Start the master: OFFERD_BIN with --ip=127.0.0.1, a free --port and
  * --work_dir in its temporary directory, then extra_args (may be NULL), and
- * wait until GET /health answers 200. If the daemon exits early (e.g. the
+ * wait until GET /health answers 200 (with --zk=: and until it leads or its
+ * /state names the leader). If the daemon exits early (e.g. the
  * port was taken meanwhile) it is retried on another port, a few times.
  * Returns 0, or -1 with the log printed to stderr. */
 int e2e_start_master(struct e2e_proc *p, const char *const *extra_args);
@@ -101,7 +102,8 @@ int e2e_restart_master(struct e2e_proc *p, const char *const *extra_args);
 #define OFFERD_AGENT_BIN "offerd-agent"
 #endif
 
-/* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port,
+/* Start an agent: OFFERD_AGENT_BIN with --master=127.0.0.1:master_port
+ * (unless extra_args give --master),
  * --ip=127.0.0.1, a free --port, --work_dir in its temporary directory,
  * fast registration retries and --switch_user=false (unless extra_args
  * give --switch_user), then extra_args (may be

@@ -61,6 +61,7 @@ static void on_subscribed(struct offerd_sched *s, const char *framework_id,
     struct hfw *f = user;
     snprintf(f->id, sizeof(f->id), "%s", framework_id);
     f->subscribed = true;
+    f->subscriptions++;
 }
 
 static void on_disconnected(struct offerd_sched *s, const char *reason,
@@ -262,6 +263,7 @@ void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
     fi.failover_timeout = 600;
     struct offerd_sched_options o;
     memset(&o, 0, sizeof(o));
+    o.master = f->master;
     o.master_host = "127.0.0.1";
     o.master_port = master_port;
     o.encoding = enc;

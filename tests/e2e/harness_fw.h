@@ -62,6 +62,9 @@ struct hfw {
     const char *task_res;    /* each task's resources; "cpus:0.1;mem:16" */
     double kill_grace_secs;  /* tasks' kill policy; 0: none */
     const char *user;        /* FrameworkInfo.user; "e2e" */
+    /* The master in any --master form (libofferd's options.master: zk://
+     * follows the leader); NULL: 127.0.0.1 and hfw_start's port. */
+    const char *master;
     /* Called with each TaskInfo just before its ACCEPT is sent, to add
      * what a test needs (URIs, a container, a user...); what it stores
      * must outlive the call. NULL: none. */
@@ -77,6 +80,7 @@ struct hfw {
     struct event_base *base;
     char id[128]; /* framework id once subscribed */
     bool subscribed;
+    int subscriptions;                          /* SUBSCRIBED events */
     int errors;                                 /* ERROR events */
     struct hfw_update updates[HFW_MAX_UPDATES]; /* arrival order */
     int nupdates;
@@ -90,7 +94,7 @@ struct hfw {
 };
 
 /* Create f's client on base against the master at 127.0.0.1:master_port
- * and wait (up to 10 s) until it is subscribed. */
+ * (or f->master) and wait (up to 10 s) until it is subscribed. */
 void hfw_start(struct hfw *f, struct event_base *base, uint16_t master_port,
                enum offerd_encoding enc);
 

@@ -368,11 +368,16 @@ static bool cond_subscribed(void *arg)
     return ((struct wl *)arg)->subscribed;
 }
 
-void wl_start(struct wl *w, struct event_base *base, uint16_t master_port)
+/* A client of w against 127.0.0.1:master_port, subscribing with w->id
+ * when w has one (a failover to that master). */
+static void new_client(struct wl *w, uint16_t master_port)
 {
-    w->base = base;
-    w->by_id = hmap_new();
     Mesos__V1__FrameworkInfo fi = MESOS__V1__FRAMEWORK_INFO__INIT;
+    Mesos__V1__FrameworkID fid = MESOS__V1__FRAMEWORK_ID__INIT;
+    if (w->id[0] != '\0') {
+        fid.value = w->id;
+        fi.id = &fid;
+    }
     fi.user = "e2e";
     fi.name = (char *)(w->name != NULL ? w->name : "e2e-workload");
     fi.has_failover_timeout = 1;
@@ -405,14 +410,29 @@ void wl_start(struct wl *w, struct event_base *base, uint16_t master_port)
     o.callbacks.error = on_error;
     o.callbacks.call_failed = on_call_failed;
     char err[256];
-    w->s = offerd_sched_new(base, &o, err, sizeof(err));
+    w->s = offerd_sched_new(w->base, &o, err, sizeof(err));
     ck_assert_msg(w->s != NULL, "offerd_sched_new: %s", err);
+    ck_assert_int_eq(offerd_sched_start(w->s), 0);
+    ck_assert_msg(e2e_loop_until(w->base, cond_subscribed, w, 20000),
+                  "framework %s did not subscribe", fi.name);
+}
+
+void wl_start(struct wl *w, struct event_base *base, uint16_t master_port)
+{
+    w->base = base;
+    w->by_id = hmap_new();
     w->tick = event_new(base, -1, EV_PERSIST, on_tick, w);
     struct timeval tv = {0, TICK_MS * 1000};
     event_add(w->tick, &tv);
-    ck_assert_int_eq(offerd_sched_start(w->s), 0);
-    ck_assert_msg(e2e_loop_until(base, cond_subscribed, w, 20000),
-                  "framework %s did not subscribe", fi.name);
+    new_client(w, master_port);
+}
+
+void wl_move(struct wl *w, uint16_t master_port)
+{
+    offerd_sched_free(w->s);
+    w->s = NULL;
+    w->subscribed = false;
+    new_client(w, master_port);
 }
 
 void wl_free(struct wl *w)

@@ -153,6 +153,10 @@ bool wl_wait_quiet(struct wl *w, const uint16_t *agent_ports, int nagents,
  * start its reconciliation timer and wait (up to 20 s) until subscribed. */
 void wl_start(struct wl *w, struct event_base *base, uint16_t master_port);
 
+/* Close the client and subscribe again with the framework's id to the
+ * master at 127.0.0.1:master_port (a new leading master); wait (up to
+ * 20 s) until subscribed. */
+void wl_move(struct wl *w, uint16_t master_port);
 /* Close the client (no TEARDOWN) and stop the timer. */
 void wl_free(struct wl *w);
 

@@ -27,9 +27,14 @@ START_TEST(test_master_forms)
         {"10.1.2.3:65536", 0, NULL, 0},
         {"10.1.2.3:+5", 0, NULL, 0},
         {"10.1.2.3:5x", 0, NULL, 0},
-        {"master.example.com:5050", 0, NULL, 0},
-        {"zk://10.0.0.1:2181/mesos", 0, NULL, 0},
-        {"file:///etc/master", 0, NULL, 0},
+        {"master.example.com:5050", 1, "", 5050},
+        {"master_1.example.com:5050", 1, "", 5050},
+        {"zk://10.0.0.1:2181/mesos", 1, "", 0},
+        {"zk://u:p@10.0.0.1:2181,10.0.0.2:2181/mesos", 1, "", 0},
+        {"file:///etc/master", 1, "", 0},
+        {"zk://10.0.0.1:2181", 0, NULL, 0},
+        {"file://relative", 0, NULL, 0},
+        {"bad host:5050", 0, NULL, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char ip[AGENT_IP_SIZE] = "", err[256] = "";

@@ -229,8 +229,6 @@ static const struct {
     {{"tasks", "--all=yes"}, "--all takes no value"},
     {{"agents", "--master"}, "--master needs a value"},
     {{"agents", "--timeout=soon"}, "--timeout"},
-    {{"agents", "--master=zk://10.0.0.1:2181/mesos"},
-     "zk:// masters are not supported yet"},
     {{"reserve", "--role=a", "--role=b"}, "--role given twice"},
 };
 

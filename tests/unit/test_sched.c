@@ -110,7 +110,8 @@ struct fake {
     char framework_id[64]; /* id in SUBSCRIBED */
     int call_status;       /* answer to other calls; 0: 202 */
     char call_reason[128];
-    bool close_on_teardown; /* end the stream on TEARDOWN */
+    char call_location[128]; /* Location header of that answer */
+    bool close_on_teardown;  /* end the stream on TEARDOWN */
     /* state */
     struct http_stream *stream;
     enum http_encoding stream_enc;
@@ -224,6 +225,8 @@ static void fake_handler(struct http_request *req, void *arg)
         return;
     }
     if (f->call_status != 0) {
+        if (f->call_location[0])
+            http_reply_header(req, "Location", f->call_location);
         http_reply_error(req, f->call_status, "%s", f->call_reason);
         return;
     }
@@ -1552,6 +1555,145 @@ START_TEST(test_redirect_to_leader)
 }
 END_TEST
 
+/* ---- Leader: names, redirected calls ---- */
+
+START_TEST(test_master_given_by_name)
+{
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master_host = "localhost"; /* looked up without blocking the loop */
+    client_subscribe(&o);
+    ck_assert_int_eq(fm.nsubscribes, 1);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(fake_count(&fm, CT(REVIVE)) == 1, 5000);
+    ck_assert_int_eq(lg.call_failed, 0);
+}
+END_TEST
+
+START_TEST(test_unknown_name_is_a_failed_attempt)
+{
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master_host = "no-such-master.invalid";
+    o.subscribe_timeout_ms = 500;
+    client_new(&o);
+    ck_assert_int_eq(offerd_sched_start(sched), 0);
+    WAIT_FOR(lg.call_failed >= 1, 5000);
+    ck_assert_int_eq(lg.failed_type, CT(SUBSCRIBE));
+    ck_assert_int_eq(lg.failed_status, 0);
+    ck_assert_int_eq(fm.nsubscribes, 0);
+}
+END_TEST
+
+START_TEST(test_redirect_to_a_name)
+{
+    fake_init(&fm2);
+    fm.subscribe_status = 307;
+    snprintf(fm.location, sizeof(fm.location),
+             "//localhost:%u/api/v1/scheduler", (unsigned)fm2.port);
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    client_subscribe(&o);
+    ck_assert_int_eq(fm2.nsubscribes, 1);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(fake_count(&fm2, CT(REVIVE)) == 1, 5000);
+}
+END_TEST
+
+static const char *const call_redirect_hosts[] = {"127.0.0.1", "localhost"};
+
+START_TEST(test_call_follows_redirect)
+{
+    fake_init(&fm2); /* the master that leads now */
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    client_subscribe(&o);
+    fm.call_status = 307;
+    snprintf(fm.call_location, sizeof(fm.call_location),
+             "//%s:%u/api/v1/scheduler", call_redirect_hosts[_i],
+             (unsigned)fm2.port);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(fake_count(&fm2, CT(REVIVE)) == 1, 5000);
+    ck_assert_int_eq(fake_count(&fm, CT(REVIVE)), 1);
+    const struct fake_call *fc = fake_find(&fm2, CT(REVIVE), 0);
+    ck_assert_str_eq(fc->stream_id, "stream-1"); /* the same call */
+    ck_assert_str_eq(fc->call->framework_id->value, "fw-1");
+    WAIT_FOR(offerd_sched_pending_calls(sched) == 0, 5000);
+    ck_assert_int_eq(lg.call_failed, 0); /* a redirect is not a failure */
+}
+END_TEST
+
+START_TEST(test_call_redirects_are_bounded)
+{
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    client_subscribe(&o);
+    fm.call_status = 307; /* to itself, for ever */
+    snprintf(fm.call_reason, sizeof(fm.call_reason), "loop");
+    snprintf(fm.call_location, sizeof(fm.call_location),
+             "//127.0.0.1:%u/api/v1/scheduler", (unsigned)fm.port);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(lg.call_failed == 1, 5000);
+    ck_assert_int_eq(lg.failed_type, CT(REVIVE));
+    ck_assert_int_eq(lg.failed_status, 307);
+    ck_assert_int_eq(fake_count(&fm, CT(REVIVE)), 4); /* 1 + 3 hops */
+    ck_assert_int_eq(offerd_sched_pending_calls(sched), 0);
+}
+END_TEST
+
+START_TEST(test_no_leader_yet_is_retried)
+{
+    /* A standby that knows no leader answers 503 without a Location. */
+    fm.subscribe_status = 503;
+    snprintf(fm.subscribe_reason, sizeof(fm.subscribe_reason),
+             "No leading master");
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    client_new(&o);
+    ck_assert_int_eq(offerd_sched_start(sched), 0);
+    WAIT_FOR(lg.call_failed == 4, 5000); /* never counted as refusals */
+    ck_assert_int_eq(lg.failed_status, 503);
+    ck_assert_str_eq(lg.failed_reason, "No leading master");
+    fm.subscribe_status = 0;
+    WAIT_FOR(lg.subscribed == 1, 5000);
+    ck_assert_int_eq(lg.disconnected, 0);
+}
+END_TEST
+
+/* options.master in its forms other than zk:// (e2e_ha_clients has it). */
+START_TEST(test_master_option_forms)
+{
+    char path[] = "/tmp/offerd-test-master-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    char text[64];
+    int n = snprintf(text, sizeof(text), "  localhost:%u\n", (unsigned)fm.port);
+    ck_assert_int_eq(write(fd, text, (size_t)n), n);
+    close(fd);
+    char spec[128];
+    if (_i == 0)
+        snprintf(spec, sizeof(spec), "localhost:%u", (unsigned)fm.port);
+    else
+        snprintf(spec, sizeof(spec), "file://%s", path);
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master = spec;
+    o.master_host = NULL; /* ignored with master */
+    o.master_port = 0;
+    client_subscribe(&o);
+    ck_assert_int_eq(fm.nsubscribes, 1);
+    ck_assert_int_eq(offerd_sched_revive(sched, NULL, 0), 0);
+    WAIT_FOR(fake_count(&fm, CT(REVIVE)) == 1, 5000);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_master_option_unusable)
+{
+    struct offerd_sched_options o = default_options(OFFERD_ENCODING_JSON);
+    o.master = "file:///nonexistent/offerd-master";
+    char err[256] = "";
+    ck_assert_ptr_null(offerd_sched_new(base, &o, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "/nonexistent/offerd-master") != NULL, "%s", err);
+    o.master = "not a master";
+    ck_assert_ptr_null(offerd_sched_new(base, &o, err, sizeof(err)));
+    ck_assert_str_ne(err, "");
+}
+END_TEST
+
 START_TEST(test_unparsable_location_is_a_failure)
 {
     fm.subscribe_status = 307;
@@ -2060,6 +2202,20 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_unparsable_location_is_a_failure);
     tcase_add_test(tc, test_teardown_does_not_reconnect);
     tcase_add_test(tc, test_update_framework_used_on_resubscribe);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("leader");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_master_given_by_name);
+    tcase_add_test(tc, test_unknown_name_is_a_failed_attempt);
+    tcase_add_test(tc, test_redirect_to_a_name);
+    tcase_add_loop_test(
+        tc, test_call_follows_redirect, 0,
+        (int)(sizeof(call_redirect_hosts) / sizeof(call_redirect_hosts[0])));
+    tcase_add_test(tc, test_call_redirects_are_bounded);
+    tcase_add_test(tc, test_no_leader_yet_is_retried);
+    tcase_add_loop_test(tc, test_master_option_forms, 0, 2);
+    tcase_add_test(tc, test_master_option_unusable);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("lifetime");
