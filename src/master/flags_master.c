@@ -299,8 +299,10 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
         return FLAGS_ERROR;
     }
     if (strcmp(mf->registry, "zk") == 0 &&
-        (mf->zk == NULL || strncmp(mf->zk, "zk://", 5) != 0)) {
-        snprintf(err, errlen, "--registry=zk needs --zk=zk://host:port/path");
+        (mf->zk == NULL || mf->zk[0] == '\0')) {
+        snprintf(err, errlen,
+                 "--registry=zk needs --zk=zk://host:port/path (or "
+                 "file:///path holding it)");
         return FLAGS_ERROR;
     }
     if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)

@@ -15,11 +15,13 @@
 #include "master/persist.h"
 
 #include <event2/event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/master_detect.h"
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/frameworks.h"
@@ -154,9 +156,22 @@ int master_persist_open(struct master *m, char *err, size_t errlen)
     }
     const char *where = m->opts.registry_where != NULL ? m->opts.registry_where
                                                        : m->flags->work_dir;
+    char zk_url[MASTER_DETECT_MAX_SPEC + 1];
     if (ro.backend == NULL && strcmp(m->flags->registry, "zk") == 0) {
+        /* --zk may be file:///path holding the URL, as for the election. */
+        if (master_detect_resolve_spec(m->flags->zk, zk_url, sizeof(zk_url),
+                                       err, errlen) != 0)
+            return -1;
+        if (strncmp(zk_url, "zk://", 5) != 0) {
+            snprintf(err, errlen,
+                     "--registry=zk: --zk names '%.64s', not a zk:// URL",
+                     zk_url);
+            return -1;
+        }
         ro.backend = &registry_zk_backend;
-        where = m->flags->zk;
+        registry_zk_set_session_timeout_ms(
+            (int)(m->flags->zk_session_timeout / 1000000));
+        where = zk_url;
     }
     Offerd__Registry__Registry *state = NULL;
     m->registry = registry_open(m->base, where, &ro, &state, err, errlen);

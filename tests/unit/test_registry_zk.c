@@ -282,7 +282,8 @@ START_TEST(test_registry_zk_flag_needs_zk)
     ck_assert_int_eq(
         master_flags_parse(&mf, 3, argv, NULL, errbuf, sizeof(errbuf)),
         FLAGS_ERROR);
-    ck_assert_str_eq(errbuf, "--registry=zk needs --zk=zk://host:port/path");
+    ck_assert_str_eq(errbuf, "--registry=zk needs --zk=zk://host:port/path "
+                             "(or file:///path holding it)");
     master_flags_fini(&mf);
 
     char *argv2[] = {"offerd", "--registry=zk", "--work_dir=/tmp",
