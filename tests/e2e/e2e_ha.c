@@ -3,15 +3,18 @@
  *
  * failover: one ZooKeeper server, three masters with --zk and
  * --registry=zk (2 s sessions), two agents with --master=zk://, and a
- * workload framework (harness_wl.h) running 100 long tasks. The leader is
- * killed with SIGKILL at a seeded random point, ROUNDS times (the seed is
- * printed; OFFERD_E2E_SEED replays it). Each time: a standby serves as the
- * leader within the session timeout + 2 s; the agents follow it by
+ * workload framework (harness_wl.h) running 100 long tasks. Before the
+ * kills the leader acknowledges a maintenance schedule, a machine taken
+ * down, an operator reservation and an agent marked gone. The leader is
+ * then killed with SIGKILL at a seeded random point, ROUNDS (10) times
+ * (the seed is printed; OFFERD_E2E_SEED replays it), each time just after
+ * it acknowledged a new weight and a new quota; the killed master is
+ * started again and rejoins as a standby. Each time: a standby serves as
+ * the leader within the session timeout + 2 s; the agents follow it by
  * themselves; the framework subscribes again with its id and reconciles;
- * every task is still running and master, agents and framework agree; the
- * weights and the maintenance schedule the old leader acknowledged (the
- * last one just before the kill) are there. Standbys answer 307 to the
- * leader meanwhile.
+ * every task is still running and master, agents and framework agree; and
+ * every change the old leaders acknowledged is there. Standbys answer 307
+ * to the leader meanwhile.
  *
  * partition: a three-server ensemble and two masters; two servers are
  * stopped (the ensemble loses its quorum): the leader stops answering
@@ -34,7 +37,7 @@
 #define NMASTERS   3
 #define NAGENTS    2
 #define NTASKS     100
-#define ROUNDS     2
+#define ROUNDS     10
 #define SESSION_MS 2000
 
 static char zk_url[1024];
@@ -58,21 +61,23 @@ static int the_leader(struct e2e_proc *m, int n)
     return count == 1 ? found : -1;
 }
 
+static char zk_flag[1100], timeout_flag[64], registry_flag[64];
+static const char *master_args[] = {zk_flag,
+                                    timeout_flag,
+                                    registry_flag,
+                                    "--hostname=127.0.0.1",
+                                    "--allocation_interval=50ms",
+                                    "--agent_reregister_timeout=30secs",
+                                    NULL};
+
 static void start_masters(struct e2e_proc *m, int n, const char *registry)
 {
-    char zk_flag[1100], timeout_flag[64];
     snprintf(zk_flag, sizeof(zk_flag), "--zk=%s", zk_url);
     snprintf(timeout_flag, sizeof(timeout_flag), "--zk_session_timeout=%dms",
              SESSION_MS);
-    const char *args[] = {zk_flag,
-                          timeout_flag,
-                          registry,
-                          "--hostname=127.0.0.1",
-                          "--allocation_interval=50ms",
-                          "--agent_reregister_timeout=30secs",
-                          NULL};
+    snprintf(registry_flag, sizeof(registry_flag), "%s", registry);
     for (int i = 0; i < n; i++)
-        ck_assert_int_eq(e2e_start_master(&m[i], args), 0);
+        ck_assert_int_eq(e2e_start_master(&m[i], master_args), 0);
 }
 
 static int wait_leader(struct e2e_proc *m, int n, int timeout_ms)
@@ -144,7 +149,85 @@ static bool has_schedule(uint16_t port)
     return ok;
 }
 
-static struct e2e_proc masters[NMASTERS], agents[NAGENTS];
+/* The registry as the master reports it (/registrar(1)/registry), as
+ * compact JSON text for strstr, or NULL. */
+static char *registry_text(uint16_t port)
+{
+    json_t *j = e2e_get_json(port, "/registrar(1)/registry");
+    if (j == NULL)
+        return NULL;
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+static void post_ok(uint16_t port, const char *path, const char *body, int want)
+{
+    ck_assert_int_eq(http_status(port, "POST", path, body, NULL, 0), want);
+}
+
+static void set_quota(uint16_t port, double cpus)
+{
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"type\":\"UPDATE_QUOTA\",\"update_quota\":{\"quota_configs\":"
+             "[{\"role\":\"ha\",\"guarantees\":{\"cpus\":{\"value\":%.1f}},"
+             "\"limits\":{\"cpus\":{\"value\":%.1f}}}]}}",
+             cpus, cpus);
+    post_ok(port, "/api/v1", body, 200);
+}
+
+/* The quota guarantee of role "ha" in cpus, or -1. */
+static double get_quota(uint16_t port)
+{
+    json_t *j = e2e_get_json(port, "/quota");
+    if (j == NULL)
+        return -1;
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    double v = -1;
+    const char *at = s ? strstr(s, "\"role\":\"ha\"") : NULL;
+    const char *g = at ? strstr(at, "\"guarantee\"") : NULL;
+    const char *c = g ? strstr(g, "\"value\":") : NULL;
+    if (c != NULL)
+        v = strtod(c + 8, NULL);
+    free(s);
+    return v;
+}
+
+/* What must survive every failover: the schedule, ha-machine down, the
+ * reservation on agent_id, the gone agent. */
+static void check_durable(uint16_t port, const char *agent_id,
+                          const char *gone_id)
+{
+    ck_assert(has_schedule(port));
+    json_t *st = e2e_get_json(port, "/maintenance/status");
+    ck_assert_ptr_nonnull(st);
+    char *s = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    const char *down = s ? strstr(s, "\"down_machines\"") : NULL;
+    ck_assert_msg(down != NULL && strstr(down, "ha-machine") != NULL,
+                  "ha-machine not down: %s", s ? s : "(none)");
+    free(s);
+    char *reg = registry_text(port);
+    ck_assert_ptr_nonnull(reg);
+    const char *gone = strstr(reg, "\"gone\"");
+    ck_assert_msg(gone != NULL && strstr(gone, gone_id) != NULL,
+                  "agent %s not gone in %s", gone_id, reg);
+    free(reg);
+    /* The reservation is the agent's (checkpointed there and sent again
+     * when it re-registers): the new leader knows it. */
+    json_t *sl = e2e_get_json(port, "/slaves");
+    ck_assert_ptr_nonnull(sl);
+    char *t = json_dumps(sl, JSON_COMPACT);
+    json_decref(sl);
+    const char *ag = t ? strstr(t, agent_id) : NULL;
+    ck_assert_msg(ag != NULL && strstr(t, "\"ha\"") != NULL,
+                  "no reservation to role ha in /slaves: %s", t ? t : "");
+    free(t);
+}
+
+static struct e2e_proc masters[NMASTERS], agents[NAGENTS + 1];
 static uint16_t agent_ports[NAGENTS];
 static struct wl w;
 
@@ -200,15 +283,51 @@ START_TEST(test_failover)
     char agent_id[128];
     wl_agent_id(agent_ports[0], agent_id, sizeof(agent_id));
 
+    /* Changes acknowledged once, checked after every failover: ha-machine
+     * down, a reservation on agent 0, and a third agent marked gone. */
+    post_ok(lport, "/machine/down", "[{\"hostname\":\"ha-machine\"}]", 200);
+    char form[1024];
+    snprintf(form, sizeof(form),
+             "slaveId=%s&resources=[{\"name\":\"cpus\",\"type\":\"SCALAR\","
+             "\"scalar\":{\"value\":0.5},\"reservations\":[{\"type\":"
+             "\"DYNAMIC\",\"role\":\"ha\",\"principal\":\"ops\"}]}]",
+             agent_id);
+    {
+        const char *fh[] = {"Content-Type: application/x-www-form-urlencoded",
+                            NULL};
+        struct e2e_response r;
+        ck_assert_int_eq(e2e_http(lport, "POST", "/reserve", fh, form,
+                                  strlen(form), 5000, &r),
+                         0);
+        ck_assert_msg(r.status == 202, "/reserve: %d %s", r.status, r.body);
+        e2e_response_free(&r);
+    }
+    const char *gargs[] = {master_flag, "--resources=cpus:1;mem:128", NULL};
+    ck_assert_int_eq(e2e_start_agent(&agents[NAGENTS], lport, gargs), 0);
+    ck_assert_int_eq(e2e_wait_agents(&masters[leader], NAGENTS + 1, 20000), 0);
+    char gone_id[128];
+    wl_agent_id(agents[NAGENTS].port, gone_id, sizeof(gone_id));
+    e2e_proc_stop(&agents[NAGENTS], SIGKILL, 1000);
+    char gone_call[512];
+    snprintf(gone_call, sizeof(gone_call),
+             "{\"type\":\"MARK_AGENT_GONE\",\"mark_agent_gone\":{"
+             "\"agent_id\":{\"value\":\"%s\"}}}",
+             gone_id);
+    post_ok(lport, "/api/v1", gone_call, 200);
+    check_durable(lport, agent_id, gone_id);
+
     for (int round = 0; round < ROUNDS; round++) {
         /* A change acknowledged just before the kill, at a random point
          * of the framework's steady state. */
         e2e_loop_for(base, wl_rand_between(&rng, 0, 1500));
         double weight = 3.0 + round;
         put_weight(lport, weight);
+        double quota = 1.0 + round * 0.5;
+        set_quota(lport, quota);
         fprintf(stderr, "round %d: killing leader master %d (port %u)\n", round,
                 leader, (unsigned)lport);
         int64_t t0 = e2e_now_ms();
+        int killed = leader;
         e2e_proc_stop(&masters[leader], SIGKILL, 1000);
         int next = -1;
         while (next < 0 && e2e_now_ms() - t0 < SESSION_MS + 10000) {
@@ -229,20 +348,24 @@ START_TEST(test_failover)
 
         /* The agents follow the new leader by themselves. */
         ck_assert_int_eq(e2e_wait_agents(&masters[leader], NAGENTS, 30000), 0);
-        /* What the old leader acknowledged is there. */
+        /* What the old leaders acknowledged is there. */
         ck_assert(get_weight(lport) == weight);
-        ck_assert(has_schedule(lport));
+        ck_assert_msg(get_quota(lport) == quota, "quota %.1f, want %.1f",
+                      get_quota(lport), quota);
+        check_durable(lport, agent_id, gone_id);
         /* The framework subscribes again and reconciles: all still run. */
         wl_move(&w, lport);
         ck_assert_msg(wl_wait_quiet(&w, agent_ports, NAGENTS, NTASKS, 30000),
                       "round %d: the tasks are not all running", round);
         wl_check_agreement(&w, agent_ports, NAGENTS, agent_id, NTASKS);
         ck_assert_int_eq(wl_terminal_count(&w), 0);
+        /* The killed master comes back as a standby. */
+        ck_assert_int_eq(e2e_restart_master(&masters[killed], master_args), 0);
     }
 
     wl_free(&w);
     event_base_free(base);
-    for (int i = 0; i < NAGENTS; i++)
+    for (int i = 0; i < NAGENTS + 1; i++)
         e2e_proc_cleanup(&agents[i]);
     for (int i = 0; i < NMASTERS; i++)
         e2e_proc_cleanup(&masters[i]);
@@ -318,7 +441,7 @@ static Suite *ha_suite(void)
 {
     Suite *s = suite_create("e2e_ha");
     TCase *f = tcase_create("failover");
-    tcase_set_timeout(f, 90);
+    tcase_set_timeout(f, 400);
     tcase_add_test(f, test_failover);
     suite_add_tcase(s, f);
     TCase *p = tcase_create("partition");
