@@ -17,7 +17,8 @@ case "${1:-}" in
 --tsan)
     build_args+=(--tsan)
     shift
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+    # tests/tsan.supp: a race inside the ZooKeeper C client's logging.
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp}
     ;;
 esac
 dir=$("$top/scripts/build.sh" "${build_args[@]}")
