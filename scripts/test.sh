@@ -17,7 +17,7 @@ case "${1:-}" in
 --tsan)
     build_args+=(--tsan)
     shift
-    # tests/tsan.supp: a race inside the ZooKeeper C client's logging.
+    # tests/tsan.supp: the ZooKeeper C client's races (its logging, fd reuse).
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp}
     ;;
 esac
