@@ -57,7 +57,7 @@ declare -A LAYER=(
     [tests/unit]="$MODULES pb zk"
     [tests/fuzz]="$MODULES pb"
     [tests/e2e]="common offerd pb zk"
-    [tests/zk]=""
+    [tests/zk]="common"
 )
 
 # One more header for one file (file header: reason).

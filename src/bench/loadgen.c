@@ -23,6 +23,7 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/netport.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 #include "mesos/v1/mesos.pb-c.h"
@@ -916,22 +917,6 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
 
 /* ---- The master ---- */
 
-static uint16_t free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof(sa);
-    uint16_t port = 0;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
-
 static void health_done(const struct http_client_response *r, void *arg)
 {
     *(int *)arg = http_client_status(r);
@@ -962,7 +947,7 @@ static int start_master(struct lg *lg)
     snprintf(lg->dir, sizeof(lg->dir), "/tmp/offerd-loadgen-XXXXXX");
     if (mkdtemp(lg->dir) == NULL)
         return -1;
-    lg->port = free_port();
+    lg->port = netport_free_loopback();
     snprintf(lg->host, sizeof(lg->host), "127.0.0.1");
     char port[32], work[160], logp[160];
     snprintf(port, sizeof(port), "--port=%u", (unsigned)lg->port);

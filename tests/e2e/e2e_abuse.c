@@ -13,6 +13,8 @@
  */
 #include "harness.h"
 
+#include "common/netport.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +38,7 @@ static void start_master(struct e2e_proc *m, const char *nofile,
         return;
     }
     for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
+        uint16_t port = netport_free_loopback();
         char a_nofile[64], a_port[32];
         snprintf(a_nofile, sizeof(a_nofile), "--nofile=%s", nofile);
         snprintf(a_port, sizeof(a_port), "--port=%u", (unsigned)port);

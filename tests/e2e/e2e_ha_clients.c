@@ -14,6 +14,7 @@
 #include "harness_fw.h"
 #include "zk_harness.h"
 
+#include "common/netport.h"
 #include "mesos/v1/mesos.pb-c.h"
 #include "offerd/scheduler.h"
 
@@ -89,7 +90,7 @@ static void cluster_start(void)
      * written out whole. */
     char master_flag[600], port_flag[32];
     snprintf(master_flag, sizeof(master_flag), "--master=%s", zk_url);
-    uint16_t port = e2e_free_port();
+    uint16_t port = netport_free_loopback();
     snprintf(port_flag, sizeof(port_flag), "--port=%u", (unsigned)port);
     const char *aargs[] = {master_flag,
                            "--ip=127.0.0.1",

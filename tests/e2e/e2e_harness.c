@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include "common/http.h"
+#include "common/netport.h"
 
 #include <check.h>
 #include <event2/event.h>
@@ -132,7 +133,7 @@ END_TEST
 START_TEST(test_refused_connection)
 {
     struct e2e_response r;
-    uint16_t port = e2e_free_port();
+    uint16_t port = netport_free_loopback();
     ck_assert_uint_ne(port, 0);
     ck_assert_int_eq(e2e_http(port, "GET", "/", NULL, NULL, 0, 2000, &r), -1);
 }

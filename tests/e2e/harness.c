@@ -6,6 +6,7 @@
 #include "harness_cgroups.h"
 #include "harness_tls.h"
 
+#include "common/netport.h"
 #include "mesos/v1/mesos.pb-c.h"
 
 #include <arpa/inet.h>
@@ -218,22 +219,6 @@ int e2e_main(Suite *(*suite_fn)(void))
 }
 
 /* ---- Processes ---- */
-
-uint16_t e2e_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof(sa);
-    uint16_t port = 0;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
 
 /* Fork and exec bin with argv; the child's stdout and stderr go to out_fd.
  * Returns the pid or -1. */
@@ -502,7 +487,7 @@ static int start_daemon(struct e2e_proc *p, uint16_t master_port,
     const char *what = master_port != 0 ? "agent" : "master";
     const char *bind_error = master_port != 0 ? "listen" : "cannot listen on";
     for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = e2e_free_port();
+        uint16_t port = netport_free_loopback();
         if (port == 0)
             continue;
         struct cmdline c;

@@ -74,11 +74,6 @@ int e2e_main(Suite *(*suite_fn)(void));
     }                                                                          \
     E2E_CHECK_MAIN(e2e_one_test_suite)
 
-/* Pick a port free on 127.0.0.1 right now (bind port 0, read it, close).
- * Another process may take it before use; callers retry. Returns 0 on
- * failure. */
-uint16_t e2e_free_port(void);
-
 /* Start bin with args (NULL-terminated, argv[0] excluded) in a fresh
  * temporary directory, stdout and stderr to its log, without waiting for
  * readiness. Returns 0, or -1 (with a message on stderr). */

@@ -9,6 +9,7 @@
 #include "common/ids.h"
 #include "common/json_pb.h"
 #include "common/mem.h"
+#include "common/netport.h"
 #include "common/resources.h"
 #include "common/resources_pb.h"
 
@@ -405,7 +406,7 @@ int hfm_spawn_agent_on(struct e2e_proc *agent, const char *work_dir,
                        uint16_t fixed_port, const char *const *extra)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
-        uint16_t port = fixed_port != 0 ? fixed_port : e2e_free_port();
+        uint16_t port = fixed_port != 0 ? fixed_port : netport_free_loopback();
         if (port == 0)
             continue;
         char a_master[64], a_port[32], a_work[PATH_MAX + 16];

@@ -1,5 +1,7 @@
 #include "zk_harness.h"
 
+#include "common/netport.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,26 +66,6 @@ static void sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
-}
-
-/* A port nothing listens on now (bound to 0, read back, closed). Ports are
- * taken from the kernel's ephemeral range, so two calls rarely collide;
- * the caller checks the set it took for duplicates. */
-static uint16_t free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    uint16_t port = 0;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
 }
 
 static bool port_taken(const uint16_t *ports, int n, uint16_t p)
@@ -308,7 +290,7 @@ struct zk_ensemble *zk_ensemble_start(int n, int timeout_ms, char *err,
             uint16_t p;
             int tries = 0;
             do
-                p = free_port();
+                p = netport_free_loopback();
             while ((p == 0 || port_taken(taken, nt, p)) && ++tries < 50);
             if (p == 0 || port_taken(taken, nt, p)) {
                 set_err(err, errlen, "zk harness: no free port");
