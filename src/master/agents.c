@@ -29,6 +29,7 @@
 #include "master/operator_events.h"
 #include "master/persist.h"
 #include "master/registry.h"
+#include "master/registry_gc.h"
 #include "master/reservations.h"
 #include "master/send.h"
 #include "master/slack.h"
@@ -231,7 +232,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
     m->metrics.slave_removals++;
     m->metrics.slave_removals_by_how[how]++;
     if (unreachable) {
-        hmap_put(m->unreachable_agents, ag->id, (void *)1);
+        master_agent_mark_put(m->unreachable_agents, ag->id, clock_wall_secs());
         master_persist_agent_unreachable(m, ag->id, removal_recorded,
                                          xstrdup(ag->id));
     }
@@ -258,7 +259,7 @@ void master_agents_reregister_timeout(struct master *m)
                  "--agent_reregister_timeout: marking it unreachable",
                  id);
         master_persist_free_recovered(hmap_del(m->recovered_agents, id));
-        hmap_put(m->unreachable_agents, id, (void *)1);
+        master_agent_mark_put(m->unreachable_agents, id, clock_wall_secs());
         m->metrics.recovery_slave_removals++;
         master_persist_agent_unreachable(m, id, removal_recorded, id);
     }
@@ -642,8 +643,8 @@ static void after_unreachable(struct master *m, struct agent *ag)
  * them (gone false: explicit reconciliation answers TASK_GONE, the agent
  * is registered and does not run them), or it was marked gone (gone true:
  * each is reported TASK_GONE_BY_OPERATOR, as Mesos's markGone). */
-static void forget_unreachable_tasks(struct master *m, const char *agent_id,
-                                     bool gone)
+void master_agent_forget_unreachable_tasks(struct master *m,
+                                           const char *agent_id, bool gone)
 {
     size_t pos = 0;
     void *val;
@@ -889,7 +890,8 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
         agent_subscribe_free(s);
         return;
     }
-    bool back_from_unreachable = hmap_del(m->unreachable_agents, s->id) != NULL;
+    bool back_from_unreachable =
+        master_agent_mark_del(m->unreachable_agents, s->id);
     if (ag == NULL) {
         ag = agent_new(m, s->id);
         s->is_new = true; /* even if it was removed while recording */
@@ -912,7 +914,7 @@ static void agent_subscribe_done(struct master *m, bool ok, const char *err,
              back_from_unreachable ? " (back from unreachable)" : "");
     if (back_from_unreachable) {
         after_unreachable(m, ag);
-        forget_unreachable_tasks(m, ag->id, false);
+        master_agent_forget_unreachable_tasks(m, ag->id, false);
     }
     agent_resend_kills(m, ag);
     if (s->is_new)
@@ -1185,15 +1187,15 @@ static void gone_applied(struct master *m, struct master_change *c)
 {
     struct gone_change *g = (struct gone_change *)c;
     m->marking_gone = NULL;
-    hmap_put(m->gone_agents, g->id, (void *)1);
+    master_agent_mark_put(m->gone_agents, g->id, clock_wall_secs());
     struct agent *ag = master_agent_find(m, g->id);
     if (ag != NULL)
         master_agent_remove_gone(m, ag);
     /* A recovered agent's tasks are unknown until it re-registers, which
      * it no longer may (Mesos sends no updates for them either). */
     master_persist_free_recovered(hmap_del(m->recovered_agents, g->id));
-    hmap_del(m->unreachable_agents, g->id);
-    forget_unreachable_tasks(m, g->id, true);
+    master_agent_mark_del(m->unreachable_agents, g->id);
+    master_agent_forget_unreachable_tasks(m, g->id, true);
     log_info("agent %s marked gone", g->id);
     master_change_end(m, c, 200, NULL);
 }

@@ -31,6 +31,14 @@ void master_agent_remove(struct master *m, struct agent *ag,
  * register again with that id. */
 void master_agent_mark_gone(struct master *m, struct http_request *req,
                             const char *id);
+/* The unreachable tasks frameworks hold of agent_id (task id -> agent id
+ * in each framework's unreachable_tasks) are forgotten: the agent came
+ * back without them (gone false), was marked gone (gone true: each is
+ * reported TASK_GONE_BY_OPERATOR), or the registry's collection forgot it
+ * (gone false: reconciliation then answers TASK_UNKNOWN). */
+void master_agent_forget_unreachable_tasks(struct master *m,
+                                           const char *agent_id, bool gone);
+
 /* ag, recorded gone (in m->gone_agents, durably), goes as Mesos's
  * markGone does: SHUTDOWN "Agent has been marked gone", its operations'
  * frameworks told OPERATION_GONE_BY_OPERATOR, then master_agent_remove

@@ -49,6 +49,20 @@ void master_flags_init(struct master_flags *mf)
          "frameworks known from the registry or from agents may re-subscribe "
          "for at least this long, even past their failover timeout.",
          &mf->agent_reregister_timeout},
+        {"registry_gc_interval", FLAG_DURATION, "15mins",
+         "How often the registry forgets agents that are not connected "
+         "(see --registry_max_agent_age and --registry_max_agent_count).",
+         &mf->registry_gc_interval},
+        {"registry_max_agent_age", FLAG_DURATION, "2weeks",
+         "How long an agent marked unreachable or gone is remembered. Until "
+         "then frameworks hear TASK_UNREACHABLE for its tasks and a gone "
+         "agent may not register again; after, its tasks are TASK_UNKNOWN "
+         "and it registers as a new agent would.",
+         &mf->registry_max_agent_age},
+        {"registry_max_agent_count", FLAG_INT, "102400",
+         "How many agents marked unreachable (and, separately, gone) are "
+         "remembered; beyond it the oldest are forgotten first.",
+         &mf->registry_max_agent_count},
         {"min_allocatable_resources", FLAG_STRING, "cpus:0.01|mem:32",
          "An agent's leftover is offered only if it holds at least one of "
          "these alternatives ('|'-separated lists of scalar resources).",
@@ -235,6 +249,15 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
     }
     if (mf->allocation_interval <= 0) {
         snprintf(err, errlen, "--allocation_interval: must be positive");
+        return FLAGS_ERROR;
+    }
+    if (mf->registry_gc_interval <= 0) {
+        snprintf(err, errlen, "--registry_gc_interval: must be positive");
+        return FLAGS_ERROR;
+    }
+    if (mf->registry_max_agent_count < 0) {
+        snprintf(err, errlen,
+                 "--registry_max_agent_count: must not be negative");
         return FLAGS_ERROR;
     }
     if (mf->agent_reregister_timeout < 0) {

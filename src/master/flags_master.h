@@ -21,7 +21,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS (41 + TLS_FLAG_ROWS)
+#define MASTER_FLAGS_ROWS (44 + TLS_FLAG_ROWS)
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -38,6 +38,11 @@ struct master_flags {
     int64_t agent_ping_timeout;       /* --agent_ping_timeout, ns */
     int64_t max_agent_ping_timeouts;  /* --max_agent_ping_timeouts */
     int64_t agent_reregister_timeout; /* --agent_reregister_timeout, ns */
+    /* --registry_gc_interval (ns), --registry_max_agent_age (ns),
+     * --registry_max_agent_count (registry_gc.h) */
+    int64_t registry_gc_interval;
+    int64_t registry_max_agent_age;
+    int64_t registry_max_agent_count;
     const char *min_allocatable_resources; /* "cpus:0.01|mem:32" */
     bool filter_gpu_resources;             /* --filter_gpu_resources */
     const char *role_sorter;               /* --role_sorter: drf | random */

@@ -40,6 +40,7 @@
 #include "master/send.h"
 #include "master/tasks.h"
 #include "master/registry.h"
+#include "master/registry_gc.h"
 #include "mesos/v1/allocator.pb-c.h"
 #include "offerd/registry.pb-c.h"
 
@@ -754,7 +755,7 @@ static void drained_done(struct master *m, bool ok, const char *err, void *arg)
         ag->drain->state = MESOS__V1__DRAIN_STATE__DRAINED;
         log_info("agent %s drained", ag->id);
         if (d->mark_gone) {
-            hmap_put(m->gone_agents, ag->id, (void *)1);
+            master_agent_mark_put(m->gone_agents, ag->id, clock_wall_secs());
             master_agent_remove_gone(m, ag);
         }
     }

@@ -34,6 +34,7 @@
 #include "master/operations.h"
 #include "master/quota.h"
 #include "master/registry.h"
+#include "master/registry_gc.h"
 #include "master/reservations.h"
 #include "master/scheduler_api.h"
 #include "master/send.h"
@@ -301,6 +302,7 @@ struct master *master_new_with(struct event_base *base,
     evtimer_add(m->ping_timer, &tv);
     tv = tv_of_ns((int64_t)MASTER_HEARTBEAT_SECS * CLOCK_NS_PER_SEC);
     evtimer_add(m->heartbeat_timer, &tv);
+    master_registry_gc_start(m);
     if (hmap_count(m->recovered_agents) > 0) {
         m->reregister_timer = evtimer_new(base, on_reregister_timeout, m);
         tv = tv_of_ns(flags->agent_reregister_timeout);
@@ -359,10 +361,12 @@ void master_free(struct master *m)
     free(m->completed_order);
     free(m->cycle_fws);
     hmap_free(m->recovered_agents, master_persist_free_recovered);
-    hmap_free(m->gone_agents, NULL);
-    hmap_free(m->unreachable_agents, NULL);
+    hmap_free(m->gone_agents, free);
+    hmap_free(m->unreachable_agents, free);
     if (m->reregister_timer != NULL)
         event_free(m->reregister_timer);
+    if (m->registry_gc_timer != NULL)
+        event_free(m->registry_gc_timer);
     master_opev_free_all(m);
     http_server_free(m->http);
     /* After the server: its readers' connections are gone, so a body cut

@@ -356,6 +356,13 @@ struct master_metrics {
 /* ---- The master -------------------------------------------------------------
  */
 
+/* An agent marked unreachable or gone: when (wall seconds, as recorded in
+ * the registry). The values of m->unreachable_agents and m->gone_agents;
+ * registry_gc.h puts and deletes them. */
+struct agent_mark {
+    double time;
+};
+
 /* Operator changes waiting to run one at a time (changes.c). */
 struct master_change;
 struct master_changes {
@@ -401,17 +408,20 @@ struct master {
      * re-registered yet: id -> Offerd__Registry__Agent (owned). */
     struct hmap *recovered_agents;
     /* Agents marked gone (MARK_AGENT_GONE, DRAIN_AGENT with mark_gone):
-     * refused for good.
-     * id -> (void *)1. */
+     * refused until --registry_max_agent_age or --registry_max_agent_count
+     * forgets them (registry_gc.h). id -> struct agent_mark (owned). */
     struct hmap *gone_agents;
     /* The agent whose MARK_AGENT_GONE is being recorded (agents.c; one at
      * a time, as an operator change), refused registration meanwhile;
      * NULL: none. Borrowed from the change. */
     const char *marking_gone;
     /* Agents marked unreachable (missed pings, or not back within
-     * --agent_reregister_timeout after a restart): id -> (void *)1. */
+     * --agent_reregister_timeout after a restart): id -> struct agent_mark
+     * (owned). */
     struct hmap *unreachable_agents;
-    struct event *reregister_timer; /* --agent_reregister_timeout */
+    struct event *registry_gc_timer; /* --registry_gc_interval */
+    bool registry_gc_writing;        /* a collection's batch is in flight */
+    struct event *reregister_timer;  /* --agent_reregister_timeout */
 
     /* Maintenance: the schedule as posted (hostnames in lower case; NULL:
      * none) and the machines in it, key -> struct machine. */

@@ -28,6 +28,7 @@
 #include "master/maintenance.h"
 #include "master/quota.h"
 #include "master/registry.h"
+#include "master/registry_gc.h"
 #include "master/registry_private.h"
 #include "master/registry_zk.h"
 
@@ -106,6 +107,13 @@ static Mesos__V1__TimeInfo time_of(double secs)
 /* ---- Recovery --------------------------------------------------------------
  */
 
+/* A recorded mark's time in wall seconds (0 when absent: an old record,
+ * the first a collection forgets). */
+static double mark_time(const Mesos__V1__TimeInfo *t)
+{
+    return t != NULL ? (double)t->nanoseconds / 1e9 : 0;
+}
+
 static void recover(struct master *m, Offerd__Registry__Registry *state)
 {
     for (size_t i = 0; i < state->n_frameworks; i++) {
@@ -121,7 +129,8 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
     /* Gone wins: a record of an agent written while it was being marked
      * gone (an unreachable one, say) does not bring it back. */
     for (size_t i = 0; i < state->n_gone_agents; i++)
-        hmap_put(m->gone_agents, state->gone_agents[i]->id->value, (void *)1);
+        master_agent_mark_put(m->gone_agents, state->gone_agents[i]->id->value,
+                              mark_time(state->gone_agents[i]->timestamp));
     for (size_t i = 0; i < state->n_agents; i++) {
         Offerd__Registry__Agent *a = state->agents[i];
         if (a->info->id == NULL ||
@@ -135,7 +144,9 @@ static void recover(struct master *m, Offerd__Registry__Registry *state)
     for (size_t i = 0; i < state->n_unreachable_agents; i++) {
         const char *id = state->unreachable_agents[i]->id->value;
         if (hmap_get(m->gone_agents, id) == NULL)
-            hmap_put(m->unreachable_agents, id, (void *)1);
+            master_agent_mark_put(
+                m->unreachable_agents, id,
+                mark_time(state->unreachable_agents[i]->timestamp));
     }
     master_maintenance_recover(m, state->schedule, state->machines,
                                state->n_machines);

@@ -6,6 +6,10 @@
  * down and removed, and it may never register with its id again, across a
  * master restart too. Unknown agents are 404, agents already gone 200, and
  * a failed registry write changes nothing.
+ *
+ * The registry's collection of unreachable and gone agents
+ * (--registry_max_agent_age, --registry_max_agent_count) is tested here
+ * too: it forgets what this file's cases mark.
  */
 #include <check.h>
 #include <stdio.h>
@@ -13,9 +17,12 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "common/clock.h"
 #include "common/http_fake.h"
 #include "master/agents.h"
+#include "master/flags_master.h"
 #include "master/operator_api.h"
+#include "master/registry_gc.h"
 #include "master/registry_mem.h"
 #include "master_fixture.h"
 
@@ -256,7 +263,7 @@ START_TEST(test_registration_while_marking)
     X.m->marking_gone = AG.id;
     ck_assert_int_eq(agent_subscribe_as(AG.id), 503);
     X.m->marking_gone = NULL;
-    hmap_put(X.m->gone_agents, "other", (void *)1);
+    master_agent_mark_put(X.m->gone_agents, "other", 1.0);
     ck_assert_int_eq(agent_subscribe_as("other"), 403);
 }
 END_TEST
@@ -369,6 +376,157 @@ START_TEST(test_registry_failure)
 }
 END_TEST
 
+/* ---- The registry's collection (registry_gc.h) -----------------------------
+ */
+
+#define DAY (24.0 * 3600)
+
+/* A partition-aware framework's task t1 on AG, AG then removed as
+ * unreachable; AG2 registered and marked gone. */
+static void unreachable_and_gone(void)
+{
+    mfx_framework_subscribe(&X, &FW, FW_INFO_PA);
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    char offer_id[256];
+    json_decref(mfx_first_offer(&X, &FW, offer_id));
+    launch(offer_id);
+    master_agent_remove(X.m, master_agent_find(X.m, AG.id),
+                        AGENT_REMOVED_UNREACHABLE, "test: missed pings");
+    json_decref(mfx_next_event(&X, &FW, "UPDATE"));
+    mfx_agent_subscribe(&X, &AG2, "host2", "cpus:2;mem:1024");
+    ck_assert_int_eq(mark_gone_status(AG2.id), 200);
+    mfx_settle(&X);
+    ck_assert_int_eq(registry_mem_count(X.store, "unreachable_agent"), 1);
+    ck_assert_int_eq(registry_mem_count(X.store, "gone_agent"), 1);
+}
+
+/* The state an explicit reconciliation of t1 on AG answers. */
+static const char *reconcile_t1(char *buf, size_t len)
+{
+    char payload[512];
+    snprintf(payload, sizeof(payload),
+             "{\"tasks\":[{\"task_id\":{\"value\":\"t1\"},\"agent_id\":{"
+             "\"value\":\"%s\"}}]}",
+             AG.id);
+    ck_assert_int_eq(
+        mfx_framework_call(&X, &FW, "RECONCILE", "reconcile", payload), 202);
+    json_t *ev = mfx_next_event(&X, &FW, "UPDATE");
+    ck_assert_ptr_nonnull(ev);
+    snprintf(buf, len, "%s", status_field(ev, "state"));
+    json_decref(ev);
+    return buf;
+}
+
+/* Younger than --registry_max_agent_age (2 weeks): kept. Older: forgotten
+ * by the registry and then the master; t1 is TASK_UNKNOWN from then on and
+ * the gone agent may register again with its id. */
+START_TEST(test_gc_by_age)
+{
+    unreachable_and_gone();
+    double now = clock_wall_secs();
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 13 * DAY), 0);
+    char state[64];
+    ck_assert_str_eq(reconcile_t1(state, sizeof(state)), "TASK_UNREACHABLE");
+
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 15 * DAY), 2);
+    mfx_settle(&X);
+    ck_assert_int_eq(registry_mem_count(X.store, "unreachable_agent"), 0);
+    ck_assert_int_eq(registry_mem_count(X.store, "gone_agent"), 0);
+    ck_assert_uint_eq(hmap_count(X.m->unreachable_agents), 0);
+    ck_assert_uint_eq(hmap_count(X.m->gone_agents), 0);
+    struct framework *fw = hmap_get(X.m->frameworks, FW.id);
+    ck_assert_uint_eq(hmap_count(fw->unreachable_tasks), 0);
+    ck_assert_str_eq(reconcile_t1(state, sizeof(state)), "TASK_UNKNOWN");
+    ck_assert_int_eq(agent_subscribe_as(AG2.id), 200);
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 15 * DAY), 0);
+}
+END_TEST
+
+/* --registry_max_agent_count: beyond it the oldest marks go first, age
+ * aside; the marks' times survive a restart. */
+START_TEST(test_gc_by_count)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--registry_max_agent_count=1", NULL};
+    mfx_start(&X, flags);
+    mfx_agent_subscribe(&X, &AG, "host1", "cpus:2;mem:1024");
+    mfx_agent_subscribe(&X, &AG2, "host2", "cpus:2;mem:1024");
+    master_agent_remove(X.m, master_agent_find(X.m, AG2.id),
+                        AGENT_REMOVED_UNREACHABLE, "test: missed pings");
+    mfx_settle(&X);
+    master_agent_remove(X.m, master_agent_find(X.m, AG.id),
+                        AGENT_REMOVED_UNREACHABLE, "test: missed pings");
+    mfx_settle(&X);
+    const struct agent_mark *older = hmap_get(X.m->unreachable_agents, AG2.id);
+    const struct agent_mark *newer = hmap_get(X.m->unreachable_agents, AG.id);
+    ck_assert(older->time <= newer->time);
+    double t_older = older->time, t_newer = newer->time;
+
+    mfx_restart(&X);
+    older = hmap_get(X.m->unreachable_agents, AG2.id);
+    newer = hmap_get(X.m->unreachable_agents, AG.id);
+    ck_assert_ptr_nonnull(older);
+    ck_assert_ptr_nonnull(newer);
+    ck_assert_double_eq_tol(older->time, t_older, 1e-3);
+    ck_assert_double_eq_tol(newer->time, t_newer, 1e-3);
+    if (older->time == newer->time) /* same clock reading: ids decide */
+        ck_assert_int_lt(strcmp(AG2.id, AG.id), 0);
+
+    ck_assert_uint_eq(master_registry_gc(X.m, clock_wall_secs()), 1);
+    mfx_settle(&X);
+    ck_assert_ptr_nonnull(hmap_get(X.m->unreachable_agents, AG.id));
+    ck_assert_ptr_null(hmap_get(X.m->unreachable_agents, AG2.id));
+    ck_assert_int_eq(registry_mem_count(X.store, "unreachable_agent"), 1);
+}
+END_TEST
+
+/* An agent marked again while the collection's write is in flight keeps
+ * the later mark; a failed write forgets nothing and the next collection
+ * tries again. */
+START_TEST(test_gc_marked_meanwhile_and_failure)
+{
+    unreachable_and_gone();
+    double now = clock_wall_secs();
+    registry_mem_set_failing(X.store, true);
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 15 * DAY), 2);
+    mfx_settle(&X);
+    ck_assert_uint_eq(hmap_count(X.m->unreachable_agents), 1);
+    ck_assert_uint_eq(hmap_count(X.m->gone_agents), 1);
+    registry_mem_set_failing(X.store, false);
+
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 15 * DAY), 2);
+    ck_assert_uint_eq(master_registry_gc(X.m, now + 15 * DAY), 0); /* busy */
+    master_agent_mark_put(X.m->unreachable_agents, AG.id, now + 1);
+    mfx_settle(&X);
+    const struct agent_mark *mk = hmap_get(X.m->unreachable_agents, AG.id);
+    ck_assert_ptr_nonnull(mk);
+    ck_assert_double_eq(mk->time, now + 1);
+    ck_assert_uint_eq(hmap_count(X.m->gone_agents), 0);
+}
+END_TEST
+
+/* --registry_gc_interval must be positive and --registry_max_agent_count
+ * not negative. */
+START_TEST(test_gc_flags)
+{
+    static const char *const bad[][2] = {
+        {"--registry_gc_interval=0secs", "--registry_gc_interval"},
+        {"--registry_max_agent_count=-1", "--registry_max_agent_count"}};
+    for (size_t i = 0; i < 2; i++) {
+        struct master_flags mf;
+        master_flags_init(&mf);
+        char *argv[] = {"offerd", (char *)bad[i][0], NULL};
+        char *env[] = {NULL};
+        char err[256] = "";
+        ck_assert_int_eq(
+            master_flags_parse(&mf, 2, argv, env, err, sizeof(err)),
+            FLAGS_ERROR);
+        ck_assert_ptr_nonnull(strstr(err, bad[i][1]));
+        master_flags_fini(&mf);
+    }
+}
+END_TEST
+
 static Suite *master_gone_suite(void)
 {
     Suite *s = suite_create("master_gone");
@@ -383,6 +541,13 @@ static Suite *master_gone_suite(void)
     tcase_add_test(tc, test_unreachable_agent);
     tcase_add_test(tc, test_unknown_agent);
     tcase_add_test(tc, test_registry_failure);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("registry_gc");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_gc_by_age);
+    tcase_add_test(tc, test_gc_by_count);
+    tcase_add_test(tc, test_gc_marked_meanwhile_and_failure);
+    tcase_add_test(tc, test_gc_flags);
     suite_add_tcase(s, tc);
     return s;
 }
