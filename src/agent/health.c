@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,7 +78,13 @@ struct checker {
     bool ipv6;
     bool https; /* an https health check (certificate not verified) */
     uint16_t port;
-    char *path;               /* HTTP: "/..." */
+    char *path; /* HTTP: "/..." */
+    /* HTTP: where this probe's next request goes after a redirect (as
+     * curl -L): hops taken, and the target (host NULL: the task's). */
+    int hops;
+    char *hop_host, *hop_path;
+    uint16_t hop_port;
+    bool hop_https;
     struct agent_command cmd; /* COMMAND */
     struct event *timer;      /* next probe, or the running one's timeout */
     bool running;             /* a probe is under way */
@@ -542,6 +549,100 @@ static void start_command(struct checker *c)
     event_add(c->io, NULL);
 }
 
+/* Redirects an HTTP probe follows, as curl's --max-redirs default. */
+#define MAX_HOPS 50
+
+static void start_http(struct checker *c);
+
+/* The host and port of a URL's authority a (al bytes: "host", "host:port",
+ * "[v6]" or "[v6]:port"); port dflt when absent. 0, or -1. */
+static int parse_authority(const char *a, size_t al, uint16_t dflt, char **host,
+                           uint16_t *port)
+{
+    const char *end = a + al, *colon = NULL, *h = a, *he;
+    if (al > 0 && a[0] == '[') {
+        const char *rb = memchr(a, ']', al);
+        if (rb == NULL)
+            return -1;
+        h = a + 1;
+        he = rb;
+        if (rb + 1 < end) {
+            if (rb[1] != ':')
+                return -1;
+            colon = rb + 1;
+        }
+    } else {
+        colon = memchr(a, ':', al);
+        he = colon != NULL ? colon : end;
+    }
+    if (he == h)
+        return -1;
+    *port = dflt;
+    if (colon != NULL) {
+        unsigned long v = 0;
+        const char *d = colon + 1;
+        if (d == end)
+            return -1;
+        for (; d < end; d++) {
+            if (*d < '0' || *d > '9' ||
+                (v = v * 10 + (unsigned)(*d - '0')) > 65535)
+                return -1;
+        }
+        if (v == 0)
+            return -1;
+        *port = (uint16_t)v;
+    }
+    *host = xasprintf("%.*s", (int)(he - h), h);
+    return 0;
+}
+
+/* Aim c's next request where a redirect's Location sends it, as curl -L
+ * does: an absolute URL (http or https, any host), a path on the same
+ * server, or a path relative to the current one. 0, or -1 when loc is none
+ * of these (the 3xx then stands as the result). */
+static int follow_location(struct checker *c, const char *loc)
+{
+    const char *cur = c->hop_path != NULL ? c->hop_path : c->path;
+    char *path;
+    size_t ll = strcspn(loc, "#"); /* a fragment is never sent */
+    if (strncasecmp(loc, "http://", 7) == 0 ||
+        strncasecmp(loc, "https://", 8) == 0) {
+        bool https = loc[4] == 's' || loc[4] == 'S';
+        const char *a = loc + (https ? 8 : 7);
+        size_t al = strcspn(a, "/?#");
+        char *host;
+        uint16_t port;
+        if (parse_authority(a, al, https ? 443 : 80, &host, &port) != 0)
+            return -1;
+        const char *rest = a + al;
+        size_t rl = strcspn(rest, "#");
+        path = rest[0] == '/' ? xasprintf("%.*s", (int)rl, rest)
+                              : xasprintf("/%.*s", (int)rl, rest);
+        free(c->hop_host);
+        c->hop_host = host;
+        c->hop_port = port;
+        c->hop_https = https;
+    } else if (loc[0] == '/' && loc[1] != '/') {
+        path = xasprintf("%.*s", (int)ll, loc);
+    } else if (ll > 0 && loc[0] != '/' && strchr(loc, ':') == NULL) {
+        size_t dl = strcspn(cur, "?");
+        while (dl > 0 && cur[dl - 1] != '/')
+            dl--;
+        path = xasprintf("%.*s%.*s", (int)dl, cur, (int)ll, loc);
+    } else {
+        return -1; /* "//host/..." or another scheme */
+    }
+    free(c->hop_path);
+    c->hop_path = path;
+    return 0;
+}
+
+static bool is_redirect(int status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 ||
+           status == 308;
+}
+
 /* HTTP: the response (or the failure). */
 static void on_http_done(const struct http_client_response *resp, void *arg)
 {
@@ -550,6 +651,20 @@ static void on_http_done(const struct http_client_response *resp, void *arg)
     struct probe_result r;
     memset(&r, 0, sizeof(r));
     int status = http_client_status(resp);
+    const char *loc = http_client_header(resp, "Location");
+    if (is_redirect(status) && loc != NULL) {
+        if (c->hops >= MAX_HOPS) {
+            snprintf(r.why, sizeof(r.why),
+                     "HTTP request failed: more than %d redirects", MAX_HOPS);
+            probe_done(c, &r);
+            return;
+        }
+        if (follow_location(c, loc) == 0) {
+            c->hops++;
+            start_http(c);
+            return;
+        }
+    }
     if (status > 0) {
         r.done = true;
         r.status_code = status;
@@ -566,12 +681,14 @@ static void start_http(struct checker *c)
     struct http_client_options o;
     memset(&o, 0, sizeof(o));
     /* The task's server, in the check's scheme whatever the agent's own
-     * TLS; https verifies nothing, as Mesos's curl -k. */
-    o.tls = c->https ? HTTP_CLIENT_TLS_INSECURE : HTTP_CLIENT_TLS_OFF;
-    o.host = c->ipv6 ? "::1" : "127.0.0.1";
-    o.port = c->port;
+     * TLS; https verifies nothing, as Mesos's curl -k. After a redirect,
+     * wherever it pointed. */
+    bool https = c->hop_host != NULL ? c->hop_https : c->https;
+    o.tls = https ? HTTP_CLIENT_TLS_INSECURE : HTTP_CLIENT_TLS_OFF;
+    o.host = c->hop_host != NULL ? c->hop_host : c->ipv6 ? "::1" : "127.0.0.1";
+    o.port = c->hop_host != NULL ? c->hop_port : c->port;
     o.method = HTTP_GET;
-    o.path = c->path;
+    o.path = c->hop_path != NULL ? c->hop_path : c->path;
     o.max_body = HTTP_MAX_BODY;
     /* Our own timer enforces the timeout; this only bounds the request
      * should that timer be off (timeout 0). */
@@ -662,6 +779,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         start_command(c);
         break;
     case PROBE_HTTP:
+        /* Each probe starts at the check's own URL. */
+        c->hops = 0;
+        free(c->hop_host);
+        free(c->hop_path);
+        c->hop_host = c->hop_path = NULL;
         start_http(c);
         break;
     case PROBE_TCP:
@@ -681,6 +803,8 @@ static void checker_free(struct checker *c)
         event_free(c->timer);
     agent_command_clear(&c->cmd);
     free(c->path);
+    free(c->hop_host);
+    free(c->hop_path);
     if (c->last != NULL)
         jpb_free(&c->last->base);
     free(c);

@@ -39,6 +39,15 @@ static uint16_t srv_port;
 static enum srv_mode srv_mode;
 static int srv_status = 200;
 static int srv_requests;
+/* Paths answered otherwise than srv_status (with Location when set), and
+ * the path of the latest request. */
+#define MAX_ROUTES 4
+static struct {
+    const char *path;
+    int status;
+    char location[128];
+} srv_routes[MAX_ROUTES];
+static char srv_last_path[256];
 /* Connections open (a silent server keeps them until srv_close). */
 #define MAX_CONNS 64
 static struct event *conns[MAX_CONNS];
@@ -60,11 +69,28 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n > 0 && srv_mode == SRV_ANSWER) {
         srv_requests++;
-        char resp[128];
+        /* "GET <path> HTTP/1.1" */
+        buf[n < (ssize_t)sizeof(buf) ? n : (ssize_t)sizeof(buf) - 1] = '\0';
+        const char *p = strchr(buf, ' ');
+        size_t pl = p != NULL ? strcspn(p + 1, " ") : 0;
+        snprintf(srv_last_path, sizeof(srv_last_path), "%.*s", (int)pl,
+                 p != NULL ? p + 1 : "");
+        int status = srv_status;
+        char location[160] = "";
+        for (int i = 0; i < MAX_ROUTES; i++) {
+            if (srv_routes[i].path == NULL ||
+                strcmp(srv_routes[i].path, srv_last_path) != 0)
+                continue;
+            status = srv_routes[i].status;
+            if (srv_routes[i].location[0] != '\0')
+                snprintf(location, sizeof(location), "Location: %s\r\n",
+                         srv_routes[i].location);
+        }
+        char resp[384];
         int len = snprintf(resp, sizeof(resp),
-                           "HTTP/1.1 %d X\r\nContent-Length: 0\r\n"
+                           "HTTP/1.1 %d X\r\nContent-Length: 0\r\n%s"
                            "Connection: close\r\n\r\n",
-                           srv_status);
+                           status, location);
         ssize_t w = write(fd, resp, (size_t)len);
         (void)w;
     }
@@ -178,6 +204,8 @@ static void setup(void)
     srv_mode = SRV_ANSWER;
     srv_status = 200;
     srv_requests = 0;
+    memset(srv_routes, 0, sizeof(srv_routes));
+    srv_last_path[0] = '\0';
     nrecs = 0;
     kills = 0;
     snprintf(sandbox, sizeof(sandbox), "/tmp/offerd-health-XXXXXX");
@@ -422,6 +450,40 @@ START_TEST(test_http_refused_and_redirect_codes)
 }
 END_TEST
 
+/* Redirects are followed as Mesos's curl -L does (an absolute URL, then a
+ * relative one; the query kept, the fragment not sent): the last answer
+ * decides. A redirect loop fails after 50 hops. */
+START_TEST(test_http_follows_redirects)
+{
+    srv_open();
+    srv_routes[0].path = "/health";
+    srv_routes[0].status = 302;
+    snprintf(srv_routes[0].location, sizeof(srv_routes[0].location),
+             "http://127.0.0.1:%u/dir/a", (unsigned)srv_port);
+    srv_routes[1].path = "/dir/a";
+    srv_routes[1].status = 301;
+    snprintf(srv_routes[1].location, sizeof(srv_routes[1].location),
+             "b?q=1#frag");
+    srv_routes[2].path = "/dir/b?q=1";
+    srv_routes[2].status = 500;
+    http_health();
+    task.info->health_check->consecutive_failures = 1000;
+    agent_health_start(h, &task, NULL);
+    ck_assert(wait_recs(1, 5000));
+    ck_assert_int_eq(recs[0].healthy, 0); /* the 500, not the 302 */
+    ck_assert_str_eq(srv_last_path, "/dir/b?q=1");
+
+    srv_routes[2].status = 200;
+    ck_assert(wait_recs(2, 5000));
+    ck_assert_int_eq(recs[1].healthy, 1);
+
+    snprintf(srv_routes[0].location, sizeof(srv_routes[0].location), "/health");
+    ck_assert(wait_recs(3, 10000));
+    ck_assert_int_eq(recs[2].healthy, 0);
+    ck_assert_int_eq(kills, 0);
+}
+END_TEST
+
 START_TEST(test_grace_period_ignores_failures_until_success)
 {
     srv_open();
@@ -658,6 +720,7 @@ static Suite *health_suite(void)
     tcase_add_test(tc, test_http_healthy_unhealthy_killed);
     tcase_add_test(tc, test_https_health_check);
     tcase_add_test(tc, test_http_refused_and_redirect_codes);
+    tcase_add_test(tc, test_http_follows_redirects);
     tcase_add_test(tc, test_grace_period_ignores_failures_until_success);
     tcase_add_test(tc, test_http_timeout_is_a_failure);
     tcase_add_test(tc, test_tcp_health);
