@@ -15,6 +15,7 @@
 #include "master/agents.h"
 #include "master/flags_master.h"
 #include "master/frameworks.h"
+#include "master/role_view.h"
 #include "mesos/v1/master.pb-c.h"
 #include "mesos/v1/quota.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
@@ -947,4 +948,6 @@ void master_authz_filter_response(const struct master *m, const char *principal,
     filter_executors_pb(m, who, r->get_executors);
     if (r->get_roles != NULL)
         PB_KEEP(r->get_roles, roles, keep_role_pb);
+    /* Resources, operations, weights and quota by the roles they name. */
+    master_role_view_response(m, who, r);
 }

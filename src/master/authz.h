@@ -74,7 +74,8 @@ const char *master_authz_principal(const struct master *m,
  * (the task's user, else its framework's), their executors by
  * view_executors (the executor's command user, else the framework's),
  * roles by view_roles, /state's
- * flags by view_flags. Nothing without --acls. */
+ * flags by view_flags. Nothing without --acls. (Agents' resources are
+ * filtered by view_roles as they are modelled: role_view.h.) */
 void master_authz_filter_json(const struct master *m,
                               const struct http_request *req, json_t *o);
 /* The same for principal who (NULL: anonymous), for a reader whose
@@ -90,7 +91,9 @@ const char *master_authz_task_user(const Mesos__V1__TaskInfo *t,
 struct ProtobufCMessage;
 /* The same for an operator API answer (GET_STATE, GET_FRAMEWORKS,
  * GET_TASKS, GET_EXECUTORS, GET_ROLES; a mesos.v1.master.Response), for
- * principal (NULL: anonymous). */
+ * principal (NULL: anonymous); and, through role_view.h, agents'
+ * resources (GET_STATE, GET_AGENTS), GET_OPERATIONS and GET_WEIGHTS by
+ * view_roles, GET_QUOTA by get_quotas. */
 void master_authz_filter_response(const struct master *m, const char *principal,
                                   struct ProtobufCMessage *response);
 

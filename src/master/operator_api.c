@@ -329,6 +329,7 @@ static void get_weights(struct master_call_ctx *c)
     Mesos__V1__Master__Response resp =
         response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_WEIGHTS);
     resp.get_weights = gw;
+    master_authz_filter_response(c->m, c->principal, &resp.base);
     reply_response(c->req, c->reply_enc, &resp);
     protobuf_c_message_free_unpacked(&gw->base, NULL);
 }
@@ -349,6 +350,7 @@ static void get_quota(struct master_call_ctx *c)
     Mesos__V1__Master__Response resp =
         response_of(MESOS__V1__MASTER__RESPONSE__TYPE__GET_QUOTA);
     resp.get_quota = &gq;
+    master_authz_filter_response(c->m, c->principal, &resp.base);
     reply_response(c->req, c->reply_enc, &resp);
     protobuf_c_message_free_unpacked(&gq.status->base, NULL);
 }

@@ -12,7 +12,10 @@
  * SUBSCRIBE (common/acl.h), and a subscriber whose approvers allow every
  * object (no --acls, or rules that allow it ANY) is marked sees_all, so
  * the per-event check is one branch. An event is still encoded at most
- * once per encoding, whoever receives it.
+ * once per encoding, whoever receives it, but for a subscriber whose
+ * view_roles hide some of the resources an event shows (AGENT_ADDED,
+ * FRAMEWORK_ADDED, FRAMEWORK_UPDATED: master/role_view.h): it gets a
+ * filtered copy encoded for it alone.
  */
 #include "master/operator_events.h"
 
@@ -26,6 +29,7 @@
 #include "common/task_state.h"
 #include "master/authz.h"
 #include "master/operator_state.h"
+#include "master/role_view.h"
 #include "mesos/v1/master.pb-c.h"
 
 /* One SUBSCRIBE stream. */
@@ -35,6 +39,7 @@ struct opev_sub {
     enum http_encoding enc;               /* the encoding SUBSCRIBE accepted */
     struct acl_approver *view_frameworks; /* of its principal, owned */
     struct acl_approver *view_tasks;      /* likewise */
+    struct acl_approver *view_roles;      /* likewise; NULL: sees every role */
     bool sees_all; /* both approvers allow every object: no check */
     struct opev_sub *next;
 };
@@ -81,6 +86,7 @@ static void sub_unlink(struct opev_sub *sub)
     http_stream_close(sub->stream);
     acl_approver_free(sub->view_frameworks);
     acl_approver_free(sub->view_tasks);
+    acl_approver_free(sub->view_roles);
     free(sub);
 }
 
@@ -113,6 +119,17 @@ static void send_event(struct master *m, struct opev_sub *only,
             continue; /* its close callback follows */
         if (!sub_sees(sub, about))
             continue;
+        Mesos__V1__Master__Event *own =
+            master_role_view_event(sub->view_roles, ev);
+        if (own != NULL) {
+            size_t olen;
+            uint8_t *obuf =
+                jpb_encode(&own->base, (enum jpb_format)sub->enc, &olen);
+            http_stream_send_record(sub->stream, obuf, olen);
+            free(obuf);
+            jpb_free(&own->base);
+            continue;
+        }
         int e = sub->enc == HTTP_ENC_JSON ? 0 : 1;
         if (buf[e] == NULL)
             buf[e] = jpb_encode(&ev->base, (enum jpb_format)sub->enc, &len[e]);
@@ -151,6 +168,7 @@ void master_opev_subscribe(struct master *m, struct http_request *req,
     const struct acls *acls = master_authz_acls(m);
     sub->view_frameworks = acl_approver_new(acls, who, ACL_VIEW_FRAMEWORKS);
     sub->view_tasks = acl_approver_new(acls, who, ACL_VIEW_TASKS);
+    sub->view_roles = master_role_viewer(m, who, ACL_VIEW_ROLES);
     bool all_fw = false, all_tasks = false;
     sub->sees_all =
         acl_approver_constant(sub->view_frameworks, &all_fw) && all_fw &&

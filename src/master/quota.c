@@ -30,6 +30,7 @@
 #include "master/offers.h"
 #include "master/persist.h"
 #include "master/registry.h"
+#include "master/role_view.h"
 #include "mesos/v1/quota.pb-c.h"
 
 /* Mesos's bounds on quota values (quota.cpp): 1 exabyte in megabytes for
@@ -1296,6 +1297,7 @@ static void handle_weights(struct http_request *req, void *arg)
     if (http_request_method(req) != HTTP_PUT) {
         Mesos__V1__Master__Response__GetWeights *gw =
             master_quota_get_weights(m);
+        master_role_view_weights(m, req, gw);
         json_t *arr = json_array();
         for (size_t i = 0; i < gw->n_weight_infos; i++)
             json_array_append_new(arr, jpb_to_json(&gw->weight_infos[i]->base));
@@ -1351,6 +1353,7 @@ static void handle_quota(struct http_request *req, void *arg)
     }
     if (method != HTTP_POST) {
         Mesos__V1__Quota__QuotaStatus *s = master_quota_status(m);
+        master_role_view_quota(m, req, s);
         reply_json_pb(req, &s->base);
         jpb_free(&s->base);
         return;

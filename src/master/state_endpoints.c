@@ -31,6 +31,7 @@
 #include "master/operations.h"
 #include "master/quota.h"
 #include "master/registry.h"
+#include "master/role_view.h"
 #include "master/send.h"
 #include "master/system_endpoints.h"
 #include "master/live_counters.h"
@@ -116,20 +117,24 @@ static bool is_unreserved_pred(const struct resource *r, const void *arg)
 
 /* {"role": model(resources reserved to role)} of the reserved part of l,
  * keyed by the role each resource is reserved to (its most refined
- * reservation). */
+ * reservation); only the roles that roles (NULL: all) lets the reader see,
+ * and with each, only the resources it lets the reader see. */
 static json_t *reserved_by_role_as(const res_list *l,
-                                   json_t *(*model)(const res_list *))
+                                   json_t *(*model)(const res_list *),
+                                   const struct acl_approver *roles, bool each)
 {
     json_t *o = json_object();
     res_list reserved = RES_LIST_INIT;
     res_list_filter(l, is_reserved_pred, NULL, &reserved);
     for (uint32_t i = 0; i < reserved.n; i++) {
         const char *role = res_reservation_role(&reserved.v[i]);
-        if (json_object_get(o, role) != NULL)
+        if (json_object_get(o, role) != NULL ||
+            !master_role_view_role(roles, role))
             continue;
         res_list of_role = RES_LIST_INIT;
         for (uint32_t j = i; j < reserved.n; j++)
-            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0)
+            if (strcmp(res_reservation_role(&reserved.v[j]), role) == 0 &&
+                (!each || master_role_view_resource(roles, &reserved.v[j])))
                 res_list_add(&of_role, &reserved.v[j]);
         json_object_set_new(o, role, model(&of_role));
         res_list_clear(&of_role);
@@ -138,17 +143,34 @@ static json_t *reserved_by_role_as(const res_list *l,
     return o;
 }
 
-/* {"role": {resources model}} of the reserved part of l. */
-static json_t *reserved_by_role(const res_list *l)
+/* {"role": {resources model}} of the reserved part of l: Mesos's
+ * reserved_resources, the whole reservation of each role roles shows. */
+static json_t *reserved_by_role(const res_list *l,
+                                const struct acl_approver *roles)
 {
-    return reserved_by_role_as(l, resources_model);
+    return reserved_by_role_as(l, resources_model, roles, false);
 }
 
 /* {"role": [mesos.v1.Resource, ...]}, as Mesos's /slaves
- * reserved_resources_full: the same keys as reserved_by_role. */
-static json_t *reserved_full_by_role(const res_list *l)
+ * reserved_resources_full: the same keys as reserved_by_role, each with
+ * the resources roles shows. */
+static json_t *reserved_full_by_role(const res_list *l,
+                                     const struct acl_approver *roles)
 {
-    return reserved_by_role_as(l, res_list_to_json);
+    return reserved_by_role_as(l, res_list_to_json, roles, true);
+}
+
+/* l as a JSON array of mesos.v1.Resource, only those roles shows. */
+static json_t *resources_full(const res_list *l,
+                              const struct acl_approver *roles)
+{
+    if (roles == NULL)
+        return res_list_to_json(l);
+    res_list seen = RES_LIST_INIT;
+    master_role_view_filter(roles, l, &seen);
+    json_t *j = res_list_to_json(&seen);
+    res_list_clear(&seen);
+    return j;
 }
 
 static json_t *attributes_model(const Mesos__V1__AgentInfo *ai)
@@ -436,7 +458,11 @@ static json_t *framework_model(const struct framework *fw, bool with_tasks)
     return o;
 }
 
-static json_t *agent_model(const struct master *m, const struct agent *ag)
+/* ag as /state, /state-summary and /slaves show it to a reader whose
+ * view_roles approver is roles (NULL: sees every role): the summaries
+ * whole, the *_full lists and the reserved roles as role_view.h says. */
+static json_t *agent_model(const struct master *m, const struct agent *ag,
+                           const struct acl_approver *roles)
 {
     (void)m;
     json_t *o = json_object();
@@ -459,24 +485,25 @@ static json_t *agent_model(const struct master *m, const struct agent *ag)
     const res_list *total =
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     json_object_set_new(o, "resources", resources_model(total));
-    json_object_set_new(o, "resources_full", res_list_to_json(total));
+    json_object_set_new(o, "resources_full", resources_full(total, roles));
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
     master_agent_usage(ag, &used, &offered);
     json_object_set_new(o, "used_resources", resources_model(&used));
     json_object_set_new(o, "offered_resources", resources_model(&offered));
     json_object_set_new(o, "revocable_resources", revocable_model(total));
     json_object_set_new(o, "revocable_used_resources", revocable_model(&used));
-    json_object_set_new(o, "reserved_resources", reserved_by_role(total));
+    json_object_set_new(o, "reserved_resources",
+                        reserved_by_role(total, roles));
     res_list unres = RES_LIST_INIT;
     res_list_filter(total, is_unreserved_pred, NULL, &unres);
     json_object_set_new(o, "unreserved_resources", resources_model(&unres));
     json_object_set_new(o, "reserved_resources_full",
-                        reserved_full_by_role(total));
+                        reserved_full_by_role(total, roles));
     json_object_set_new(o, "unreserved_resources_full",
-                        res_list_to_json(&unres));
-    json_object_set_new(o, "used_resources_full", res_list_to_json(&used));
+                        resources_full(&unres, roles));
+    json_object_set_new(o, "used_resources_full", resources_full(&used, roles));
     json_object_set_new(o, "offered_resources_full",
-                        res_list_to_json(&offered));
+                        resources_full(&offered, roles));
     res_list_clear(&unres);
     res_list_clear(&used);
     res_list_clear(&offered);
@@ -572,9 +599,13 @@ json_t *master_state_head_json(struct master *m)
     return o;
 }
 
-json_t *master_state_agent_json(const struct master *m, const struct agent *ag)
+json_t *master_state_agent_json(const struct master *m, const struct agent *ag,
+                                const char *who)
 {
-    return agent_model(m, ag);
+    struct acl_approver *roles = master_role_viewer(m, who, ACL_VIEW_ROLES);
+    json_t *o = agent_model(m, ag, roles);
+    acl_approver_free(roles);
+    return o;
 }
 
 json_t *master_state_framework_json(const struct framework *fw, bool with_tasks)
@@ -682,10 +713,11 @@ static void handle_state_summary(struct http_request *req, void *arg)
     const struct task_counts none = {{0}};
 
     json_t *agents = json_array();
+    struct acl_approver *roles = master_role_viewer_of(m, req, ACL_VIEW_ROLES);
     pos = 0;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
-        json_t *a = agent_model(m, ag);
+        json_t *a = agent_model(m, ag, roles);
         const struct task_counts *ac = hmap_get(by_agent, ag->id);
         add_task_counts(a, ac != NULL ? ac : &none);
         json_t *fids = json_array();
@@ -703,6 +735,7 @@ static void handle_state_summary(struct http_request *req, void *arg)
         json_object_set_new(a, "framework_ids", fids);
         json_array_append_new(agents, a);
     }
+    acl_approver_free(roles);
     json_object_set_new(o, "slaves", agents);
     json_t *fws = json_array();
     pos = 0;
@@ -757,13 +790,15 @@ static void handle_slaves(struct http_request *req, void *arg)
     const char *only = http_request_query(req, "slave_id");
     json_t *o = json_object();
     json_t *arr = json_array();
+    struct acl_approver *roles = master_role_viewer_of(m, req, ACL_VIEW_ROLES);
     size_t pos = 0;
     void *val;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
         if (only == NULL || strcmp(only, ag->id) == 0)
-            json_array_append_new(arr, agent_model(m, ag));
+            json_array_append_new(arr, agent_model(m, ag, roles));
     }
+    acl_approver_free(roles);
     json_object_set_new(o, "slaves", arr);
     json_object_set_new(o, "recovered_slaves", json_array());
     reply(m, req, o);

@@ -16,8 +16,10 @@
  * order. */
 json_t *master_state_head_json(struct master *m);
 
-/* One element of /state's "slaves". */
-json_t *master_state_agent_json(const struct master *m, const struct agent *ag);
+/* One element of /state's "slaves", as principal who (NULL: anonymous)
+ * may see it under --acls (view_roles: master/role_view.h). */
+json_t *master_state_agent_json(const struct master *m, const struct agent *ag,
+                                const char *who);
 
 /* One element of "frameworks" (with_tasks: its tasks, completed tasks,
  * offers and executors too, as "completed_frameworks" shows them; without,

@@ -285,7 +285,7 @@ static void step_agent(struct production *p)
     }
     const struct agent *ag = hmap_get(p->m->agents, p->agents.v[p->agents.i++]);
     if (ag != NULL)
-        put_elem(p, master_state_agent_json(p->m, ag));
+        put_elem(p, master_state_agent_json(p->m, ag, p->who));
 }
 
 static void step_fw_start(struct production *p)

@@ -49,6 +49,7 @@ static const char MASTER_ACLS[] =
     ONLY("drain_agents", "\"ops\"", "agents") ","
     ONLY("deactivate_agents", "\"ops\"", "agents") ","
     ONLY("teardown_frameworks", "\"ops\"", "framework_principals") ","
+    ONLY("view_roles", "\"ops\"", "roles") ","
     ONLY("register_agents", "\"agent\", \"agent2\"", "agents")
     "}";
 /* clang-format on */
@@ -96,7 +97,7 @@ static void start_cluster(void)
                            NULL};
     ck_assert_int_eq(e2e_start_master(&master, margs), 0);
     const char *aargs[] = {cred_flag, http_creds_flag, agent_acls_flag,
-                           "--resources=cpus:2;mem:1024", NULL};
+                           "--resources=cpus:2;mem:1024;cpus(r):1", NULL};
     ck_assert_int_eq(e2e_start_agent(&agent, master.port, aargs), 0);
     /* The agent registered: it authenticated with --credential. */
     ck_assert_msg(e2e_wait_agents(&master, 1, 20000) == 0,
@@ -405,6 +406,39 @@ START_TEST(test_attacks_refused_right_credentials_work)
             e2e_sleep_ms(E2E_POLL_MS);
     }
     ck_assert(seen);
+
+    /* The agent's cpus reserved to r: only view_roles principals see the
+     * role in /state and the resource in GET_AGENTS. */
+    static const struct {
+        const char *who, *secret;
+        bool sees;
+    } readers[] = {{"eve", "se", false}, {"ops", "so", true}};
+    size_t total[2];
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(request(mp, "GET", "/state", readers[i].who,
+                                 readers[i].secret, NULL, NULL, &r),
+                         200);
+        json_t *st = json_loads(r.body, 0, NULL);
+        e2e_response_free(&r);
+        json_t *ag = json_array_get(json_object_get(st, "slaves"), 0);
+        ck_assert_msg(
+            (json_object_get(json_object_get(ag, "reserved_resources"), "r") !=
+             NULL) == readers[i].sees,
+            "/state as %s", readers[i].who);
+        json_decref(st);
+        ck_assert_int_eq(request(mp, "POST", "/api/v1", readers[i].who,
+                                 readers[i].secret, "application/json",
+                                 "{\"type\":\"GET_AGENTS\"}", &r),
+                         200);
+        json_t *ga = json_loads(r.body, 0, NULL);
+        e2e_response_free(&r);
+        ag = json_array_get(
+            json_object_get(json_object_get(ga, "get_agents"), "agents"), 0);
+        total[i] = json_array_size(json_object_get(ag, "total_resources"));
+        json_decref(ga);
+    }
+    ck_assert_msg(total[0] + 1 == total[1], "GET_AGENTS: eve %zu, ops %zu",
+                  total[0], total[1]);
 
     api_conn_close(&fw);
     stop_cluster();
