@@ -18,6 +18,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1766,6 +1767,31 @@ static void make_offer(struct cycle *cy, struct client *c, const res_list *view)
     a->stat_offers++;
 }
 
+/* After an offer to a client of role r, the next agent's walk most likely
+ * starts at the first entries of r's order (the offered client moved
+ * back): ask for their client structs while the callback copies this
+ * offer. Between two offers to the same client the cycle streams about a
+ * thousand other agents through the cache, so they would otherwise be
+ * waited for. The entries are the clients' own `e`, so finding the
+ * structs follows no pointer. The first client's struct was asked for
+ * after the previous offer (it was second then, in DRF's usual rotation),
+ * so its held quantities and framework are asked for too. A macro for the
+ * reason given at PREFETCH_AGENTS. */
+#define PREFETCH_NEXT_CLIENTS(r)                                               \
+    do {                                                                       \
+        for (uint32_t k_ = 0; k_ < 3 && k_ < (r)->neligible; k_++) {           \
+            const char *c_ =                                                   \
+                (const char *)(r)->eligible[k_] - offsetof(struct client, e);  \
+            for (size_t off_ = 0; off_ < sizeof(struct client); off_ += 64)    \
+                __builtin_prefetch(c_ + off_);                                 \
+        }                                                                      \
+        if ((r)->neligible > 0) {                                              \
+            const struct client *c0_ = (r)->eligible[0]->client;               \
+            __builtin_prefetch(c0_->held.v);                                   \
+            __builtin_prefetch(c0_->fw);                                       \
+        }                                                                      \
+    } while (0)
+
 /* make_offer for the common case: all of the agent's leftover, plain
  * unreserved resources (ag->sum exact and not special). The callback
  * borrows the agent's list itself. */
@@ -1779,6 +1805,7 @@ static void make_offer_all(struct cycle *cy, struct client *c)
             if (ag->sum.q[i].unres)
                 qvec_add(&cy->avail_head, ag->sum.q[i].id, -ag->sum.q[i].milli);
     track_held_sum(a, c, &ag->sum, 1);
+    PREFETCH_NEXT_CLIENTS(c->role);
     a->opt.on_offer(a->opt.cb_arg, c->fw->udata, ag->udata, c->role->path,
                     &ag->available, ag->has_unav ? &ag->unav : NULL);
     move_all(&h->res, &ag->available);
@@ -1973,18 +2000,22 @@ static enum try_result try_quota(struct cycle *cy, struct client *c)
     return TRY_OFFERED;
 }
 
-/* True when every eligible client has a filter covering all of ag. */
+/* True when every eligible client has a filter covering all of ag. Stops
+ * at the first word holding an eligible client without one (usually the
+ * first word: an agent is rarely covered), instead of counting bits. */
 static bool all_covered(const struct alloc *a, const struct alloc_agent *ag)
 {
     if (ag->nfilters == 0)
         return false;
-    uint32_t covered = 0;
     uint32_t words =
         ag->nwords < a->eligible_words ? ag->nwords : a->eligible_words;
     for (uint32_t w = 0; w < words; w++)
-        covered +=
-            (uint32_t)__builtin_popcountll(ag->cbits[w] & a->eligible_bits[w]);
-    return covered >= a->n_eligible;
+        if (a->eligible_bits[w] & ~ag->cbits[w])
+            return false;
+    for (uint32_t w = words; w < a->eligible_words; w++)
+        if (a->eligible_bits[w] != 0)
+            return false; /* no filter can cover clients past ag's words */
+    return true;
 }
 
 static bool agent_has_special(const struct alloc_agent *ag)
@@ -2187,25 +2218,44 @@ static void make_inverse_offers(struct alloc *a, struct alloc_agent **ags,
 }
 
 /* The cycle visits agents in random order, so each visit would wait on
- * memory for the agent, its resources and its bitmaps. Ask for them ahead:
- * the agent struct PREFETCH_FAR visits ahead, what it points to
- * PREFETCH_NEAR visits ahead (by then the struct has arrived). This is a
- * macro on purpose: GCC deems a function holding only prefetches free of
- * side effects and deletes the call. */
+ * memory for the agent, its resources and its bitmaps, and the offer
+ * callback (which copies the offer) for the resources' entries and their
+ * strings. Ask for them ahead, in three steps, each reading only what an
+ * earlier step asked for: the agent struct's hot part (alloc_private.h)
+ * PREFETCH_FAR visits ahead; what it points to (every line of its
+ * available entries, its holdings, its bitmaps) PREFETCH_MID visits ahead; what
+ * the entries point to (names, ranges) PREFETCH_NEAR visits ahead. These are
+ * macros on purpose: GCC deems a function holding only prefetches free of side
+ * effects and deletes the call. */
 #define PREFETCH_FAR  16
-#define PREFETCH_NEAR 4
+#define PREFETCH_MID  8
+#define PREFETCH_NEAR 3
+#define PREFETCH_BYTES(p, size)                                                \
+    do {                                                                       \
+        const char *b_ = (const char *)(p);                                    \
+        for (size_t off_ = 0; off_ < (size); off_ += 64)                       \
+            __builtin_prefetch(b_ + off_);                                     \
+    } while (0)
 #define PREFETCH_AGENTS(a, i, n)                                               \
     do {                                                                       \
-        if ((i) + PREFETCH_FAR < (n)) {                                        \
-            const char *p_ = (const char *)(a)->cands[(i) + PREFETCH_FAR];     \
-            for (size_t off_ = 0; off_ < sizeof(struct alloc_agent);           \
-                 off_ += 64)                                                   \
-                __builtin_prefetch(p_ + off_);                                 \
+        if ((i) + PREFETCH_FAR < (n))                                          \
+            PREFETCH_BYTES((a)->cands[(i) + PREFETCH_FAR],                     \
+                           offsetof(struct alloc_agent, bits_inline));         \
+        if ((i) + PREFETCH_MID < (n)) {                                        \
+            const struct alloc_agent *ag_ = (a)->cands[(i) + PREFETCH_MID];    \
+            __builtin_prefetch(ag_->holds);                                    \
+            PREFETCH_BYTES(ag_->available.v,                                   \
+                           ag_->available.n * sizeof(struct resource));        \
+            PREFETCH_BYTES(ag_->fbits, ag_->nwords * sizeof(uint64_t));        \
+            PREFETCH_BYTES(ag_->cbits, ag_->nwords * sizeof(uint64_t));        \
         }                                                                      \
         if ((i) + PREFETCH_NEAR < (n)) {                                       \
             const struct alloc_agent *ag_ = (a)->cands[(i) + PREFETCH_NEAR];   \
-            __builtin_prefetch(ag_->holds);                                    \
-            __builtin_prefetch(ag_->available.v);                              \
+            for (uint32_t k_ = 0; k_ < ag_->available.n; k_++) {               \
+                __builtin_prefetch(ag_->available.v[k_].name);                 \
+                if (ag_->available.v[k_].ranges != NULL)                       \
+                    __builtin_prefetch(ag_->available.v[k_].ranges);           \
+            }                                                                  \
         }                                                                      \
     } while (0)
 
@@ -2416,7 +2466,7 @@ void alloc_free(struct alloc *a)
     alloc_role_tree_free(a->root);
     free(a->roles);
     free(a->rtab);
-    free(a->unsatisfied);
+    free(a->unsatisfied_buf);
     free(a->clients);
     free(a->free_ids);
     free(a->eligible_bits);

@@ -178,18 +178,21 @@ struct role {
 
     /* The order of this role's children and self leaf, lowest share first;
      * only entries with an eligible client below them are present. */
-    struct sentry **order;
+    struct sentry **order; /* the live entries, inside order_buf */
     uint32_t norder, caporder;
-    struct sentry as_child; /* this role in its parent's order */
-    struct sentry self;     /* this role's own clients in its own order */
+    struct sentry **order_buf; /* caporder slots, room kept on both sides of
+                                  the live entries (sorter.c, struct ord) */
+    struct sentry as_child;    /* this role in its parent's order */
+    struct sentry self;        /* this role's own clients in its own order */
 
     /* This role's own clients: all of them, and the eligible ones in share
      * order (clients[] unordered; eligible[] sorted, entries c->e). */
     struct client **clients;
     uint32_t nclients, capclients;
-    struct sentry **eligible;
+    struct sentry **eligible; /* the live entries, inside eligible_buf */
     uint32_t neligible, capeligible;
-    uint32_t eligible_below; /* eligible clients in the subtree */
+    struct sentry **eligible_buf; /* capeligible slots, as order_buf */
+    uint32_t eligible_below;      /* eligible clients in the subtree */
 
     double weight; /* > 0, default 1.0 */
     bool has_weight;
@@ -384,6 +387,10 @@ struct avail_sum {
     } q[ALLOC_SUM_MAX]; /* the scalar entries */
 };
 
+/* The fields a cycle reads for every agent it visits come first, up to
+ * and including bits_inline, so that alloc_run prefetches them as one
+ * block (alloc.c PREFETCH_AGENTS); the others (the total, what filter
+ * expiry and updates read) come after. */
 struct alloc_agent {
     void *udata;
     struct avail_sum sum; /* of `available` */
@@ -392,7 +399,9 @@ struct alloc_agent {
     bool active;
     bool has_gpus;
     bool has_shared;
-    res_list total;
+    bool has_unav;           /* unav is set */
+    bool cover_valid;        /* see fbits, cbits below */
+    struct agent_info *info; /* for offer constraints, or NULL */
     res_list available;
 
     struct holding *holds;
@@ -413,14 +422,13 @@ struct alloc_agent {
     uint64_t *fbits, *cbits; /* bits_inline until more words are needed */
     uint32_t nwords;
     uint64_t bits_inline[2 * ALLOC_INLINE_WORDS];
-    bool cover_valid;
+    /* Not read by a cycle's common path from here on. */
+    res_list total;
     res_list cover_snap;
     res_list shared_offered; /* shared resources offered this cycle */
     uint64_t shared_cycle;   /* cycle shared_offered belongs to */
 
-    struct tindex *tix;      /* index over total (totals.c), or NULL */
-    struct agent_info *info; /* for offer constraints, or NULL */
-    bool has_unav;
+    struct tindex *tix; /* index over total (totals.c), or NULL */
     struct alloc_unavailability unav;
     struct io_state *io;
     uint32_t nio, capio;
@@ -444,6 +452,7 @@ struct alloc {
     struct sentry **unsatisfied; /* roles with unmet guarantees and own
                                     eligible clients (quota_e), by share */
     uint32_t nunsatisfied, capunsatisfied;
+    struct sentry **unsatisfied_buf; /* capunsatisfied slots, as order_buf */
     uint32_t n_quota_roles;
     bool shares_dirty; /* totals changed: rebuild before use */
     uint64_t seq;      /* tie-break counter */

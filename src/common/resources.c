@@ -158,10 +158,19 @@ static char *pk_str(struct pk_bump *b, const char *s)
     return d;
 }
 
-/* Bytes entry r needs in a block, its allocation role left out. */
+/* s (strlen(s) + 1 == n) into the block. */
+static char *pk_strn(struct pk_bump *b, const char *s, size_t n)
+{
+    char *d = pk_take(b, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+/* Bytes entry r needs in a block, its allocation role and its name left
+ * out. */
 static size_t pk_entry_size(const struct resource *r)
 {
-    size_t n = pk_str_size(r->name) + pk_str_size(r->provider_id) +
+    size_t n = pk_str_size(r->provider_id) +
                pk_round((size_t)r->nranges * sizeof(*r->ranges)) +
                pk_round((size_t)r->nitems * sizeof(*r->items)) +
                pk_round((size_t)r->nresv * sizeof(*r->resv));
@@ -187,12 +196,12 @@ static size_t pk_entry_size(const struct resource *r)
 }
 
 /* Copy *s into *d with every pointer into the block; alloc_role is set by
- * the caller. */
+ * the caller. namelen: strlen(s->name) + 1. */
 static void pk_entry(struct pk_bump *b, struct resource *d,
-                     const struct resource *s)
+                     const struct resource *s, size_t namelen)
 {
     *d = *s;
-    d->name = pk_str(b, s->name);
+    d->name = pk_strn(b, s->name, namelen);
     d->provider_id = pk_str(b, s->provider_id);
     d->ranges = NULL;
     if (s->nranges > 0) {
@@ -248,14 +257,23 @@ static void pk_pack(res_list *dst, const res_list *l, const char *role)
     res_list_init(dst);
     if (l->n == 0)
         return;
+    /* The names' lengths, measured once for the size and the copy (an
+     * offer's list is short: longer ones measure the rest twice). */
+    enum { PK_LENS = 16 };
+    size_t lens[PK_LENS];
     size_t size = pk_round((size_t)l->n * sizeof(*l->v)) + pk_str_size(role);
-    for (uint32_t i = 0; i < l->n; i++)
-        size += pk_entry_size(&l->v[i]);
+    for (uint32_t i = 0; i < l->n; i++) {
+        size_t nl = strlen(l->v[i].name) + 1;
+        if (i < PK_LENS)
+            lens[i] = nl;
+        size += pk_round(nl) + pk_entry_size(&l->v[i]);
+    }
     struct pk_bump b = {xmalloc(size)};
     dst->v = pk_take(&b, (size_t)l->n * sizeof(*l->v));
     char *r = pk_str(&b, role);
     for (uint32_t i = 0; i < l->n; i++) {
-        pk_entry(&b, &dst->v[i], &l->v[i]);
+        pk_entry(&b, &dst->v[i], &l->v[i],
+                 i < PK_LENS ? lens[i] : strlen(l->v[i].name) + 1);
         dst->v[i].alloc_role = r;
     }
     dst->n = dst->cap = l->n;
