@@ -1077,24 +1077,33 @@ static int add_used(struct alloc *a, struct alloc_agent *ag,
                    strcmp(used->v[j].alloc_role, role) == 0;
         if (seen)
             continue;
-        res_list group = RES_LIST_INIT;
-        res_list_filter(used, same_alloc_role, role, &group);
-        res_list unalloc = RES_LIST_INIT;
-        res_list_copy(&unalloc, &group);
-        res_list_allocate(&unalloc, NULL);
-        if (!res_list_contains(&ag->available, &unalloc)) {
+        /* Usually every entry is in this one role: then a view of `used`
+         * without its roles serves, with no copy (agents join by the
+         * hundred in a churning cluster). */
+        bool one_role = i == 0;
+        for (uint32_t j = i + 1; j < used->n && one_role; j++)
+            one_role = same_alloc_role(&used->v[j], role);
+        res_list owned = RES_LIST_INIT;
+        res_list *unalloc = &owned;
+        if (one_role) {
+            unalloc = &a->scratch_unrole;
+            role_view(used, NULL, unalloc);
+        } else {
+            res_list_filter(used, same_alloc_role, role, &owned);
+            res_list_allocate(&owned, NULL);
+        }
+        if (!res_list_contains(&ag->available, unalloc)) {
             rc = -1;
         } else {
             struct client *c = client_find(fw, role);
             if (c == NULL)
                 c = client_new(a, fw, role); /* not subscribed: held only */
             struct holding *h = holding_get(ag, c);
-            transfer(&ag->available, &unalloc, &h->res);
+            transfer(&ag->available, unalloc, &h->res);
             avail_changed(a, ag);
-            track_held(a, c, &unalloc, 1);
+            track_held(a, c, unalloc, 1);
         }
-        res_list_clear(&unalloc);
-        res_list_clear(&group);
+        res_list_clear(&owned);
     }
     return rc;
 }
@@ -2283,6 +2292,7 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
         for (uint32_t i = 0; i < n; i++)
             alloc_filter_expire_agent(a, a->cands[i], now);
     }
+    alloc_filter_expire_flush(a);
     /* Inverse offers look at every agent with an unavailability, quiet
      * or not. */
     if (a->opt.on_inverse_offer != NULL && a->n_unav > 0)

@@ -126,6 +126,13 @@ bool alloc_res_is_unreserved_nonrevocable(const struct resource *r);
 bool alloc_res_is_reserved(const struct resource *r);
 
 /* A set of pointers (linear probing, backward-shift deletion). */
+/* A deletion of ag from client's agent set, queued (alloc.fdel). */
+#define ALLOC_FDEL_LAG 8
+struct fdel {
+    uint32_t client;
+    struct alloc_agent *ag;
+};
+
 struct pset {
     void **slots;
     uint32_t cap; /* power of two or 0 */
@@ -476,6 +483,10 @@ struct alloc {
      * reaches them, while their structs are in cache (filters.c). */
     int64_t *wake;
     uint32_t filters_alive; /* filters not yet collected */
+    /* Deletions from clients' agent sets queued by expiry (a ring, the
+     * oldest done as a new one comes); empty outside a cycle. */
+    struct fdel fdel[ALLOC_FDEL_LAG];
+    uint32_t nfdel; /* queued since the last flush */
 
     uint64_t rng;
     uint64_t visit_stamp;
@@ -535,6 +546,9 @@ void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag);
  * Does not make ag a candidate: the caller is visiting it. */
 void alloc_filter_expire_agent(struct alloc *a, struct alloc_agent *ag,
                                int64_t now);
+/* Do the deletions alloc_filter_expire_agent queued: call before the
+ * cycle returns. */
+void alloc_filter_expire_flush(struct alloc *a);
 /* True when ag has a filter due at now. */
 static inline bool alloc_filter_due(const struct alloc_agent *ag, int64_t now)
 {

@@ -101,6 +101,14 @@ void pset_del(struct pset *s, void *p)
     s->n--;
 }
 
+/* Ask for the slot where p's probe in s starts (a later pset_del of p
+ * then finds it in cache). */
+static void pset_prefetch(const struct pset *s, const void *p)
+{
+    if (s->cap > 0)
+        __builtin_prefetch(&s->slots[ptr_hash(p) & (s->cap - 1)]);
+}
+
 void pset_free(struct pset *s)
 {
     free(s->slots);
@@ -333,6 +341,33 @@ void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag)
     wake_update(a, ag);
 }
 
+/* Expiry takes agents out of their clients' sets a few deletions late:
+ * each deletion's slot is prefetched when it is queued, so the cache
+ * misses of a cycle's thousands of deletions overlap. Until
+ * alloc_filter_expire_flush the sets may still name an agent a client no
+ * longer has filters on, which only a revive or a client's removal reads,
+ * and neither happens inside a cycle. */
+static void fagents_del_later(struct alloc *a, struct client *c,
+                              struct alloc_agent *ag)
+{
+    struct fdel *q = a->fdel;
+    uint32_t k = a->nfdel % ALLOC_FDEL_LAG;
+    if (a->nfdel >= ALLOC_FDEL_LAG)
+        pset_del(&a->clients[q[k].client]->fagents, q[k].ag);
+    pset_prefetch(&c->fagents, ag);
+    q[k].client = c->id;
+    q[k].ag = ag;
+    a->nfdel++;
+}
+
+void alloc_filter_expire_flush(struct alloc *a)
+{
+    uint32_t n = a->nfdel < ALLOC_FDEL_LAG ? a->nfdel : ALLOC_FDEL_LAG;
+    for (uint32_t i = 0; i < n; i++)
+        pset_del(&a->clients[a->fdel[i].client]->fagents, a->fdel[i].ag);
+    a->nfdel = 0;
+}
+
 void alloc_filter_expire_agent(struct alloc *a, struct alloc_agent *ag,
                                int64_t now)
 {
@@ -374,14 +409,14 @@ void alloc_filter_expire_agent(struct alloc *a, struct alloc_agent *ag,
                     bits &= bits - 1;
                     refresh_client_bits(ag, id);
                     if (!alloc_bit_get(ag->fbits, ag->nwords, id))
-                        pset_del(&a->clients[id]->fagents, ag);
+                        fagents_del_later(a, a->clients[id], ag);
                 }
             }
         } else {
             for (uint32_t k = 0; k < nlost; k++) {
                 refresh_client_bits(ag, lost[k]);
                 if (!alloc_bit_get(ag->fbits, ag->nwords, lost[k]))
-                    pset_del(&a->clients[lost[k]]->fagents, ag);
+                    fagents_del_later(a, a->clients[lost[k]], ag);
             }
         }
         a->quiet[ag->index] = 0; /* may no longer be all covered */
