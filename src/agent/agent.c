@@ -1136,6 +1136,9 @@ static Offerd__Agent__Call *build_subscribe(void *arg)
     ai->port = a->cfg.port;
     ai->resources = res_list_to_pb(a->cfg.resources, true, &ai->n_resources);
     ai->attributes = agent_attrs_to_pb(a->cfg.attributes, &ai->n_attributes);
+    if (a->cfg.domain != NULL)
+        ai->domain =
+            jpb_copy(&mesos__v1__domain_info__descriptor, &a->cfg.domain->base);
     if (a->agent_id != NULL) {
         ai->id = xmalloc(sizeof(*ai->id));
         mesos__v1__agent_id__init(ai->id);
@@ -1914,6 +1917,7 @@ void agent_state_view_of(const struct agent *a, struct agent_state_view *out)
         .start_time = a->start_time,
         .resources = a->cfg.resources,
         .attributes = a->cfg.attributes,
+        .domain = a->cfg.domain,
         .flags = agent_flags_object(a->cfg.flags),
         .frameworks = a->frameworks,
         .tasks = a->tasks,

@@ -14,6 +14,7 @@
 #include "agent/attributes.h"
 #include "agent/flags_agent.h"
 #include "common/resources.h"
+#include "mesos/v1/mesos.pb-c.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -33,6 +34,7 @@ struct agent_config {
     uint16_t port;             /* the port the HTTP server bound */
     const res_list *resources; /* the agent's total resources */
     const struct agent_attrs *attributes;
+    const Mesos__V1__DomainInfo *domain; /* --domain; NULL: none */
     /* The Authorization header of its calls to the master, or NULL
      * (--credential; auth_agent.h). */
     const char *master_authorization;

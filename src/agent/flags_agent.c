@@ -55,6 +55,13 @@ void agent_flags_init(struct agent_flags *af)
          "range list in [], a number (scalar) or else text; sets are not "
          "allowed, as in Mesos.",
          &af->attributes},
+        {"domain", FLAG_STRING, NULL,
+         "Fault domain of the agent, as Mesos's DomainInfo JSON or the path "
+         "of a file holding it (file:// allowed), e.g. "
+         "'{\"fault_domain\": {\"region\": {\"name\": \"eu\"}, "
+         "\"zone\": {\"name\": \"a\"}}}'. A master without --domain "
+         "refuses an agent with one.",
+         &af->domain},
         {"default_role", FLAG_STRING, "*",
          "Role of the --resources entries that name none, and of the "
          "detected resources.",

@@ -18,7 +18,7 @@
 
 /* Rows in the agent's flag table: its own, then the isolation flags, then
  * the launch flags. */
-#define AGENT_FLAGS_BASE_ROWS 32
+#define AGENT_FLAGS_BASE_ROWS 33
 #define AGENT_FLAGS_ROWS                                                       \
     (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS +   \
      TLS_FLAG_ROWS)
@@ -52,6 +52,7 @@ struct agent_flags {
     const char *resources;         /* --resources text or JSON; NULL:
                                       detect every resource */
     const char *attributes;        /* --attributes text; NULL: none */
+    const char *domain;            /* --domain JSON or file; NULL: none */
     const char *default_role;      /* --default_role for --resources */
     const char *logging_level;     /* --logging_level text */
     enum log_level log_level;      /* parsed --logging_level */

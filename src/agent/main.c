@@ -15,6 +15,8 @@
 #include "agent/flags_agent.h"
 #include "agent/operator_api.h"
 #include "agent/resources_detect.h"
+#include "common/domain.h"
+#include "common/json_pb.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "common/fs.h"
@@ -109,11 +111,17 @@ int main(int argc, char **argv)
     struct event *ev_usr1 = NULL;
     res_list resources = RES_LIST_INIT;
     struct agent_attrs attrs = {0};
+    Mesos__V1__DomainInfo *domain = NULL;
     char work_dir[PATH_MAX], sandboxes[PATH_MAX + 16], root[PATH_MAX];
     struct sig_ctx sc = {0};
 
     if (agent_attrs_parse(af.attributes, &attrs, err, sizeof(err)) != 0) {
         fprintf(stderr, "offerd-agent: %s\n", err);
+        goto out;
+    }
+    if (af.domain != NULL && af.domain[0] != '\0' &&
+        (domain = domain_load(af.domain, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "offerd-agent: --domain: %s\n", err);
         goto out;
     }
     if (fs_mkdirs(af.work_dir, err, sizeof(err)) != 0) {
@@ -178,6 +186,7 @@ int main(int argc, char **argv)
         .port = bound,
         .resources = &resources,
         .attributes = &attrs,
+        .domain = domain,
         .master_authorization = agent_auth_master_header(auth),
         .exec_auth = exec_auth,
     };
@@ -250,6 +259,8 @@ out:
     mainloop_free(ml);
     res_list_clear(&resources);
     agent_attrs_clear(&attrs);
+    if (domain != NULL)
+        jpb_free(&domain->base);
     agent_flags_fini(&af);
     return rc;
 }

@@ -282,6 +282,8 @@ json_t *agent_state_json(const struct agent_state_view *v)
     json_object_set_new(j, "checkpointed_resources_version",
                         json_integer((json_int_t)v->checkpointed_version));
     json_object_set_new(j, "attributes", agent_attrs_to_json(v->attributes));
+    if (v->domain != NULL)
+        json_object_set_new(j, "domain", jpb_to_json(&v->domain->base));
     json_t *flags = flags_to_json(v->flags);
     json_object_set(j, "flags", json_object_get(flags, "flags"));
     json_decref(flags);

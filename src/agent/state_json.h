@@ -42,6 +42,7 @@
 #include "agent/attributes.h"
 #include "agent/tasks.h"
 #include "common/resources.h"
+#include "mesos/v1/mesos.pb-c.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -62,6 +63,7 @@ struct agent_state_view {
     double start_time;
     const res_list *resources;
     const struct agent_attrs *attributes;
+    const Mesos__V1__DomainInfo *domain; /* NULL: none */
     const struct flags *flags;
     const struct hmap *frameworks; /* id -> Mesos__V1__FrameworkInfo */
     const struct agent_tasks *tasks;

@@ -1024,7 +1024,6 @@ static void agent_release(struct alloc *a, struct alloc_agent *ag)
     free(ag->io);
     agent_info_free(ag->info);
     memset(ag, 0, sizeof(*ag));
-    ag->heap_key = INT64_MAX; /* entries left in a->fheap are stale */
     ag->udata = a->free_agents;
     a->free_agents = ag;
 }
@@ -1079,24 +1078,33 @@ static int add_used(struct alloc *a, struct alloc_agent *ag,
                    strcmp(used->v[j].alloc_role, role) == 0;
         if (seen)
             continue;
-        res_list group = RES_LIST_INIT;
-        res_list_filter(used, same_alloc_role, role, &group);
-        res_list unalloc = RES_LIST_INIT;
-        res_list_copy(&unalloc, &group);
-        res_list_allocate(&unalloc, NULL);
-        if (!res_list_contains(&ag->available, &unalloc)) {
+        /* Usually every entry is in this one role: then a view of `used`
+         * without its roles serves, with no copy (agents join by the
+         * hundred in a churning cluster). */
+        bool one_role = i == 0;
+        for (uint32_t j = i + 1; j < used->n && one_role; j++)
+            one_role = same_alloc_role(&used->v[j], role);
+        res_list owned = RES_LIST_INIT;
+        res_list *unalloc = &owned;
+        if (one_role) {
+            unalloc = &a->scratch_unrole;
+            role_view(used, NULL, unalloc);
+        } else {
+            res_list_filter(used, same_alloc_role, role, &owned);
+            res_list_allocate(&owned, NULL);
+        }
+        if (!res_list_contains(&ag->available, unalloc)) {
             rc = -1;
         } else {
             struct client *c = client_find(fw, role);
             if (c == NULL)
                 c = client_new(a, fw, role); /* not subscribed: held only */
             struct holding *h = holding_get(ag, c);
-            transfer(&ag->available, &unalloc, &h->res);
+            transfer(&ag->available, unalloc, &h->res);
             avail_changed(a, ag);
-            track_held(a, c, &unalloc, 1);
+            track_held(a, c, unalloc, 1);
         }
-        res_list_clear(&unalloc);
-        res_list_clear(&group);
+        res_list_clear(&owned);
     }
     return rc;
 }
@@ -1124,7 +1132,6 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
     ag->caps = caps;
     ag->active = true;
     ag->min_expires = INT64_MAX;
-    ag->heap_key = INT64_MAX;
     ag->cover_valid = true;
     res_list_copy(&ag->total, total);
     res_list_copy(&ag->available, total);
@@ -1140,11 +1147,13 @@ int alloc_agent_add(struct alloc *a, void *udata, const res_list *total,
         a->agents = xreallocarray(a->agents, a->capagents, sizeof(ag));
         a->candidate = xreallocarray(a->candidate, a->capagents, 1);
         a->quiet = xreallocarray(a->quiet, a->capagents, sizeof(uint32_t));
+        a->wake = xreallocarray(a->wake, a->capagents, sizeof(int64_t));
     }
     ag->index = a->nagents;
     a->agents[a->nagents++] = ag;
     a->candidate[ag->index] = 0;
     a->quiet[ag->index] = 0;
+    a->wake[ag->index] = INT64_MAX;
     total_changed(a, total, 1);
     int rc = 0;
     for (uint32_t i = 0; i < nused; i++)
@@ -1201,6 +1210,7 @@ void alloc_agent_remove(struct alloc *a, struct alloc_agent *ag)
     a->agents[ag->index] = a->agents[last];
     a->candidate[ag->index] = a->candidate[last];
     a->quiet[ag->index] = a->quiet[last];
+    a->wake[ag->index] = a->wake[last];
     a->agents[ag->index]->index = ag->index;
     agent_release(a, ag);
 }
@@ -2259,22 +2269,37 @@ static void make_inverse_offers(struct alloc *a, struct alloc_agent **ags,
         }                                                                      \
     } while (0)
 
+/* For an agent with filters due, the filters and refused sets that
+ * expiring them reads (their struct is in cache by then). */
+#define PREFETCH_DUE_FILTERS(a, i, n, now)                                     \
+    do {                                                                       \
+        if ((i) + PREFETCH_NEAR < (n)) {                                       \
+            const struct alloc_agent *ag_ = (a)->cands[(i) + PREFETCH_NEAR];   \
+            if (alloc_filter_due(ag_, (now))) {                                \
+                __builtin_prefetch(ag_->filters);                              \
+                __builtin_prefetch(ag_->rsets);                                \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
 uint32_t alloc_run(struct alloc *a, int64_t now)
 {
     a->cycle++;
-    alloc_filter_expire(a, now);
     if (a->shares_dirty)
         alloc_sorter_rebuild(a);
 
-    /* This cycle's agents: all, or those events made candidates. */
+    /* This cycle's agents: all, or those events made candidates, and
+     * those with a filter due (quiet or not: expiry may wake them). Their
+     * filters expire as the loops below reach them. */
     if (a->capcands < a->nagents) {
         a->capcands = a->nagents;
         a->cands = xreallocarray(a->cands, a->capcands, sizeof(*a->cands));
     }
     uint32_t n = 0;
     for (uint32_t i = 0; i < a->nagents; i++) {
-        if ((a->all_candidates || a->candidate[i]) &&
-            a->quiet[i] != a->elig_epoch)
+        if (((a->all_candidates || a->candidate[i]) &&
+             a->quiet[i] != a->elig_epoch) ||
+            a->wake[i] <= now)
             a->cands[n++] = a->agents[i];
     }
     if (a->nagents > 0)
@@ -2301,15 +2326,23 @@ uint32_t alloc_run(struct alloc *a, int64_t now)
         if (cy.quota)
             compute_headroom(&cy);
         if (a->nunsatisfied > 0)
-            for (uint32_t i = 0; i < n; i++)
+            for (uint32_t i = 0; i < n; i++) {
+                alloc_filter_expire_agent(a, a->cands[i], now);
                 if (a->cands[i]->active && a->cands[i]->available.n > 0)
                     stage_quota(&cy, a->cands[i]);
+            }
         for (uint32_t i = 0; i < n; i++) {
             PREFETCH_AGENTS(a, i, n);
+            PREFETCH_DUE_FILTERS(a, i, n, now);
+            alloc_filter_expire_agent(a, a->cands[i], now);
             if (a->cands[i]->active && a->cands[i]->available.n > 0)
                 stage_fair(&cy, a->cands[i]);
         }
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            alloc_filter_expire_agent(a, a->cands[i], now);
     }
+    alloc_filter_expire_flush(a);
     /* Inverse offers look at every agent with an unavailability, quiet
      * or not. */
     if (a->opt.on_inverse_offer != NULL && a->n_unav > 0)
@@ -2474,8 +2507,7 @@ void alloc_free(struct alloc *a)
     free(a->candidate);
     free(a->quiet);
     free(a->cands);
-    free(a->fheap);
-    free(a->due);
+    free(a->wake);
     free(a->scratch_view.v);
     free(a->scratch_view2.v);
     free(a->scratch_view3.v);

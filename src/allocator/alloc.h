@@ -469,7 +469,8 @@ struct alloc_stats {
     uint64_t inverse_offers; /* inverse offers made in total */
     uint32_t agents;         /* agents known */
     uint32_t frameworks;     /* frameworks known */
-    uint32_t filters_active; /* offer filters not yet expired */
+    uint32_t filters_active; /* offer filters not yet collected (a cycle
+                                collects the expired ones) */
     uint32_t roles;          /* role tree nodes */
     size_t memory_bytes;     /* bytes the allocator holds (approximate) */
 };

@@ -126,6 +126,13 @@ bool alloc_res_is_unreserved_nonrevocable(const struct resource *r);
 bool alloc_res_is_reserved(const struct resource *r);
 
 /* A set of pointers (linear probing, backward-shift deletion). */
+/* A deletion of ag from client's agent set, queued (alloc.fdel). */
+#define ALLOC_FDEL_LAG 8
+struct fdel {
+    uint32_t client;
+    struct alloc_agent *ag;
+};
+
 struct pset {
     void **slots;
     uint32_t cap; /* power of two or 0 */
@@ -351,12 +358,6 @@ struct rset {
     uint32_t refs; /* filters using it; 0: free slot */
 };
 
-/* An entry of alloc.fheap: live while ag->heap_key == key. */
-struct fheap_ent {
-    int64_t key;
-    struct alloc_agent *ag;
-};
-
 /* Per-framework maintenance state of an agent. */
 struct io_state {
     struct alloc_framework *fw;
@@ -412,9 +413,8 @@ struct alloc_agent {
     uint32_t nfilters, capfilters;
     struct rset *rsets;
     uint32_t nrsets;
-    int64_t min_expires; /* earliest filter expiry; INT64_MAX: none */
-    int64_t heap_key;    /* key of its live entry in a->fheap (== min_expires
-                            when it has filters); INT64_MAX: none */
+    int64_t min_expires; /* earliest filter expiry; INT64_MAX: none (kept
+                            in a->wake[index] too) */
     /* Bitmaps over client ids: fbits = has a filter here; cbits = has a
      * filter containing all of cover_snap. While cover_valid, available is
      * contained in cover_snap, so a client with its cbit set is refused
@@ -486,15 +486,16 @@ struct alloc {
     bool all_candidates;
     uint32_t ncandidates; /* agents flagged candidate */
 
-    /* Agents by earliest filter expiry: a min-heap of (key, agent) with
-     * the keys inline, so that expiry never touches an agent it does not
-     * expire; superseded entries stay until popped (filters.c). */
-    struct fheap_ent *fheap;
-    uint32_t nfheap, capfheap;
-    uint32_t nfheap_live;  /* agents with a live entry */
-    struct fheap_ent *due; /* scratch: the entries a cycle found due */
-    uint32_t capdue;
-    uint32_t filters_alive;
+    /* By agent index, like candidate and quiet: the agent's earliest
+     * filter expiry (INT64_MAX: no filter). A cycle finds the due agents
+     * by scanning this array and expires their filters when its walk
+     * reaches them, while their structs are in cache (filters.c). */
+    int64_t *wake;
+    uint32_t filters_alive; /* filters not yet collected */
+    /* Deletions from clients' agent sets queued by expiry (a ring, the
+     * oldest done as a new one comes); empty outside a cycle. */
+    struct fdel fdel[ALLOC_FDEL_LAG];
+    uint32_t nfdel; /* queued since the last flush */
 
     uint64_t rng;
     uint64_t visit_stamp;
@@ -549,8 +550,19 @@ void alloc_filter_add(struct alloc *a, struct alloc_agent *ag, struct client *c,
 void alloc_filter_remove_client(struct alloc *a, struct client *c);
 /* Remove every filter on agent ag. */
 void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag);
-/* Remove filters that expired at or before now. */
-void alloc_filter_expire(struct alloc *a, int64_t now);
+/* Remove ag's filters that expired at or before now (the cycle calls it
+ * for each agent whose a->wake entry is due, when it visits the agent).
+ * Does not make ag a candidate: the caller is visiting it. */
+void alloc_filter_expire_agent(struct alloc *a, struct alloc_agent *ag,
+                               int64_t now);
+/* Do the deletions alloc_filter_expire_agent queued: call before the
+ * cycle returns. */
+void alloc_filter_expire_flush(struct alloc *a);
+/* True when ag has a filter due at now. */
+static inline bool alloc_filter_due(const struct alloc_agent *ag, int64_t now)
+{
+    return ag->min_expires <= now;
+}
 /* Make ag's covered bitmap match its current available resources. */
 void alloc_filter_refresh_cover(struct alloc *a, struct alloc_agent *ag);
 /* True when some filter of client c on ag contains `offer` (unallocated). */

@@ -15,9 +15,9 @@
  * snapshot). When every eligible client is covered the whole agent is
  * skipped in O(clients / 64).
  *
- * Expiry: agents sit in a min-heap by their earliest filter expiry (keys
- * kept in the heap's entries); alloc_filter_expire() pops the agents whose
- * earliest filter is due.
+ * Expiry: a->wake holds each agent's earliest filter expiry by agent
+ * index; the cycle scans it for due agents and, as its walk reaches each
+ * of them, alloc_filter_expire_agent() drops the due filters.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,6 +101,14 @@ void pset_del(struct pset *s, void *p)
     s->n--;
 }
 
+/* Ask for the slot where p's probe in s starts (a later pset_del of p
+ * then finds it in cache). */
+static void pset_prefetch(const struct pset *s, const void *p)
+{
+    if (s->cap > 0)
+        __builtin_prefetch(&s->slots[ptr_hash(p) & (s->cap - 1)]);
+}
+
 void pset_free(struct pset *s)
 {
     free(s->slots);
@@ -147,89 +155,17 @@ static void bit_clear(uint64_t *bits, uint32_t nwords, uint32_t id)
         bits[id / 64] &= ~(1ULL << (id % 64));
 }
 
-/* ---- Expiry heap of agents ---------------------------------------------- */
+/* ---- Expiry ----------------------------------------------------------- */
 
-/* The keys live in the heap's entries: sifting compares entries of one
- * contiguous array, never agents' structs scattered over memory (with
- * 10,000 agents each expiring a filter every cycle, the struct loads of a
- * heap of pointers were most of the cycle's expiry). An agent whose
- * earliest expiry changes gets a new entry; the old one stays, is known
- * stale by its key (!= ag->heap_key), and is dropped when popped or when
- * stale entries outnumber live ones. A popped stale entry may name a
- * released agent struct: slabs are kept until alloc_free, and a released
- * struct's heap_key is INT64_MAX, which no entry carries. */
-
-static void heap_sift_up(struct fheap_ent *h, uint32_t i)
+/* Record ag's earliest expiry where the cycle looks for due agents: one
+ * contiguous array by agent index, so that finding them touches no agent
+ * struct. (A min-heap of agents did the same job; the cycle popped 10,000
+ * entries and then loaded each agent's struct, filters and refused sets in
+ * a pass of its own, where now the walk over the agent pays those loads
+ * once for both jobs.) */
+static void wake_update(struct alloc *a, const struct alloc_agent *ag)
 {
-    struct fheap_ent e = h[i];
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (h[p].key <= e.key)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = e;
-}
-
-static void heap_sift_down(struct fheap_ent *h, uint32_t n, uint32_t i)
-{
-    struct fheap_ent e = h[i];
-    for (;;) {
-        uint32_t l = 2 * i + 1, m = l;
-        if (l >= n)
-            break;
-        if (l + 1 < n && h[l + 1].key < h[l].key)
-            m = l + 1;
-        if (e.key <= h[m].key)
-            break;
-        h[i] = h[m];
-        i = m;
-    }
-    h[i] = e;
-}
-
-static void heap_pop(struct alloc *a)
-{
-    a->fheap[0] = a->fheap[--a->nfheap];
-    if (a->nfheap > 0)
-        heap_sift_down(a->fheap, a->nfheap, 0);
-}
-
-/* Drop the stale entries once they outnumber the live ones. */
-static void heap_compact(struct alloc *a)
-{
-    if (a->nfheap <= 2 * a->nfheap_live + 64)
-        return;
-    uint32_t out = 0;
-    for (uint32_t i = 0; i < a->nfheap; i++)
-        if (a->fheap[i].ag->heap_key == a->fheap[i].key)
-            a->fheap[out++] = a->fheap[i];
-    a->nfheap = out;
-    for (uint32_t i = out / 2; i-- > 0;)
-        heap_sift_down(a->fheap, out, i);
-}
-
-/* Give ag a live entry at its earliest expiry, or none when it has no
- * filters. */
-static void heap_update(struct alloc *a, struct alloc_agent *ag)
-{
-    int64_t want = ag->nfilters == 0 ? INT64_MAX : ag->min_expires;
-    if (want == ag->heap_key)
-        return;
-    if (ag->heap_key != INT64_MAX)
-        a->nfheap_live--;
-    ag->heap_key = want;
-    if (want != INT64_MAX) {
-        if (a->nfheap == a->capfheap) {
-            a->capfheap = a->capfheap ? 2 * a->capfheap : 64;
-            a->fheap = xreallocarray(a->fheap, a->capfheap, sizeof(*a->fheap));
-        }
-        a->fheap[a->nfheap] = (struct fheap_ent){want, ag};
-        heap_sift_up(a->fheap, a->nfheap++);
-        a->nfheap_live++;
-    }
-    heap_compact(a);
+    a->wake[ag->index] = ag->nfilters == 0 ? INT64_MAX : ag->min_expires;
 }
 
 static void recompute_min_expires(struct alloc_agent *ag)
@@ -324,7 +260,7 @@ void alloc_filter_add(struct alloc *a, struct alloc_agent *ag, struct client *c,
     a->filters_alive++;
     if (expires < ag->min_expires)
         ag->min_expires = expires;
-    heap_update(a, ag);
+    wake_update(a, ag);
 }
 
 /* Recompute client id's bits on ag from its remaining filters. */
@@ -368,7 +304,7 @@ static void remove_client_on_agent(struct alloc *a, struct alloc_agent *ag,
     bit_clear(ag->fbits, ag->nwords, c->id);
     bit_clear(ag->cbits, ag->nwords, c->id);
     recompute_min_expires(ag);
-    heap_update(a, ag);
+    wake_update(a, ag);
     alloc_agent_touch(a, ag);
 }
 
@@ -402,26 +338,53 @@ void alloc_filter_remove_agent(struct alloc *a, struct alloc_agent *ag)
         memset(ag->cbits, 0, ag->nwords * sizeof(uint64_t));
     }
     ag->min_expires = INT64_MAX;
-    heap_update(a, ag);
+    wake_update(a, ag);
 }
 
-/* Expire the due filters of ag (popped from the heap as `key`). */
-static void expire_agent(struct alloc *a, struct alloc_agent *ag, int64_t key,
-                         int64_t now)
+/* Expiry takes agents out of their clients' sets a few deletions late:
+ * each deletion's slot is prefetched when it is queued, so the cache
+ * misses of a cycle's thousands of deletions overlap. Until
+ * alloc_filter_expire_flush the sets may still name an agent a client no
+ * longer has filters on, which only a revive or a client's removal reads,
+ * and neither happens inside a cycle. */
+static void fagents_del_later(struct alloc *a, struct client *c,
+                              struct alloc_agent *ag)
 {
-    if (ag->heap_key != key)
-        return;               /* superseded */
-    ag->heap_key = INT64_MAX; /* its entry is gone */
-    a->nfheap_live--;
+    struct fdel *q = a->fdel;
+    uint32_t k = a->nfdel % ALLOC_FDEL_LAG;
+    if (a->nfdel >= ALLOC_FDEL_LAG)
+        pset_del(&a->clients[q[k].client]->fagents, q[k].ag);
+    pset_prefetch(&c->fagents, ag);
+    q[k].client = c->id;
+    q[k].ag = ag;
+    a->nfdel++;
+}
+
+void alloc_filter_expire_flush(struct alloc *a)
+{
+    uint32_t n = a->nfdel < ALLOC_FDEL_LAG ? a->nfdel : ALLOC_FDEL_LAG;
+    for (uint32_t i = 0; i < n; i++)
+        pset_del(&a->clients[a->fdel[i].client]->fagents, a->fdel[i].ag);
+    a->nfdel = 0;
+}
+
+void alloc_filter_expire_agent(struct alloc *a, struct alloc_agent *ag,
+                               int64_t now)
+{
+    if (!alloc_filter_due(ag, now))
+        return;
     /* Clients that lost a filter (filters are sorted by client id, so
      * repeats are adjacent); past the buffer, every client is refreshed. */
     uint32_t lost[32], nlost = 0;
     bool all = false;
     uint32_t out = 0;
+    int64_t next = INT64_MAX;
     for (uint32_t i = 0; i < ag->nfilters; i++) {
         struct ofilter f = ag->filters[i];
         if (f.expires > now) {
             ag->filters[out++] = f;
+            if (f.expires < next)
+                next = f.expires;
             continue;
         }
         struct client *c = a->clients[f.client];
@@ -446,52 +409,20 @@ static void expire_agent(struct alloc *a, struct alloc_agent *ag, int64_t key,
                     bits &= bits - 1;
                     refresh_client_bits(ag, id);
                     if (!alloc_bit_get(ag->fbits, ag->nwords, id))
-                        pset_del(&a->clients[id]->fagents, ag);
+                        fagents_del_later(a, a->clients[id], ag);
                 }
             }
         } else {
             for (uint32_t k = 0; k < nlost; k++) {
                 refresh_client_bits(ag, lost[k]);
                 if (!alloc_bit_get(ag->fbits, ag->nwords, lost[k]))
-                    pset_del(&a->clients[lost[k]]->fagents, ag);
+                    fagents_del_later(a, a->clients[lost[k]], ag);
             }
         }
-        alloc_agent_touch(a, ag);
+        a->quiet[ag->index] = 0; /* may no longer be all covered */
     }
-    recompute_min_expires(ag);
-    heap_update(a, ag);
-}
-
-/* Agents expired ahead of the one being expired: its struct (DUE_FAR)
- * and the arrays it points to (DUE_NEAR, by then the struct arrived) are
- * requested early, so that the misses of a cycle's thousands of due
- * agents overlap instead of following one another. */
-#define DUE_FAR  8
-#define DUE_NEAR 3
-
-void alloc_filter_expire(struct alloc *a, int64_t now)
-{
-    /* Take every due entry out first: the heap's own array only. What
-     * expiring pushes back is due later than now. */
-    uint32_t n = 0;
-    while (a->nfheap > 0 && a->fheap[0].key <= now) {
-        if (n == a->capdue) {
-            a->capdue = a->capdue ? 2 * a->capdue : 64;
-            a->due = xreallocarray(a->due, a->capdue, sizeof(*a->due));
-        }
-        a->due[n++] = a->fheap[0];
-        heap_pop(a);
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        if (k + DUE_FAR < n)
-            __builtin_prefetch(&a->due[k + DUE_FAR].ag->heap_key);
-        if (k + DUE_NEAR < n) {
-            const struct alloc_agent *g = a->due[k + DUE_NEAR].ag;
-            __builtin_prefetch(g->filters);
-            __builtin_prefetch(g->rsets);
-        }
-        expire_agent(a, a->due[k].ag, a->due[k].key, now);
-    }
+    ag->min_expires = next;
+    wake_update(a, ag);
 }
 
 void alloc_filter_refresh_cover(struct alloc *a, struct alloc_agent *ag)

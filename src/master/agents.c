@@ -19,6 +19,7 @@
 #include "common/resources_pb.h"
 #include "master/calls.h"
 #include "master/changes.h"
+#include "master/domains.h"
 #include "master/executors.h"
 #include "master/frameworks.h"
 #include "master/live_counters.h"
@@ -1048,8 +1049,11 @@ static void handle_subscribe(struct master_call_ctx *c)
     const Offerd__Agent__Call__Subscribe *sub = agent_call(c)->subscribe;
     const Mesos__V1__AgentInfo *ai = sub->agent_info;
     res_list total = RES_LIST_INIT;
-    if (check_agent_info(req, ai, &total) != 0)
+    if (check_agent_info(req, ai, &total) != 0 ||
+        master_agent_domain_check(m, req, ai) != 0) {
+        res_list_clear(&total);
         return;
+    }
     const char *id = ai->id != NULL ? ai->id->value : NULL;
     if (id != NULL && (id[0] == '\0' || strlen(id) > 255)) {
         res_list_clear(&total);

@@ -134,6 +134,14 @@ void master_flags_init(struct master_flags *mf)
          "Human readable name for the cluster, shown in /state as "
          "'cluster' (as Mesos; absent when unset).",
          &mf->cluster},
+        {"domain", FLAG_STRING, NULL,
+         "Fault domain of the master, as Mesos's DomainInfo JSON or the "
+         "path of a file holding it (file:// allowed): "
+         "'{\"fault_domain\": {\"region\": {\"name\": \"eu\"}, "
+         "\"zone\": {\"name\": \"a\"}}}'. Agents in another region "
+         "are offered only to REGION_AWARE frameworks; without it, agents "
+         "with a domain are refused.",
+         &mf->domain},
         {"webui_dir", FLAG_STRING, NULL,
          "Directory of the web UI served at / (index.html and static/). "
          "Defaults to the installed copy, <datadir>/offerd/webui, or to the "

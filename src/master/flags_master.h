@@ -21,7 +21,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS (44 + TLS_FLAG_ROWS)
+#define MASTER_FLAGS_ROWS (45 + TLS_FLAG_ROWS)
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -54,6 +54,8 @@ struct master_flags {
     int64_t max_completed_tasks_per_framework;
     const char *weights; /* --weights: "role=weight,..."; NULL: none */
     const char *cluster; /* --cluster: the cluster's name; NULL: none */
+    const char *domain;  /* --domain: DomainInfo JSON or file; NULL: none
+                            (loaded by master_new, common/domain.h) */
     const char *log_dir; /* --log_dir: where offerd-master.log is written;
                             NULL: no log file */
     /* --webui_dir: the web UI's files (webui.h) */

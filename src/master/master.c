@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/domain.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -185,6 +186,7 @@ static struct alloc *make_allocator(struct master *m, char *err, size_t errlen)
     o.on_offer = master_offer_from_alloc;
     o.on_inverse_offer = master_inverse_offer_from_alloc;
     o.cb_arg = m;
+    o.region = domain_region(m->domain); /* copied by alloc_new */
     struct alloc_quantities *min = NULL;
     uint32_t nmin = 0;
     if (m->flags->min_allocatable_resources != NULL &&
@@ -237,6 +239,14 @@ struct master *master_new_with(struct event_base *base,
     prom_hist_init(&m->metrics.offer_answer, PROM_BOUNDS_WAIT,
                    PROM_BOUNDS_WAIT_N);
 
+    if (flags->domain != NULL && flags->domain[0] != '\0') {
+        char why[256];
+        m->domain = domain_load(flags->domain, why, sizeof(why));
+        if (m->domain == NULL) {
+            snprintf(err, errlen, "--domain: %s", why);
+            goto fail;
+        }
+    }
     m->alloc = make_allocator(m, err, errlen);
     if (m->alloc == NULL)
         goto fail;
@@ -363,6 +373,8 @@ void master_free(struct master *m)
     hmap_free(m->recovered_agents, master_persist_free_recovered);
     hmap_free(m->gone_agents, free);
     hmap_free(m->unreachable_agents, free);
+    if (m->domain != NULL)
+        jpb_free(&m->domain->base);
     if (m->reregister_timer != NULL)
         event_free(m->reregister_timer);
     if (m->registry_gc_timer != NULL)

@@ -378,6 +378,7 @@ struct master {
     const struct master_flags *flags;
     struct master_options opts;
     struct alloc *alloc;
+    Mesos__V1__DomainInfo *domain; /* --domain (owned); NULL: none */
     struct registry *registry;
     struct master_quota *quota;   /* weights and quota (quota.c) */
     struct master_ops *ops;       /* operations with feedback (operations.c) */

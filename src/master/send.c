@@ -30,6 +30,7 @@ void master_fill_info(const struct master *m, Mesos__V1__MasterInfo *info,
                       Mesos__V1__Address *addr)
 {
     master_fill_info_of(m->id, m->ip, m->port, m->flags->hostname, info, addr);
+    info->domain = m->domain; /* borrowed */
 }
 
 void master_fill_info_of(const char *id, const char *ip, uint16_t port,

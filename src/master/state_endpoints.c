@@ -8,6 +8,7 @@
  */
 #include "master/authz.h"
 #include "master/agents.h"
+#include "master/domains.h"
 #include "master/state_endpoints.h"
 #include "master/state_models.h"
 #include "master/state_stream.h"
@@ -482,6 +483,7 @@ static json_t *agent_model(const struct master *m, const struct agent *ag,
     json_object_set_new(o, "version",
                         json_string(ag->version ? ag->version : ""));
     json_object_set_new(o, "attributes", attributes_model(ag->info));
+    master_domain_json(o, ag->info->domain);
     const res_list *total =
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     json_object_set_new(o, "resources", resources_model(total));
@@ -558,6 +560,7 @@ static void add_master_fields(struct master *m, json_t *o)
     json_object_set_new(o, "leader_info", info);
     if (m->flags->cluster != NULL)
         json_object_set_new(o, "cluster", json_string(m->flags->cluster));
+    master_domain_json(o, m->domain);
 }
 
 /* Reply 200 with body (taken), or its ?jsonp= form. */

@@ -277,10 +277,41 @@ START_TEST(test_filter_expiry)
 }
 END_TEST
 
+/* An agent refused by every framework is quiet: event-driven cycles skip
+ * it. Its filter's expiry alone brings it back, in a cycle nothing else
+ * asked for (no candidates marked), and the filter is collected then. */
+START_TEST(test_filter_expiry_wakes_quiet_agent)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    struct alloc_agent *ag = add_agent(a, &A1, "cpus:1;mem:512");
+    struct alloc_framework *f1 = add_fw(a, &F1, "r", 0);
+    alloc_run(a, 0);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:512");
+    ck_assert_int_eq(alloc_recover(a, ag, f1, &rec.offers[0].res, 5 * SEC, 0),
+                     0);
+    rec_clear(&rec);
+    alloc_run(a, SEC); /* the recover's candidate: covered, now quiet */
+    ck_assert_uint_eq(rec.noffers, 0);
+    ck_assert(!alloc_has_candidates(a));
+    alloc_run(a, 4 * SEC);
+    ck_assert_uint_eq(rec.noffers, 0);
+    struct alloc_stats st;
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.filters_active, 1);
+    alloc_run(a, 5 * SEC);
+    expect_one_offer(&rec, &F1, &A1, "cpus:1;mem:512");
+    alloc_get_stats(a, &st);
+    ck_assert_uint_eq(st.filters_active, 0);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 /* Expiry stays exact while agents come and go and earliest expiries move
- * (the expiry heap's superseded entries, and entries of agents removed and
- * of agent structs reused): each agent comes back exactly when its own
- * filter expires. */
+ * (earliest expiries of agents removed, and moved by the removal to other
+ * indexes, and agent structs reused): each agent comes back exactly when its
+ * own filter expires. */
 START_TEST(test_filter_expiry_with_agent_churn)
 {
     struct rec rec = {0};
@@ -2111,6 +2142,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_unreserved_drf);
     tcase_add_test(tc, test_reserved_only_to_role);
     tcase_add_test(tc, test_filter_expiry);
+    tcase_add_test(tc, test_filter_expiry_wakes_quiet_agent);
     tcase_add_test(tc, test_filter_expiry_with_agent_churn);
     tcase_add_test(tc, test_filter_subset_semantics);
     tcase_add_test(tc, test_suppress_and_revive);
