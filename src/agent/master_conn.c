@@ -25,6 +25,9 @@
 #define SUBSCRIBE_TIMEOUT_MS 15000
 /* How long a POSTed call may take. */
 #define CALL_TIMEOUT_MS 15000
+/* Kept-alive connections for calls (more calls at once wait for one):
+ * tasks launched together send their updates together. */
+#define AGENT_CALL_CONNS 4
 
 struct post {
     struct agent_conn *c;
@@ -36,6 +39,9 @@ struct post {
 
 struct agent_conn {
     struct event_base *base;
+    /* The calls' kept-alive connections: the master is spared an accept
+     * and a close per call. */
+    struct http_client_pool *conns;
     char *ip; /* the master's host as given (IPv4 or a name); NULL:
                  no leading master known */
     uint16_t port;
@@ -219,6 +225,7 @@ post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
     uint8_t *body;
     struct http_client_options o =
         api_post(c, call, true, CALL_TIMEOUT_MS, h, &body);
+    o.pool = c->conns;
     struct http_client_req *req =
         http_client_request(c->base, &o, post_done, p);
     free(body);
@@ -498,6 +505,7 @@ struct agent_conn *agent_conn_new(struct event_base *base,
 {
     struct agent_conn *c = xcalloc(1, sizeof(*c));
     c->base = base;
+    c->conns = http_client_pool_new(base, AGENT_CALL_CONNS, 0);
     c->ip = cfg->master_ip != NULL && cfg->master_ip[0] != '\0'
                 ? xstrdup(cfg->master_ip)
                 : NULL;
@@ -568,5 +576,6 @@ void agent_conn_free(struct agent_conn *c)
     free(c->ip);
     free(c->authorization);
     free(c->agent_id);
+    http_client_pool_free(c->conns);
     free(c);
 }

@@ -1,6 +1,7 @@
 /*
- * HTTP client over evhttp's client side. One evhttp connection per request;
- * the outcome is copied out of evhttp as it arrives, and the final callback
+ * HTTP client over evhttp's client side. One evhttp connection per request
+ * (taken from and given back to a pool when the request names one); the
+ * outcome is copied out of evhttp as it arrives, and the final callback
  * plus every free happen in a "finish" event of our own, so the connection is
  * never freed while evhttp is still inside one of its callbacks.
  */
@@ -55,6 +56,47 @@ struct http_client_req {
     bool refused;     /* stream answered with a non-200 status */
     bool got_headers; /* resp.status and headers recorded */
     bool tls;         /* over TLS */
+    /* The pool the request named (one-shot requests only), the TLS mode it
+     * asked for (part of the pool's key), and whether a response came, so
+     * that the connection may go back to the pool. */
+    struct http_client_pool *pool;
+    enum http_client_tls tls_mode;
+    bool reusable;
+    bool has_slot; /* counted in pool->busy */
+    /* Waiting for one of the pool's connections: the request, built but
+     * not yet handed to evhttp (ours to free), and what sending needs. */
+    struct evhttp_request *unsent;
+    struct http_client_req *wprev, *wnext;
+    char *host;
+    uint16_t port;
+    enum evhttp_cmd_type method;
+    char *path;
+    size_t max_body;
+};
+
+/* An idle kept-alive connection of a pool. */
+struct pooled_conn {
+    struct http_client_pool *pool;
+    struct evhttp_connection *evcon;
+    char *target; /* "host:port" */
+    enum http_client_tls tls_mode;
+    bool tls;
+    struct event *idle_ev; /* closes it after idle_ms */
+    struct pooled_conn *prev, *next;
+};
+
+struct http_client_pool {
+    struct event_base *base;
+    size_t max_conns;
+    int idle_ms;
+    struct pooled_conn *idle; /* most recently used first */
+    size_t nidle;
+    size_t busy; /* requests holding a connection */
+    /* Requests waiting for busy to fall below max_conns, oldest first. */
+    struct http_client_req *whead, *wtail;
+    size_t active; /* requests that named it and have not finished */
+    bool dead;     /* freed by its owner: goes with its last request */
+    uint64_t opened, reused;
 };
 
 int http_client_status(const struct http_client_response *r)
@@ -125,12 +167,152 @@ static const char *evreq_error_text(enum evhttp_request_error e)
     return "failed";
 }
 
+/* ---- Pools ---- */
+
+static void pooled_unlink(struct pooled_conn *pc)
+{
+    struct http_client_pool *p = pc->pool;
+    if (pc->prev != NULL)
+        pc->prev->next = pc->next;
+    else
+        p->idle = pc->next;
+    if (pc->next != NULL)
+        pc->next->prev = pc->prev;
+    p->nidle--;
+}
+
+/* Forget pc; its connection is closed unless keep. */
+static void pooled_free(struct pooled_conn *pc, bool keep)
+{
+    pooled_unlink(pc);
+    if (!keep)
+        evhttp_connection_free(pc->evcon);
+    event_free(pc->idle_ev);
+    free(pc->target);
+    free(pc);
+}
+
+static void on_pooled_idle(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    pooled_free(arg, false); /* our own event: no evhttp callback runs */
+}
+
+struct http_client_pool *http_client_pool_new(struct event_base *base,
+                                              size_t max_conns, int idle_ms)
+{
+    struct http_client_pool *p = xcalloc(1, sizeof(*p));
+    p->base = base;
+    p->max_conns = max_conns > 0 ? max_conns : HTTP_CLIENT_POOL_MAX_CONNS;
+    p->idle_ms = idle_ms > 0 ? idle_ms : HTTP_CLIENT_POOL_IDLE_MS;
+    return p;
+}
+
+void http_client_pool_free(struct http_client_pool *p)
+{
+    if (p == NULL)
+        return;
+    while (p->idle != NULL)
+        pooled_free(p->idle, false);
+    p->dead = true;
+    if (p->active == 0)
+        free(p);
+}
+
+void http_client_pool_counts(const struct http_client_pool *p, uint64_t *opened,
+                             uint64_t *reused)
+{
+    *opened = p->opened;
+    *reused = p->reused;
+}
+
+/* An idle connection of p to target in tls_mode, taken out of the pool
+ * (its TLS use in *tls), or NULL. */
+static struct evhttp_connection *pool_take(struct http_client_pool *p,
+                                           const char *target,
+                                           enum http_client_tls tls_mode,
+                                           bool *tls)
+{
+    for (struct pooled_conn *pc = p->idle; pc != NULL; pc = pc->next) {
+        if (pc->tls_mode != tls_mode || strcmp(pc->target, target) != 0)
+            continue;
+        struct evhttp_connection *evcon = pc->evcon;
+        *tls = pc->tls;
+        pooled_free(pc, true);
+        return evcon;
+    }
+    return NULL;
+}
+
+/* Give c's connection back to its pool, or close it when the pool is full
+ * or gone. */
+static void pool_put(struct http_client_req *c)
+{
+    struct http_client_pool *p = c->pool;
+    if (p->dead || p->nidle >= p->max_conns) {
+        evhttp_connection_free(c->evcon);
+        return;
+    }
+    struct pooled_conn *pc = xcalloc(1, sizeof(*pc));
+    pc->pool = p;
+    pc->evcon = c->evcon;
+    pc->target = xstrdup(c->target);
+    pc->tls_mode = c->tls_mode;
+    pc->tls = c->tls;
+    pc->idle_ev = event_new(p->base, -1, 0, on_pooled_idle, pc);
+    struct timeval tv = {p->idle_ms / 1000, (p->idle_ms % 1000) * 1000};
+    event_add(pc->idle_ev, &tv);
+    pc->next = p->idle;
+    if (p->idle != NULL)
+        p->idle->prev = pc;
+    p->idle = pc;
+    p->nidle++;
+}
+
+static void wait_unlink(struct http_client_req *c)
+{
+    struct http_client_pool *p = c->pool;
+    if (c->wprev != NULL)
+        c->wprev->wnext = c->wnext;
+    else
+        p->whead = c->wnext;
+    if (c->wnext != NULL)
+        c->wnext->wprev = c->wprev;
+    else
+        p->wtail = c->wprev;
+    c->wprev = c->wnext = NULL;
+}
+
+static void dispatch(struct http_client_req *c);
+
 static void client_free(struct http_client_req *c)
 {
-    if (c->evcon != NULL) {
-        /* Frees a request still queued on it, without callbacks. */
-        evhttp_connection_free(c->evcon);
+    struct http_client_pool *p = c->pool;
+    if (c->unsent != NULL) { /* still waiting for a connection */
+        wait_unlink(c);
+        evhttp_request_free(c->unsent);
     }
+    if (c->evcon != NULL) {
+        if (p != NULL && c->reusable && !c->cancelled)
+            pool_put(c);
+        else /* frees a request still queued on it, without callbacks */
+            evhttp_connection_free(c->evcon);
+    }
+    if (c->has_slot) {
+        p->busy--;
+        /* The oldest waiting request takes the slot (and, to the same
+         * target, the connection just given back). */
+        while (p->whead != NULL && p->busy < p->max_conns) {
+            struct http_client_req *w = p->whead;
+            wait_unlink(w);
+            dispatch(w);
+        }
+    }
+    if (p != NULL && --p->active == 0 && p->dead)
+        free(p);
+    free(c->host);
+    free(c->path);
     if (c->deadline != NULL)
         event_free(c->deadline);
     event_free(c->finish_ev);
@@ -264,6 +446,7 @@ static void on_evreq_done(struct evhttp_request *evreq, void *arg)
     copy_headers(c, evreq);
     if (!c->streaming || c->refused)
         copy_body(c, evreq);
+    c->reusable = true;
     c->finished = true;
     schedule_finish(c);
 }
@@ -293,6 +476,81 @@ static enum evhttp_cmd_type ev_method(enum http_method m)
     return EVHTTP_REQ_GET;
 }
 
+/* Open c's connection as o says (TLS or not). Returns 0, or -1 with the
+ * failure recorded. */
+static int open_conn(struct http_client_req *c)
+{
+    struct event_base *base = c->base;
+    struct tls_client *tc = NULL;
+    const char *why = NULL;
+    int tls_on = 0;
+    if (c->tls_mode == HTTP_CLIENT_TLS_INSECURE) {
+        tc = tls_client_insecure();
+        tls_on = tc != NULL ? 1 : -1;
+    } else if (c->tls_mode != HTTP_CLIENT_TLS_OFF) {
+        tls_on = tls_client_process(&tc, &why);
+    }
+    if (tls_on < 0 || (c->tls_mode == HTTP_CLIENT_TLS_ON && tc == NULL)) {
+        fail(c, "%s: %s", c->target, why != NULL ? why : "TLS unavailable");
+        return -1;
+    }
+    c->tls = c->tls_mode == HTTP_CLIENT_TLS_ON || tls_on == 1;
+    if (c->tls) {
+        char err[256];
+        struct bufferevent *bev =
+            tls_client_bev(tc, base, c->host, err, sizeof(err));
+        if (bev == NULL) {
+            fail(c, "%s: %s", c->target, err);
+            return -1;
+        }
+        /* evhttp owns bev from here (freed with the connection). */
+        c->evcon = evhttp_connection_base_bufferevent_new(base, NULL, bev,
+                                                          c->host, c->port);
+        if (c->evcon == NULL)
+            bufferevent_free(bev);
+    } else {
+        c->evcon = evhttp_connection_base_new(base, NULL, c->host, c->port);
+    }
+    if (c->evcon == NULL) {
+        fail(c, "%s: cannot create a connection", c->target);
+        return -1;
+    }
+    return 0;
+}
+
+/* Send c's request (built, in c->unsent) on a connection: an idle one of
+ * its pool, or a new one. */
+static void dispatch(struct http_client_req *c)
+{
+    struct evhttp_request *evreq = c->unsent;
+    c->unsent = NULL;
+    struct http_client_pool *p = c->pool;
+    if (p != NULL) {
+        p->busy++;
+        c->has_slot = true;
+        c->evcon = pool_take(p, c->target, c->tls_mode, &c->tls);
+        if (c->evcon != NULL)
+            p->reused++;
+    }
+    if (c->evcon == NULL) {
+        if (open_conn(c) != 0) {
+            evhttp_request_free(evreq);
+            return;
+        }
+        if (p != NULL)
+            p->opened++;
+    }
+    if (!c->streaming)
+        evhttp_connection_set_max_body_size(
+            c->evcon, (ev_ssize_t)(c->max_body ? c->max_body
+                                               : HTTP_CLIENT_DEFAULT_MAX_BODY));
+    c->evreq = evreq;
+    if (evhttp_make_request(c->evcon, evreq, c->method, c->path) != 0) {
+        c->evreq = NULL;
+        fail(c, "%s: cannot start the request", c->target);
+    }
+}
+
 static struct http_client_req *start(struct event_base *base,
                                      const struct http_client_options *o,
                                      bool streaming)
@@ -311,44 +569,12 @@ static struct http_client_req *start(struct event_base *base,
         event_add(c->deadline, &tv);
     }
 
-    struct tls_client *tc = NULL;
-    const char *why = NULL;
-    int tls_on = 0;
-    if (o->tls == HTTP_CLIENT_TLS_INSECURE) {
-        tc = tls_client_insecure();
-        tls_on = tc != NULL ? 1 : -1;
-    } else if (o->tls != HTTP_CLIENT_TLS_OFF) {
-        tls_on = tls_client_process(&tc, &why);
-    }
-    if (tls_on < 0 || (o->tls == HTTP_CLIENT_TLS_ON && tc == NULL)) {
-        fail(c, "%s: %s", c->target, why != NULL ? why : "TLS unavailable");
-        return c;
-    }
-    c->tls = o->tls == HTTP_CLIENT_TLS_ON || tls_on == 1;
-    if (c->tls) {
-        char err[256];
-        struct bufferevent *bev =
-            tls_client_bev(tc, base, o->host, err, sizeof(err));
-        if (bev == NULL) {
-            fail(c, "%s: %s", c->target, err);
-            return c;
-        }
-        /* evhttp owns bev from here (freed with the connection). */
-        c->evcon = evhttp_connection_base_bufferevent_new(base, NULL, bev,
-                                                          o->host, o->port);
-        if (c->evcon == NULL)
-            bufferevent_free(bev);
-    } else {
-        c->evcon = evhttp_connection_base_new(base, NULL, o->host, o->port);
-    }
-    if (c->evcon == NULL) {
-        fail(c, "%s: cannot create a connection", c->target);
-        return c;
-    }
-    if (!streaming)
-        evhttp_connection_set_max_body_size(
-            c->evcon, (ev_ssize_t)(o->max_body ? o->max_body
-                                               : HTTP_CLIENT_DEFAULT_MAX_BODY));
+    c->host = xstrdup(o->host);
+    c->port = o->port;
+    c->tls_mode = o->tls;
+    c->method = ev_method(o->method);
+    c->path = xstrdup(o->path != NULL && o->path[0] ? o->path : "/");
+    c->max_body = o->max_body;
 
     struct evhttp_request *evreq = evhttp_request_new(on_evreq_done, c);
     evhttp_request_set_error_cb(evreq, on_evreq_error);
@@ -369,12 +595,24 @@ static struct http_client_req *start(struct event_base *base,
     if (o->body_len > 0)
         evbuffer_add(evhttp_request_get_output_buffer(evreq), o->body,
                      o->body_len);
-    c->evreq = evreq;
-    const char *path = o->path != NULL && o->path[0] ? o->path : "/";
-    if (evhttp_make_request(c->evcon, evreq, ev_method(o->method), path) != 0) {
-        c->evreq = NULL;
-        fail(c, "%s: cannot start the request", c->target);
+    c->unsent = evreq;
+
+    struct http_client_pool *p = streaming ? NULL : o->pool;
+    if (p != NULL) {
+        c->pool = p;
+        p->active++;
+        if (p->busy >= p->max_conns) {
+            /* Wait for a connection of the pool (in order). */
+            c->wprev = p->wtail;
+            if (p->wtail != NULL)
+                p->wtail->wnext = c;
+            else
+                p->whead = c;
+            p->wtail = c;
+            return c;
+        }
     }
+    dispatch(c);
     return c;
 }
 

@@ -4,7 +4,7 @@
  * HTTP types.
  *
  * Two kinds of request, each on a connection of its own (opened for it and
- * closed after it):
+ * closed after it), unless a one-shot request names a pool (below):
  *  - http_client_request: send a request, get one callback with the whole
  *    response (status, headers, body) or a failure.
  *  - http_client_stream: send a request whose response is a long-lived
@@ -73,6 +73,10 @@ struct http_client_options {
     size_t max_body; /* http_client_request only; 0: the default */
     enum http_client_tls tls; /* https: the server's certificate is
                                  verified as LIBPROCESS_SSL_* say */
+    /* http_client_request only: reuse a kept-alive connection of this
+     * pool to the same host, port and TLS mode, and give the connection
+     * back to it after a response. NULL: a connection of its own. */
+    struct http_client_pool *pool;
 };
 
 /* ---- Responses ---- */
@@ -106,6 +110,43 @@ struct http_client_req *http_client_request(struct event_base *base,
                                             const struct http_client_options *o,
                                             http_client_done_fn done,
                                             void *arg);
+
+/* ---- Kept-alive connections ----
+ *
+ * A client that sends many one-shot calls to one server (an agent's
+ * updates, a framework's calls) saves the server an accept, a shutdown and
+ * a close per call, and itself a connect, by keeping a few connections
+ * open between calls (HTTP/1.1 keep-alive). A pool has at most max_conns
+ * connections in use at once: a request that names it takes an idle
+ * connection to the same target (host, port, TLS mode) or opens one, and
+ * when max_conns are in use it waits, in order, for one to come back (its
+ * timeout_ms runs meanwhile). After a response the connection goes back to
+ * the pool; one that failed, timed out or was cancelled is closed. At most
+ * max_conns wait idle; one idle for idle_ms is closed, which should be
+ * shorter than the server's own idle timeout (offerd's master:
+ * --http_idle_timeout, 10 s) so that the server rarely closes a connection
+ * as a request goes out on it (the request then fails as on a connection
+ * of its own: "connection closed"). A connection the server closed while
+ * idle is opened again. */
+struct http_client_pool;
+
+/* Connections a pool uses at once by default, and how long an idle one
+ * stays open. */
+#define HTTP_CLIENT_POOL_MAX_CONNS 8
+#define HTTP_CLIENT_POOL_IDLE_MS   2000
+
+/* A pool on base: max_conns and idle_ms as above (0: the defaults).
+ * Never fails. */
+struct http_client_pool *http_client_pool_new(struct event_base *base,
+                                              size_t max_conns, int idle_ms);
+
+/* Close the pool's idle connections and free it; requests still running
+ * on it finish normally and close their connections. NULL is ignored. */
+void http_client_pool_free(struct http_client_pool *p);
+
+/* Connections the pool opened, and requests that reused one, so far. */
+void http_client_pool_counts(const struct http_client_pool *p, uint64_t *opened,
+                             uint64_t *reused);
 
 /* ---- Streaming requests ---- */
 

@@ -5,8 +5,9 @@
  * How it is put together:
  *  - One http_client_stream carries the subscription; its chunks feed a
  *    RecordIO decoder and each record is decoded into an Event and
- *    dispatched. Every other call is an http_client_request of its own,
- *    kept in a list so that stop and free can cancel it.
+ *    dispatched. Every other call is an http_client_request of its own
+ *    (over the client's kept-alive connections, s->conns), kept in a list
+ *    so that stop and free can cancel it.
  *  - A connection attempt always starts from the reconnect timer, never
  *    from inside another callback, so the decoder of a stream is only ever
  *    replaced at the top of the loop.
@@ -62,6 +63,9 @@
 /* Longest reason kept from a response body. */
 #define REASON_MAX 512
 
+/* Kept-alive connections for calls; more calls at once wait for one. */
+#define SCHED_CALL_CONNS 16
+
 enum conn_state {
     ST_IDLE,       /* not started, stopped, or gave up */
     ST_WAITING,    /* the reconnect timer will send SUBSCRIBE */
@@ -86,6 +90,9 @@ struct pending_call {
 
 struct offerd_sched {
     struct event_base *base;
+    /* Calls' kept-alive connections (the master is spared an accept and
+     * a close per call). */
+    struct http_client_pool *conns;
     char *master_host;   /* the configured master, or the leader the
                             detector names ("" while none is known) */
     char *authorization; /* "Basic ..." of options.principal, or NULL */
@@ -1019,6 +1026,7 @@ struct offerd_sched *offerd_sched_new(struct event_base *base,
 
     struct offerd_sched *s = xcalloc(1, sizeof(*s));
     s->base = base;
+    s->conns = http_client_pool_new(base, SCHED_CALL_CONNS, 0);
     s->master_host = xstrdup(o->master != NULL ? "" : o->master_host);
     if (o->principal != NULL) {
         s->authorization =
@@ -1132,6 +1140,7 @@ static void destroy(struct offerd_sched *s)
     free(s->stream_id);
     if (s->dns != NULL)
         evdns_base_free(s->dns, 0);
+    http_client_pool_free(s->conns);
     free(s);
 }
 
@@ -1253,6 +1262,7 @@ static void call_send(struct pending_call *pc, const char *ip)
         .body = pc->body,
         .body_len = pc->body_len,
         .timeout_ms = s->call_timeout_ms,
+        .pool = s->conns,
     };
     pc->req = http_client_request(s->base, &o, on_call_done, pc);
 }

@@ -26,6 +26,7 @@
 static struct event_base *base;
 static struct http_server *srv;
 static uint16_t port;
+static struct http_client_pool *req_pool; /* request() uses it when set */
 
 /* ---- Loop helpers ---- */
 
@@ -111,6 +112,7 @@ static void request(enum http_method m, const char *path,
         .body = body,
         .body_len = len,
         .timeout_ms = 5000,
+        .pool = req_pool,
     };
     http_client_request(base, &o, on_done, res);
     ck_assert_msg(run_until(&res->done, 10000), "no answer for %s", path);
@@ -292,6 +294,7 @@ static void setup(void)
         http_server_route(srv, "/stream_n", HTTP_GET, h_stream_n, NULL), 0);
     pending = NULL;
     pending_count = 0;
+    req_pool = NULL;
     stream = NULL;
     stream_closed = 0;
     stream_cap = 0;
@@ -299,6 +302,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+    http_client_pool_free(req_pool);
+    req_pool = NULL;
     http_server_free(srv);
     /* Release what the server left to its owners. */
     if (pending != NULL)
@@ -935,6 +940,199 @@ START_TEST(test_keepalive_many_requests)
 }
 END_TEST
 
+/* ---- Kept-alive client connections ---- */
+
+/* The client's address:port as /echo saw it (the body's last field). */
+static const char *echo_peer(const struct result *r)
+{
+    const char *bar = strrchr(r->body, '|');
+    return bar != NULL ? bar + 1 : "";
+}
+
+static size_t server_conns(void)
+{
+    struct http_server_stats st;
+    http_server_stats(srv, &st);
+    return st.conns;
+}
+
+START_TEST(test_client_pool_reuses_connection)
+{
+    req_pool = http_client_pool_new(base, 0, 0);
+    struct result r;
+    request(HTTP_POST, "/echo", NULL, 0, "a", 1, &r);
+    ck_assert_int_eq(r.status, 200);
+    char first[64];
+    snprintf(first, sizeof(first), "%s", echo_peer(&r));
+    for (int i = 0; i < 3; i++) {
+        request(HTTP_POST, "/echo", NULL, 0, "b", 1, &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(echo_peer(&r), first); /* the same connection */
+    }
+    ck_assert_uint_eq(server_conns(), 1);
+    uint64_t opened, reused;
+    http_client_pool_counts(req_pool, &opened, &reused);
+    ck_assert_uint_eq(opened, 1);
+    ck_assert_uint_eq(reused, 3);
+    /* A request naming no pool has a connection of its own. */
+    struct http_client_pool *p = req_pool;
+    req_pool = NULL;
+    request(HTTP_POST, "/echo", NULL, 0, "c", 1, &r);
+    ck_assert_str_ne(echo_peer(&r), first);
+    req_pool = p;
+    /* Freeing the pool closes its idle connection. */
+    http_client_pool_free(req_pool);
+    req_pool = NULL;
+    for (int i = 0; i < 500 && server_conns() > 0; i++)
+        run_for(10);
+    ck_assert_uint_eq(server_conns(), 0);
+}
+END_TEST
+
+START_TEST(test_client_pool_idle_connection_closed)
+{
+    req_pool = http_client_pool_new(base, 0, 50);
+    struct result r;
+    request(HTTP_GET, "/echo", NULL, 0, NULL, 0, &r);
+    char first[64];
+    snprintf(first, sizeof(first), "%s", echo_peer(&r));
+    /* Idle past 50 ms: the client closes it, the server sees it go. */
+    for (int i = 0; i < 500 && server_conns() > 0; i++)
+        run_for(10);
+    ck_assert_uint_eq(server_conns(), 0);
+    request(HTTP_GET, "/echo", NULL, 0, NULL, 0, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_ne(echo_peer(&r), first);
+    uint64_t opened, reused;
+    http_client_pool_counts(req_pool, &opened, &reused);
+    ck_assert_uint_eq(opened, 2);
+    ck_assert_uint_eq(reused, 0);
+}
+END_TEST
+
+/* At most max_conns requests of a pool hold a connection at once; the next
+ * one waits and takes a connection given back. */
+START_TEST(test_client_pool_bounds_connections)
+{
+    req_pool = http_client_pool_new(base, 2, 0);
+    struct result r[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&r[i], 0, sizeof(r[i]));
+        struct http_client_options o = {.host = "127.0.0.1",
+                                        .port = port,
+                                        .method = HTTP_GET,
+                                        .path = "/echo",
+                                        .timeout_ms = 5000,
+                                        .pool = req_pool};
+        http_client_request(base, &o, on_done, &r[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        ck_assert(run_until(&r[i].done, 10000));
+        ck_assert_int_eq(r[i].status, 200);
+    }
+    ck_assert_str_ne(echo_peer(&r[0]), echo_peer(&r[1]));
+    ck_assert(strcmp(echo_peer(&r[2]), echo_peer(&r[0])) == 0 ||
+              strcmp(echo_peer(&r[2]), echo_peer(&r[1])) == 0);
+    uint64_t opened, reused;
+    http_client_pool_counts(req_pool, &opened, &reused);
+    ck_assert_uint_eq(opened, 2);
+    ck_assert_uint_eq(reused, 1);
+    ck_assert_uint_eq(server_conns(), 2);
+}
+END_TEST
+
+/* A request waiting for a connection times out like any other, and one
+ * cancelled while waiting is never sent. */
+START_TEST(test_client_pool_waiting_request_times_out)
+{
+    req_pool = http_client_pool_new(base, 1, 0);
+    struct result held, waited, cancelled;
+    memset(&held, 0, sizeof(held));
+    memset(&waited, 0, sizeof(waited));
+    memset(&cancelled, 0, sizeof(cancelled));
+    struct http_client_options o = {.host = "127.0.0.1",
+                                    .port = port,
+                                    .method = HTTP_GET,
+                                    .path = "/defer",
+                                    .timeout_ms = 5000,
+                                    .pool = req_pool};
+    http_client_request(base, &o, on_done, &held);
+    for (int i = 0; i < 500 && pending == NULL; i++)
+        run_for(10);
+    ck_assert_ptr_nonnull(pending);
+    o.timeout_ms = 100;
+    http_client_request(base, &o, on_done, &waited);
+    struct http_client_req *c =
+        http_client_request(base, &o, on_done, &cancelled);
+    http_client_cancel(c);
+    ck_assert(run_until(&waited.done, 10000));
+    ck_assert_int_eq(waited.status, 0);
+    ck_assert_ptr_nonnull(strstr(waited.error, "timed out"));
+    ck_assert_int_eq(pending_count, 1); /* neither reached the server */
+    http_reply(pending, 200, "text/plain", "ok", 2);
+    pending = NULL;
+    ck_assert(run_until(&held.done, 10000));
+    ck_assert_int_eq(held.status, 200);
+    ck_assert_int_eq(cancelled.done, 0);
+}
+END_TEST
+
+/* The pool's owner may free it while a request on it runs: the request
+ * ends normally and its connection is closed, not pooled. */
+START_TEST(test_client_pool_freed_under_a_request)
+{
+    req_pool = http_client_pool_new(base, 0, 0);
+    struct result r;
+    memset(&r, 0, sizeof(r));
+    struct http_client_options o = {.host = "127.0.0.1",
+                                    .port = port,
+                                    .method = HTTP_GET,
+                                    .path = "/defer",
+                                    .timeout_ms = 5000,
+                                    .pool = req_pool};
+    http_client_request(base, &o, on_done, &r);
+    for (int i = 0; i < 500 && pending == NULL; i++)
+        run_for(10);
+    ck_assert_ptr_nonnull(pending);
+    http_client_pool_free(req_pool);
+    req_pool = NULL;
+    http_reply(pending, 200, "text/plain", "late", 4);
+    pending = NULL;
+    ck_assert(run_until(&r.done, 10000));
+    ck_assert_int_eq(r.status, 200);
+    for (int i = 0; i < 500 && server_conns() > 0; i++)
+        run_for(10);
+    ck_assert_uint_eq(server_conns(), 0);
+}
+END_TEST
+
+/* A failed request's connection is not pooled: a timeout closes it. */
+START_TEST(test_client_pool_timeout_not_pooled)
+{
+    req_pool = http_client_pool_new(base, 0, 0);
+    struct result r;
+    memset(&r, 0, sizeof(r));
+    struct http_client_options o = {.host = "127.0.0.1",
+                                    .port = port,
+                                    .method = HTTP_GET,
+                                    .path = "/defer",
+                                    .timeout_ms = 100,
+                                    .pool = req_pool};
+    http_client_request(base, &o, on_done, &r);
+    ck_assert(run_until(&r.done, 10000));
+    ck_assert_int_eq(r.status, 0);
+    if (pending != NULL)
+        http_reply(pending, 200, NULL, NULL, 0);
+    pending = NULL;
+    request(HTTP_GET, "/echo", NULL, 0, NULL, 0, &r);
+    ck_assert_int_eq(r.status, 200);
+    uint64_t opened, reused;
+    http_client_pool_counts(req_pool, &opened, &reused);
+    ck_assert_uint_eq(opened, 2);
+    ck_assert_uint_eq(reused, 0);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -957,6 +1155,12 @@ static Suite *http_suite(void)
     tcase_add_test(tc, test_deferred_reply_after_disconnect);
     tcase_add_test(tc, test_deferred_pending_at_server_free);
     tcase_add_test(tc, test_keepalive_many_requests);
+    tcase_add_test(tc, test_client_pool_reuses_connection);
+    tcase_add_test(tc, test_client_pool_idle_connection_closed);
+    tcase_add_test(tc, test_client_pool_bounds_connections);
+    tcase_add_test(tc, test_client_pool_waiting_request_times_out);
+    tcase_add_test(tc, test_client_pool_freed_under_a_request);
+    tcase_add_test(tc, test_client_pool_timeout_not_pooled);
     suite_add_tcase(s, tc);
     tc = tcase_create("stream");
     tcase_add_checked_fixture(tc, setup, teardown);
