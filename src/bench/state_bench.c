@@ -50,6 +50,7 @@
 struct cfg {
     int agents, tasks, reads;
     bool quick;
+    bool cheap; /* make cheap requests while /state is read (default) */
 };
 
 static struct event_base *base;
@@ -368,11 +369,12 @@ static void measure(const struct cfg *c, json_t *out)
     atomic_store(&stop_cheap, false);
     pthread_t tr, tc;
     pthread_create(&tr, NULL, state_reader, &ra);
-    pthread_create(&tc, NULL, cheap_caller, &during);
+    if (c->cheap)
+        pthread_create(&tc, NULL, cheap_caller, &during);
     serve_until(&readers_done);
     atomic_store(&stop_cheap, true);
     /* Serve the cheap caller's last request. */
-    while (pthread_tryjoin_np(tc, NULL) != 0)
+    while (c->cheap && pthread_tryjoin_np(tc, NULL) != 0)
         event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     pthread_join(tr, NULL);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
@@ -409,7 +411,8 @@ static void measure(const struct cfg *c, json_t *out)
 
 int main(int argc, char **argv)
 {
-    struct cfg c = {.agents = 10000, .tasks = 100000, .reads = 5};
+    struct cfg c = {
+        .agents = 10000, .tasks = 100000, .reads = 5, .cheap = true};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--agents=", 9) == 0)
             c.agents = atoi(argv[i] + 9);
@@ -417,12 +420,14 @@ int main(int argc, char **argv)
             c.tasks = atoi(argv[i] + 8);
         else if (strncmp(argv[i], "--reads=", 8) == 0)
             c.reads = atoi(argv[i] + 8);
+        else if (strcmp(argv[i], "--cheap=0") == 0)
+            c.cheap = false;
         else if (strcmp(argv[i], "--quick") == 0)
             c.quick = true;
         else {
             fprintf(stderr,
                     "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
-                    "[--quick]\n",
+                    "[--cheap=0] [--quick]\n",
                     argv[0]);
             return 2;
         }

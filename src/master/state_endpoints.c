@@ -572,6 +572,31 @@ json_t *master_state_head_json(struct master *m)
     return o;
 }
 
+json_t *master_state_resources_json(const res_list *l)
+{
+    return resources_model(l);
+}
+
+json_t *master_state_revocable_json(const res_list *l)
+{
+    return revocable_model(l);
+}
+
+json_t *master_state_reserved_json(const res_list *l)
+{
+    return reserved_by_role(l);
+}
+
+json_t *master_state_reserved_full_json(const res_list *l)
+{
+    return reserved_full_by_role(l);
+}
+
+json_t *master_state_attributes_json(const Mesos__V1__AgentInfo *ai)
+{
+    return attributes_model(ai);
+}
+
 json_t *master_state_agent_json(const struct master *m, const struct agent *ag)
 {
     return agent_model(m, ag);

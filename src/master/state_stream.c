@@ -2,9 +2,11 @@
  * GET /state written in slices. A reader's request becomes a chunked reply
  * (common/http's http_body_start); a production walks the master's state
  * one entity at a time (an agent, a framework's head, one of its tasks,
- * the rest of a framework, a completed framework), turns each into JSON
- * with the models state_endpoints.c builds for every read endpoint
- * (state_models.h), and appends its compact text to a buffer. A slice runs
+ * the rest of a framework, a completed framework) and writes each as JSON
+ * text straight into a buffer (state_write.h, common/json_out.h: the same
+ * bytes as the jansson models of state_models.h, without a tree per
+ * entity; the master's own fields, once per body, still go through the
+ * model). A slice runs
  * until its time budget (1 ms) or the buffer's size bound is reached, sends
  * the buffer to every reader as one chunk and returns to the loop; a timer
  * runs the next slice on the loop's next turn, after the I/O that became
@@ -39,10 +41,12 @@
 #include "common/clock.h"
 #include "common/hmap.h"
 #include "common/http.h"
+#include "common/json_out.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/authz.h"
 #include "master/state_models.h"
+#include "master/state_write.h"
 #include "master/tasks.h"
 
 /* A slice's time budget: the loop is held at most about this long (plus
@@ -101,11 +105,9 @@ struct production {
     struct ids agents, fws, completed, tasks;
     /* The framework being written. */
     char *fw_user;
-    json_t *fw_labels;
     struct hmap *written; /* its live tasks written (task id -> marker) */
 
-    char *out; /* produced, not yet sent */
-    size_t len, cap;
+    struct jout w; /* produced, not yet sent */
 };
 
 struct state_streams {
@@ -134,20 +136,12 @@ static struct state_streams *streams_of(struct master *m)
 
 static void put(struct production *p, const char *s, size_t n)
 {
-    if (p->len + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->len + n)
-            cap *= 2;
-        p->out = xrealloc(p->out, cap);
-        p->cap = cap;
-    }
-    memcpy(p->out + p->len, s, n);
-    p->len += n;
+    jout_raw(&p->w, s, n);
 }
 
 static void puts_(struct production *p, const char *s)
 {
-    put(p, s, strlen(s));
+    jout_raws(&p->w, s);
 }
 
 static int dump_cb(const char *buf, size_t size, void *data)
@@ -156,31 +150,19 @@ static int dump_cb(const char *buf, size_t size, void *data)
     return 0;
 }
 
-/* Append j's compact text, without its first and last byte when strip
- * (an object's braces); takes j. */
-static void put_json(struct production *p, json_t *j, bool strip)
+/* Append j's compact text without its braces (an object's members); takes
+ * j. */
+static void put_members(struct production *p, json_t *j)
 {
-    if (!strip) {
-        json_dump_callback(j, dump_cb, p, JSON_COMPACT | JSON_ENCODE_ANY);
-    } else {
-        size_t at = p->len;
-        json_dump_callback(j, dump_cb, p, JSON_COMPACT);
-        /* "{...}" -> "..." */
-        if (p->len >= at + 2) {
-            memmove(p->out + at, p->out + at + 1, p->len - at - 2);
-            p->len -= 2;
-        }
+    struct jout *w = &p->w;
+    size_t at = w->len;
+    json_dump_callback(j, dump_cb, p, JSON_COMPACT);
+    /* "{...}" -> "..." */
+    if (w->len >= at + 2) {
+        memmove(w->buf + at, w->buf + at + 1, w->len - at - 2);
+        w->len -= 2;
     }
     json_decref(j);
-}
-
-/* Append an array element (j, taken), with the comma it needs. */
-static void put_elem(struct production *p, json_t *j)
-{
-    if (p->comma)
-        put(p, ",", 1);
-    p->comma = true;
-    put_json(p, j, false);
 }
 
 /* ---- Filtering --------------------------------------------------------------
@@ -188,7 +170,9 @@ static void put_elem(struct production *p, json_t *j)
 
 /* Whether the reader may see element e of a framework's list named list
  * (tasks, completed_tasks, executors) or, with list NULL, the framework
- * e itself: the ACL filter of authz.c run on a one-element frame. */
+ * e itself: the ACL filter of authz.c run on a one-element frame. e may
+ * be a stub with only the members the filter reads (a framework's id and
+ * user, a task's user, an executor's command). */
 static bool visible(struct production *p, const char *list, json_t *e)
 {
     if (!master_authz_has_acls(p->m))
@@ -214,6 +198,34 @@ static bool visible(struct production *p, const char *list, json_t *e)
         (list == NULL ||
          json_array_size(json_object_get(json_array_get(fws, 0), list)) == 1);
     json_decref(frame);
+    return kept;
+}
+
+/* Whether the reader may see fw. */
+static bool visible_framework(struct production *p, const struct framework *fw)
+{
+    if (!master_authz_has_acls(p->m))
+        return true;
+    json_t *stub = json_object();
+    json_object_set_new(stub, "id", json_string(fw->id));
+    json_object_set_new(stub, "user", json_string(fw->info->user));
+    bool kept = visible(p, NULL, stub);
+    json_decref(stub);
+    return kept;
+}
+
+/* Whether the reader may see a task (of the framework being written)
+ * whose command's user is user (NULL: none), in list. */
+static bool visible_task(struct production *p, const char *list,
+                         const char *user)
+{
+    if (!master_authz_has_acls(p->m))
+        return true;
+    json_t *stub = json_object();
+    if (user != NULL)
+        json_object_set_new(stub, "user", json_string(user));
+    bool kept = visible(p, list, stub);
+    json_decref(stub);
     return kept;
 }
 
@@ -243,8 +255,6 @@ static void framework_done(struct production *p)
 {
     free(p->fw_user);
     p->fw_user = NULL;
-    json_decref(p->fw_labels);
-    p->fw_labels = NULL;
     hmap_free(p->written, NULL);
     p->written = NULL;
     ids_clear(&p->tasks);
@@ -262,7 +272,7 @@ static void step_head(struct production *p)
     json_t *head = master_state_head_json(m);
     master_authz_filter_json_as(m, p->who, head);
     put(p, "{", 1);
-    put_json(p, head, true);
+    put_members(p, head);
     puts_(p, ",\"slaves\":[");
     /* The moment the body shows: which entities it lists. */
     ids_take(&p->agents, m->agents);
@@ -284,8 +294,13 @@ static void step_agent(struct production *p)
         return;
     }
     const struct agent *ag = hmap_get(p->m->agents, p->agents.v[p->agents.i++]);
-    if (ag != NULL)
-        put_elem(p, master_state_agent_json(p->m, ag));
+    if (ag == NULL)
+        return;
+    jout_mark(&p->w, p->comma);
+    jout_obj_begin(&p->w);
+    master_write_agent_fields(&p->w, p->m, ag);
+    jout_obj_end(&p->w);
+    p->comma = true;
 }
 
 static void step_fw_start(struct production *p)
@@ -301,24 +316,16 @@ static void step_fw_start(struct production *p)
         p->fws.i++;
         return;
     }
-    json_t *head = master_state_framework_json(fw, false);
-    /* "labels" comes after the lists: kept for the end. */
-    json_t *labels = json_object_get(head, "labels");
-    if (labels != NULL) {
-        p->fw_labels = json_incref(labels);
-        json_object_del(head, "labels");
-    }
-    if (!visible(p, NULL, head)) {
-        json_decref(head);
+    if (!visible_framework(p, fw)) {
         framework_done(p);
         return;
     }
-    if (p->comma)
-        put(p, ",", 1);
+    jout_mark(&p->w, p->comma);
     p->comma = true;
     p->fw_user = fw->info->user != NULL ? xstrdup(fw->info->user) : NULL;
-    put(p, "{", 1);
-    put_json(p, head, true);
+    /* Its fields; "labels" comes after the lists (step_fw_rest). */
+    jout_obj_begin(&p->w);
+    master_write_framework_fields(&p->w, fw);
     puts_(p, ",\"tasks\":[");
     p->task_comma = false;
     ids_take(&p->tasks, fw->tasks);
@@ -350,38 +357,52 @@ static void step_fw_task(struct production *p)
     const struct task *t = hmap_get(fw->tasks, id);
     if (t == NULL)
         return;
-    json_t *j = master_state_task_json(t);
     hmap_put(p->written, id, p->written);
-    if (!visible(p, "tasks", j)) {
-        json_decref(j);
+    if (!visible_task(p, "tasks",
+                      t->info->command != NULL ? t->info->command->user : NULL))
         return;
-    }
-    if (p->task_comma)
-        put(p, ",", 1);
+    jout_mark(&p->w, p->task_comma);
     p->task_comma = true;
-    put_json(p, j, false);
+    master_write_task(&p->w, t);
 }
 
-/* Append the elements of arr (taken) that the reader may see, as list. */
-static void put_list(struct production *p, const char *list, json_t *arr)
+/* The rest of fw after its live tasks, to its closing brace: its completed
+ * tasks (but those in written, when not NULL: written as live already, they
+ * ended since), offers, executors and labels, each list filtered for the
+ * reader. */
+static void put_fw_rest(struct production *p, const struct framework *fw,
+                        const struct hmap *written)
 {
-    put(p, ",\"", 2);
-    puts_(p, list);
-    put(p, "\":[", 3);
-    bool comma = false;
-    size_t i;
-    json_t *e;
-    json_array_foreach(arr, i, e)
-    {
-        if (!visible(p, list, e))
+    struct jout *w = &p->w;
+    puts_(p, "],\"completed_tasks\":[");
+    jout_mark(w, false);
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        if (written != NULL && hmap_get(written, r->id) != NULL)
             continue;
-        if (comma)
-            put(p, ",", 1);
-        comma = true;
-        put_json(p, json_incref(e), false);
+        if (visible_task(p, "completed_tasks", r->user))
+            master_write_record(w, fw, r);
     }
-    put(p, "]", 1);
-    json_decref(arr);
+    puts_(p, "],\"unreachable_tasks\":[],\"offers\":[");
+    jout_mark(w, false);
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->offers, &pos, NULL, &val))
+        master_write_offer(w, val);
+    puts_(p, "],\"executors\":[");
+    jout_mark(w, false);
+    /* Executors (a few per agent at most) through their model. */
+    pos = 0;
+    while (hmap_next(fw->executors, &pos, NULL, &val)) {
+        json_t *e = master_state_executor_json(val);
+        if (visible(p, "executors", e))
+            jout_json(w, e);
+        json_decref(e);
+    }
+    puts_(p, "],\"completed_executors\":[]");
+    jout_mark(w, true);
+    master_write_framework_labels(w, fw);
+    jout_obj_end(w);
 }
 
 static void step_fw_rest(struct production *p)
@@ -391,37 +412,7 @@ static void step_fw_rest(struct production *p)
         fw_gone(p);
         return;
     }
-    put(p, "]", 1); /* the end of "tasks" */
-    json_t *done = json_array();
-    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
-        const struct task_record *r = master_task_completed_at(fw, i);
-        /* Written as live already: it ended since. */
-        if (hmap_get(p->written, r->id) == NULL)
-            json_array_append_new(done, master_state_record_json(fw, r));
-    }
-    put_list(p, "completed_tasks", done);
-    puts_(p, ",\"unreachable_tasks\":[],\"offers\":[");
-    bool comma = false;
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(fw->offers, &pos, NULL, &val)) {
-        if (comma)
-            put(p, ",", 1);
-        comma = true;
-        put_json(p, master_state_offer_json(val), false);
-    }
-    put(p, "]", 1);
-    json_t *execs = json_array();
-    pos = 0;
-    while (hmap_next(fw->executors, &pos, NULL, &val))
-        json_array_append_new(execs, master_state_executor_json(val));
-    put_list(p, "executors", execs);
-    puts_(p, ",\"completed_executors\":[]");
-    if (p->fw_labels != NULL) {
-        puts_(p, ",\"labels\":");
-        put_json(p, json_incref(p->fw_labels), false);
-    }
-    put(p, "}", 1);
+    put_fw_rest(p, fw, p->written);
     framework_done(p);
 }
 
@@ -436,24 +427,31 @@ static void step_completed(struct production *p)
     }
     const struct framework *fw =
         hmap_get(p->m->completed, p->completed.v[p->completed.i++]);
-    if (fw == NULL)
+    if (fw == NULL || !visible_framework(p, fw))
         return;
-    json_t *j = master_state_framework_json(fw, true);
-    /* The whole framework through the filter (its lists too). */
-    if (master_authz_has_acls(p->m)) {
-        json_t *frame = json_object();
-        json_t *arr = json_array();
-        json_array_append(arr, j);
-        json_object_set_new(frame, "completed_frameworks", arr);
-        master_authz_filter_json_as(p->m, p->who, frame);
-        bool kept = json_array_size(arr) == 1;
-        json_decref(frame);
-        if (!kept) {
-            json_decref(j);
-            return;
-        }
+    /* The whole framework in one step: its lists are bounded by
+     * --max_completed_tasks_per_framework. */
+    free(p->fw_user);
+    p->fw_user = fw->info->user != NULL ? xstrdup(fw->info->user) : NULL;
+    struct jout *w = &p->w;
+    jout_mark(w, p->comma);
+    p->comma = true;
+    jout_obj_begin(w);
+    master_write_framework_fields(w, fw);
+    puts_(p, ",\"tasks\":[");
+    jout_mark(w, false);
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (visible_task(p, "tasks",
+                         t->info->command != NULL ? t->info->command->user
+                                                  : NULL))
+            master_write_task(w, t);
     }
-    put_elem(p, j);
+    put_fw_rest(p, fw, NULL);
+    free(p->fw_user);
+    p->fw_user = NULL;
 }
 
 /* Produce one entity's worth. */
@@ -494,13 +492,11 @@ static void reset_cursor(struct production *p)
     ids_clear(&p->tasks);
     free(p->fw_user);
     p->fw_user = NULL;
-    json_decref(p->fw_labels);
-    p->fw_labels = NULL;
     hmap_free(p->written, NULL);
     p->written = NULL;
     p->phase = PH_HEAD;
     p->comma = false;
-    p->len = 0;
+    jout_reset(&p->w);
 }
 
 static void close_readers(struct reader **list)
@@ -525,7 +521,7 @@ static void production_free(struct production *p)
     close_readers(&p->waiting);
     reset_cursor(p);
     event_free(p->timer);
-    free(p->out);
+    jout_free(&p->w);
     free(p->who);
     free(p->jsonp);
     free(p);
@@ -586,18 +582,19 @@ static bool readers_ready(struct production *p, int64_t now)
 
 static void send_out(struct production *p)
 {
-    if (p->len == 0)
+    struct jout *w = &p->w;
+    if (w->len == 0)
         return;
-    if (p->len > p->owner->stats.max_buffered)
-        p->owner->stats.max_buffered = p->len;
+    if (w->len > p->owner->stats.max_buffered)
+        p->owner->stats.max_buffered = w->len;
     for (struct reader *r = p->readers; r != NULL; r = r->next)
-        (void)http_stream_send(r->st, p->out, p->len);
-    p->len = 0;
+        (void)http_stream_send(r->st, w->buf, w->len);
+    w->len = 0;
     /* Keep a slice's worth, not the largest slice ever. */
-    if (p->cap > 2 * p->owner->slice_bytes) {
-        free(p->out);
-        p->out = NULL;
-        p->cap = 0;
+    if (w->cap > 2 * p->owner->slice_bytes) {
+        free(w->buf);
+        w->buf = NULL;
+        w->cap = 0;
     }
 }
 
@@ -630,7 +627,7 @@ static void run_slice(struct production *p, bool unbounded)
         step(p);
     } while (p->phase != PH_DONE &&
              (unbounded ||
-              (p->len < s->slice_bytes && clock_monotonic_ns() < deadline)));
+              (p->w.len < s->slice_bytes && clock_monotonic_ns() < deadline)));
     send_out(p);
     if (p->phase != PH_DONE) {
         schedule(p, 0);
