@@ -83,10 +83,15 @@ struct reader {
     struct reader *next;
 };
 
-/* A list of ids taken at one moment (owned copies). */
+/* A list of ids taken at one moment: copies, one after the other in one
+ * buffer (a framework's 100,000 task ids are one allocation, not 100,000),
+ * with a mark per id for the ones written. */
 struct ids {
-    char **v;
-    size_t n, i; /* count, next to visit */
+    char *text;      /* the ids, each NUL-terminated */
+    size_t *at;      /* where each begins in text */
+    bool *written;   /* per id: written (a framework's live tasks) */
+    size_t n, i;     /* count, next to visit */
+    size_t len, cap; /* bytes of text used, allocated */
 };
 
 struct production {
@@ -105,7 +110,6 @@ struct production {
     struct ids agents, fws, completed, tasks;
     /* The framework being written. */
     char *fw_user;
-    struct hmap *written; /* its live tasks written (task id -> marker) */
 
     struct jout w; /* produced, not yet sent */
 };
@@ -173,17 +177,20 @@ static void put_members(struct production *p, json_t *j)
  * e itself: the ACL filter of authz.c run on a one-element frame. e may
  * be a stub with only the members the filter reads (a framework's id and
  * user, a task's user, an executor's command). */
-static bool visible(struct production *p, const char *list, json_t *e)
+/* visible() for reader who of master m, fw_user the framework's user when
+ * e is an element of one of its lists. */
+static bool keeps(struct master *m, const char *who, const char *fw_user,
+                  const char *list, json_t *e)
 {
-    if (!master_authz_has_acls(p->m))
+    if (!master_authz_has_acls(m))
         return true;
     json_t *fw;
     if (list == NULL) {
         fw = json_incref(e);
     } else {
         fw = json_object();
-        if (p->fw_user != NULL)
-            json_object_set_new(fw, "user", json_string(p->fw_user));
+        if (fw_user != NULL)
+            json_object_set_new(fw, "user", json_string(fw_user));
         json_t *arr = json_array();
         json_array_append(arr, e);
         json_object_set_new(fw, list, arr);
@@ -192,7 +199,7 @@ static bool visible(struct production *p, const char *list, json_t *e)
     json_t *fws = json_array();
     json_array_append_new(fws, fw);
     json_object_set_new(frame, "frameworks", fws);
-    master_authz_filter_json_as(p->m, p->who, frame);
+    master_authz_filter_json_as(m, who, frame);
     bool kept =
         json_array_size(fws) == 1 &&
         (list == NULL ||
@@ -201,17 +208,28 @@ static bool visible(struct production *p, const char *list, json_t *e)
     return kept;
 }
 
-/* Whether the reader may see fw. */
-static bool visible_framework(struct production *p, const struct framework *fw)
+static bool visible(struct production *p, const char *list, json_t *e)
 {
-    if (!master_authz_has_acls(p->m))
+    return keeps(p->m, p->who, p->fw_user, list, e);
+}
+
+/* Whether the reader may see fw. */
+bool master_state_framework_visible(struct master *m, const char *who,
+                                    const struct framework *fw)
+{
+    if (!master_authz_has_acls(m))
         return true;
     json_t *stub = json_object();
     json_object_set_new(stub, "id", json_string(fw->id));
     json_object_set_new(stub, "user", json_string(fw->info->user));
-    bool kept = visible(p, NULL, stub);
+    bool kept = keeps(m, who, NULL, NULL, stub);
     json_decref(stub);
     return kept;
+}
+
+static bool visible_framework(struct production *p, const struct framework *fw)
+{
+    return master_state_framework_visible(p->m, p->who, fw);
 }
 
 /* Whether the reader may see a task (of the framework being written)
@@ -234,29 +252,56 @@ static bool visible_task(struct production *p, const char *list,
 
 static void ids_clear(struct ids *ids)
 {
-    for (size_t i = 0; i < ids->n; i++)
-        free(ids->v[i]);
-    free(ids->v);
+    free(ids->text);
+    free(ids->at);
+    free(ids->written);
     memset(ids, 0, sizeof(*ids));
+}
+
+/* Make ids an empty list with room for n ids. */
+static void ids_start(struct ids *ids, size_t n)
+{
+    ids_clear(ids);
+    ids->at = xcalloc(n ? n : 1, sizeof(*ids->at));
+    ids->written = xcalloc(n ? n : 1, sizeof(*ids->written));
+}
+
+/* Append a copy of id (room for it was made by ids_start). */
+static void ids_push(struct ids *ids, const char *id)
+{
+    size_t len = strlen(id) + 1;
+    if (ids->len + len > ids->cap) {
+        size_t cap = ids->cap ? ids->cap : 4096;
+        while (cap < ids->len + len)
+            cap *= 2;
+        ids->text = xrealloc(ids->text, cap);
+        ids->cap = cap;
+    }
+    memcpy(ids->text + ids->len, id, len);
+    ids->at[ids->n++] = ids->len;
+    ids->len += len;
+}
+
+/* Id i of ids. */
+static const char *ids_at(const struct ids *ids, size_t i)
+{
+    return ids->text + ids->at[i];
 }
 
 static void ids_take(struct ids *ids, const struct hmap *map)
 {
-    ids_clear(ids);
     size_t n = hmap_count(map);
-    ids->v = xcalloc(n ? n : 1, sizeof(*ids->v));
+    ids_start(ids, n);
     size_t pos = 0;
     const char *key;
     while (ids->n < n && hmap_next(map, &pos, &key, NULL))
-        ids->v[ids->n++] = xstrdup(key);
+        ids_push(ids, key);
 }
 
 static void framework_done(struct production *p)
 {
     free(p->fw_user);
     p->fw_user = NULL;
-    hmap_free(p->written, NULL);
-    p->written = NULL;
     ids_clear(&p->tasks);
     p->fws.i++;
     p->phase = PH_FW_START;
@@ -277,10 +322,9 @@ static void step_head(struct production *p)
     /* The moment the body shows: which entities it lists. */
     ids_take(&p->agents, m->agents);
     ids_take(&p->fws, m->frameworks);
-    ids_clear(&p->completed);
-    p->completed.v = xcalloc(m->ncompleted ? m->ncompleted : 1, sizeof(char *));
+    ids_start(&p->completed, m->ncompleted);
     for (uint32_t i = 0; i < m->ncompleted; i++)
-        p->completed.v[p->completed.n++] = xstrdup(m->completed_order[i]);
+        ids_push(&p->completed, m->completed_order[i]);
     p->comma = false;
     p->phase = PH_AGENTS;
 }
@@ -293,7 +337,8 @@ static void step_agent(struct production *p)
         p->phase = PH_FW_START;
         return;
     }
-    const struct agent *ag = hmap_get(p->m->agents, p->agents.v[p->agents.i++]);
+    const struct agent *ag =
+        hmap_get(p->m->agents, ids_at(&p->agents, p->agents.i++));
     if (ag == NULL)
         return;
     jout_mark(&p->w, p->comma);
@@ -311,7 +356,8 @@ static void step_fw_start(struct production *p)
         p->phase = PH_COMPLETED;
         return;
     }
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         p->fws.i++;
         return;
@@ -329,7 +375,6 @@ static void step_fw_start(struct production *p)
     puts_(p, ",\"tasks\":[");
     p->task_comma = false;
     ids_take(&p->tasks, fw->tasks);
-    p->written = hmap_new();
     p->phase = PH_FW_TASKS;
 }
 
@@ -344,7 +389,8 @@ static void fw_gone(struct production *p)
 
 static void step_fw_task(struct production *p)
 {
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         fw_gone(p);
         return;
@@ -353,11 +399,11 @@ static void step_fw_task(struct production *p)
         p->phase = PH_FW_REST;
         return;
     }
-    const char *id = p->tasks.v[p->tasks.i++];
-    const struct task *t = hmap_get(fw->tasks, id);
+    size_t i = p->tasks.i++;
+    const struct task *t = hmap_get(fw->tasks, ids_at(&p->tasks, i));
     if (t == NULL)
         return;
-    hmap_put(p->written, id, p->written);
+    p->tasks.written[i] = true;
     if (!visible_task(p, "tasks",
                       t->info->command != NULL ? t->info->command->user : NULL))
         return;
@@ -367,18 +413,31 @@ static void step_fw_task(struct production *p)
 }
 
 /* The rest of fw after its live tasks, to its closing brace: its completed
- * tasks (but those in written, when not NULL: written as live already, they
- * ended since), offers, executors and labels, each list filtered for the
- * reader. */
+ * tasks (but those marked written in live, when not NULL: they ended since
+ * they were written among the live tasks), offers, executors and labels,
+ * each list filtered for the reader. */
 static void put_fw_rest(struct production *p, const struct framework *fw,
-                        const struct hmap *written)
+                        const struct ids *live)
 {
     struct jout *w = &p->w;
+    /* The completed tasks' ids that were written live (a small map, made
+     * only when there are completed tasks). */
+    struct hmap *dup = NULL;
+    if (live != NULL && fw->ncompleted_tasks > 0) {
+        struct hmap *done = hmap_new();
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+            hmap_put(done, master_task_completed_at(fw, i)->id, done);
+        dup = hmap_new();
+        for (size_t i = 0; i < live->n; i++)
+            if (live->written[i] && hmap_get(done, ids_at(live, i)) != NULL)
+                hmap_put(dup, ids_at(live, i), dup);
+        hmap_free(done, NULL);
+    }
     puts_(p, "],\"completed_tasks\":[");
     jout_mark(w, false);
     for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
         const struct task_record *r = master_task_completed_at(fw, i);
-        if (written != NULL && hmap_get(written, r->id) != NULL)
+        if (dup != NULL && hmap_get(dup, r->id) != NULL)
             continue;
         if (visible_task(p, "completed_tasks", r->user))
             master_write_record(w, fw, r);
@@ -403,16 +462,18 @@ static void put_fw_rest(struct production *p, const struct framework *fw,
     jout_mark(w, true);
     master_write_framework_labels(w, fw);
     jout_obj_end(w);
+    hmap_free(dup, NULL);
 }
 
 static void step_fw_rest(struct production *p)
 {
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         fw_gone(p);
         return;
     }
-    put_fw_rest(p, fw, p->written);
+    put_fw_rest(p, fw, &p->tasks);
     framework_done(p);
 }
 
@@ -426,7 +487,7 @@ static void step_completed(struct production *p)
         return;
     }
     const struct framework *fw =
-        hmap_get(p->m->completed, p->completed.v[p->completed.i++]);
+        hmap_get(p->m->completed, ids_at(&p->completed, p->completed.i++));
     if (fw == NULL || !visible_framework(p, fw))
         return;
     /* The whole framework in one step: its lists are bounded by
@@ -492,8 +553,6 @@ static void reset_cursor(struct production *p)
     ids_clear(&p->tasks);
     free(p->fw_user);
     p->fw_user = NULL;
-    hmap_free(p->written, NULL);
-    p->written = NULL;
     p->phase = PH_HEAD;
     p->comma = false;
     jout_reset(&p->w);

@@ -21,6 +21,7 @@
 #include "common/task_state.h"
 #include "master/agents.h"
 #include "master/executors.h"
+#include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/state_models.h"
 
@@ -283,9 +284,10 @@ static void write_capabilities(struct jout *w,
 }
 
 /* "used_resources", "resources" and "offered_resources": what fw's live
- * tasks and executors use, and its offers hold. Summed by name straight
- * from the tasks; a framework with anything but plain scalars goes
- * through the lists and the model. */
+ * tasks and executors use, and its offers hold. The tasks' part is the
+ * sums live_counters.c keeps for the framework when its tasks hold only
+ * cpus, mem, disk and gpus, else summed from the tasks by name; anything
+ * but plain scalars goes through the lists and the model. */
 static void write_framework_usage(struct jout *w, const struct framework *fw)
 {
     struct rsum used, offered;
@@ -293,10 +295,18 @@ static void write_framework_usage(struct jout *w, const struct framework *fw)
     rsum_init(&offered);
     size_t pos = 0;
     void *val;
-    while (!used.slow && hmap_next(fw->tasks, &pos, NULL, &val)) {
-        const struct task *t = val;
-        if (!task_state_is_terminal(t->state))
-            rsum_add(&used, &t->resources, false);
+    if (fw->live_other == 0) {
+        /* The tasks' sums, kept current (live_counters.c): no walk. */
+        for (int k = 0; k < MASTER_LIVE_NAMES; k++)
+            for (uint32_t i = 0; i < 4; i++)
+                if (strcmp(used.name[i], master_live_names[k]) == 0)
+                    used.v[i] = fw->live_used[k];
+    } else {
+        while (!used.slow && hmap_next(fw->tasks, &pos, NULL, &val)) {
+            const struct task *t = val;
+            if (!task_state_is_terminal(t->state))
+                rsum_add(&used, &t->resources, false);
+        }
     }
     res_list execs = RES_LIST_INIT;
     master_executors_usage(fw->executors, &execs);

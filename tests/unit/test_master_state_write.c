@@ -264,6 +264,85 @@ START_TEST(test_state_is_the_models_document)
 }
 END_TEST
 
+/* summary's element e (an agent or a framework, borrowed) without the
+ * members /state-summary adds, as compact text. */
+static char *summary_base(json_t *e, const char *ids_key)
+{
+    json_t *c = json_deep_copy(e);
+    static const char *const added[] = {
+        "TASK_STAGING",  "TASK_STARTING",   "TASK_RUNNING", "TASK_KILLING",
+        "TASK_FINISHED", "TASK_KILLED",     "TASK_FAILED",  "TASK_LOST",
+        "TASK_ERROR",    "TASK_UNREACHABLE"};
+    for (size_t i = 0; i < sizeof(added) / sizeof(added[0]); i++)
+        ck_assert_int_eq(json_object_del(c, added[i]), 0);
+    ck_assert_int_eq(json_object_del(c, ids_key), 0);
+    return dump(c);
+}
+
+/* /state-summary, written as text: each agent and framework is the model's
+ * bytes followed by its counts and the ids it shares tasks with; what
+ * the reader may not see is left out. */
+static void check_summary(size_t nfw)
+{
+    struct http_fake *f = mfx_http(&X, HTTP_GET, "/state-summary", NULL, NULL);
+    ck_assert_int_eq(http_fake_status(f), 200);
+    json_t *sum = json_loads(mfx_body(f), JSON_PRESERVE_ORDER, NULL);
+    http_fake_free(f);
+    ck_assert_ptr_nonnull(sum);
+    ck_assert_str_eq(json_string_value(json_object_get(sum, "hostname")),
+                     X.m->flags->hostname);
+    size_t i;
+    json_t *e;
+    json_t *slaves = json_object_get(sum, "slaves");
+    ck_assert_uint_eq(json_array_size(slaves), 2);
+    json_array_foreach(slaves, i, e)
+    {
+        const char *id = json_string_value(json_object_get(e, "id"));
+        const struct agent *ag = hmap_get(X.m->agents, id);
+        ck_assert_ptr_nonnull(ag);
+        same(dump(master_state_agent_json(X.m, ag)),
+             summary_base(e, "framework_ids"));
+        bool host1 = ag == hmap_get(X.m->agents, AG.id);
+        ck_assert_int_eq(json_integer_value(json_object_get(e, "TASK_RUNNING")),
+                         host1);
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(e, "TASK_FINISHED")), host1);
+        ck_assert_uint_eq(json_array_size(json_object_get(e, "framework_ids")),
+                          host1);
+    }
+    json_t *fws = json_object_get(sum, "frameworks");
+    ck_assert_uint_eq(json_array_size(fws), nfw);
+    json_array_foreach(fws, i, e)
+    {
+        const char *id = json_string_value(json_object_get(e, "id"));
+        const struct framework *fw = hmap_get(X.m->frameworks, id);
+        ck_assert_ptr_nonnull(fw);
+        same(dump(master_state_framework_json(fw, false)),
+             summary_base(e, "slave_ids"));
+        bool a = strcmp(id, FW.id) == 0;
+        ck_assert_int_eq(json_integer_value(json_object_get(e, "TASK_STAGING")),
+                         a);
+        ck_assert_uint_eq(json_array_size(json_object_get(e, "slave_ids")), a);
+    }
+    json_decref(sum);
+}
+
+START_TEST(test_summary_is_the_models_text)
+{
+    fill();
+    check_summary(2);
+    struct http_fake *f =
+        mfx_http(&X, HTTP_GET, "/state-summary?jsonp=cb", NULL, NULL);
+    ck_assert_str_eq(http_fake_content_type(f), "text/javascript");
+    const char *start = "cb({\"hostname\":";
+    ck_assert(strncmp(mfx_body(f), start, strlen(start)) == 0);
+    http_fake_free(f);
+    f = mfx_http(&X, HTTP_GET, "/state-summary?jsonp=a(", NULL, NULL);
+    ck_assert_int_eq(http_fake_status(f), 400);
+    http_fake_free(f);
+}
+END_TEST
+
 /* ---- With ACLs ------------------------------------------------------------
  */
 
@@ -335,6 +414,7 @@ START_TEST(test_state_filtered_as_the_models)
         json_array_size(json_object_get(st, "completed_frameworks")), 1);
     ck_assert_ptr_null(json_object_get(st, "flags"));
     json_decref(st);
+    check_summary(1); /* not bob's */
 
     mfx_set_principal(&X, "ops", "so");
     master_state_stream_tune(X.m, 0, 0, 0);
@@ -354,6 +434,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_entities_are_the_models_bytes);
     tcase_add_test(tc, test_state_is_the_models_document);
+    tcase_add_test(tc, test_summary_is_the_models_text);
     suite_add_tcase(s, tc);
     tc = tcase_create("views");
     tcase_add_checked_fixture(tc, acl_setup, acl_teardown);
