@@ -5,7 +5,6 @@
  */
 #include "common/json_out.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,12 +207,30 @@ bool jout_str(struct jout *w, const char *s)
     return true;
 }
 
+/* v in decimal into b (at least 21 bytes, not NUL-terminated); returns
+ * the length. */
+static size_t int_text(int64_t v, char *b)
+{
+    char t[20];
+    size_t n = 0, len = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        t[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        b[len++] = '-';
+    while (n > 0)
+        b[len++] = t[--n];
+    return len;
+}
+
 void jout_int(struct jout *w, int64_t v)
 {
     char b[24];
-    int n = snprintf(b, sizeof(b), "%" PRId64, v);
+    size_t n = int_text(v, b);
     sep(w);
-    jout_raw(w, b, (size_t)n);
+    jout_raw(w, b, n);
     w->comma = true;
 }
 
@@ -344,8 +361,9 @@ static size_t real_text(double v, char *b)
      * (resource quantities), without printf. "-0" goes the long way. */
     if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
         v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
-        int n = snprintf(b, 32, "%" PRId64 ".0", (int64_t)v);
-        return (size_t)n;
+        size_t n = int_text((int64_t)v, b);
+        memcpy(b + n, ".0", 3);
+        return n + 2;
     }
     /* Timestamps and fractions: the exact digits without printf. */
     if (v > 0) {
@@ -366,6 +384,16 @@ bool jout_real(struct jout *w, double v)
 {
     if (!isfinite(v))
         return false;
+    if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
+        v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+        /* An integer: quicker written than looked up. */
+        char b[32];
+        size_t n = real_text(v, b);
+        sep(w);
+        jout_raw(w, b, n);
+        w->comma = true;
+        return true;
+    }
     uint64_t bits;
     memcpy(&bits, &v, sizeof(bits));
     size_t slot =

@@ -33,7 +33,7 @@
  * shows of a list of plain scalars. slow: the list has something else (a
  * range, a set, a shared or provider's resource, too many names), and the
  * jansson model must do it. */
-#define RSUM_NAMES 16
+#define RSUM_NAMES 20
 struct rsum {
     const char *name[RSUM_NAMES];
     int64_t v[RSUM_NAMES];
@@ -117,6 +117,27 @@ static bool plain_scalar(const struct resource *r)
             jout_utf8_valid(r->alloc_role, strlen(r->alloc_role)));
 }
 
+/* A plain scalar (plain_scalar) as mesos.v1.Resource in the protobuf-JSON
+ * mapping: name, milli-units, allocation role (NULL: none). */
+static void write_plain(struct jout *w, const char *name, int64_t milli,
+                        const char *role)
+{
+    jout_obj_begin(w);
+    jout_kstr(w, "name", name);
+    jout_kstr(w, "type", "SCALAR");
+    jout_key(w, "scalar");
+    jout_obj_begin(w);
+    jout_kreal(w, "value", res_scalar_to_double(milli));
+    jout_obj_end(w);
+    if (role != NULL) {
+        jout_key(w, "allocation_info");
+        jout_obj_begin(w);
+        jout_kstr(w, "role", role);
+        jout_obj_end(w);
+    }
+    jout_obj_end(w);
+}
+
 /* "key": l as an array of mesos.v1.Resource in the protobuf-JSON mapping
  * (res_list_to_json). */
 static void write_full(struct jout *w, const char *key, const res_list *l)
@@ -128,23 +149,8 @@ static void write_full(struct jout *w, const char *key, const res_list *l)
         }
     jout_key(w, key);
     jout_arr_begin(w);
-    for (uint32_t i = 0; i < l->n; i++) {
-        const struct resource *r = &l->v[i];
-        jout_obj_begin(w);
-        jout_kstr(w, "name", r->name);
-        jout_kstr(w, "type", "SCALAR");
-        jout_key(w, "scalar");
-        jout_obj_begin(w);
-        jout_kreal(w, "value", res_scalar_to_double(r->scalar));
-        jout_obj_end(w);
-        if (r->alloc_role != NULL) {
-            jout_key(w, "allocation_info");
-            jout_obj_begin(w);
-            jout_kstr(w, "role", r->alloc_role);
-            jout_obj_end(w);
-        }
-        jout_obj_end(w);
-    }
+    for (uint32_t i = 0; i < l->n; i++)
+        write_plain(w, l->v[i].name, l->v[i].scalar, l->v[i].alloc_role);
     jout_arr_end(w);
 }
 
@@ -158,6 +164,60 @@ static bool has_reservations(const res_list *l)
 
 /* ---- Agents ---------------------------------------------------------------
  */
+
+/* What an agent's live tasks use when all of it is plain scalars
+ * (plain_scalar): one entry per name and allocation role, in the order
+ * res_list_add_all would make the list master_agent_usage returns, without
+ * copying a resource. */
+#define USE_ENTRIES 16
+struct use {
+    const char *name[USE_ENTRIES];
+    const char *role[USE_ENTRIES]; /* NULL: no allocation role */
+    int64_t v[USE_ENTRIES];        /* milli-units */
+    uint32_t n;
+};
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Fill *u with ag's tasks' use; false when it is not all plain scalars or
+ * the agent has executors (then master_agent_usage's lists do it). */
+static bool agent_use(const struct agent *ag, struct use *u)
+{
+    u->n = 0;
+    if (hmap_count(ag->executors) > 0)
+        return false;
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (task_state_is_terminal(t->state))
+            continue;
+        for (uint32_t i = 0; i < t->resources.n; i++) {
+            const struct resource *r = &t->resources.v[i];
+            if (!plain_scalar(r))
+                return false;
+            if (r->scalar == 0)
+                continue; /* an empty entry adds nothing */
+            uint32_t k = 0;
+            while (k < u->n && !(strcmp(u->name[k], r->name) == 0 &&
+                                 same_str(u->role[k], r->alloc_role)))
+                k++;
+            if (k == u->n) {
+                if (u->n == USE_ENTRIES)
+                    return false;
+                u->name[k] = r->name;
+                u->role[k] = r->alloc_role;
+                u->v[k] = 0;
+                u->n++;
+            }
+            u->v[k] += r->scalar;
+        }
+    }
+    return true;
+}
 
 /* "attributes": text and scalar ones directly when their names are
  * distinct; otherwise the model (a repeated name keeps its first place
@@ -223,8 +283,29 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
     write_summary(w, "resources", total, false);
     write_full(w, "resources_full", total);
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
-    master_agent_usage(ag, &used, &offered);
-    write_summary(w, "used_resources", &used, false);
+    struct use use;
+    bool light = agent_use(ag, &use);
+    if (light) {
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(ag->offers, &pos, NULL, &val))
+            res_list_add_all(&offered, &((const struct offer *)val)->resources);
+        struct rsum s;
+        rsum_init(&s);
+        for (uint32_t i = 0; i < use.n; i++) {
+            uint32_t j = 0;
+            while (j < s.n && strcmp(s.name[j], use.name[i]) != 0)
+                j++;
+            if (j == s.n)
+                s.name[s.n++] = use.name[i]; /* n <= 4 + USE_ENTRIES */
+            s.v[j] += use.v[i];
+        }
+        jout_key(w, "used_resources");
+        rsum_write(w, &s);
+    } else {
+        master_agent_usage(ag, &used, &offered);
+        write_summary(w, "used_resources", &used, false);
+    }
     write_summary(w, "offered_resources", &offered, false);
     write_summary(w, "revocable_resources", total, true);
     write_summary(w, "revocable_used_resources", &used, true);
@@ -251,7 +332,15 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
         jout_obj_end(w);
         write_full(w, "unreserved_resources_full", total);
     }
-    write_full(w, "used_resources_full", &used);
+    if (light) {
+        jout_key(w, "used_resources_full");
+        jout_arr_begin(w);
+        for (uint32_t i = 0; i < use.n; i++)
+            write_plain(w, use.name[i], use.v[i], use.role[i]);
+        jout_arr_end(w);
+    } else {
+        write_full(w, "used_resources_full", &used);
+    }
     write_full(w, "offered_resources_full", &offered);
     res_list_clear(&used);
     res_list_clear(&offered);
