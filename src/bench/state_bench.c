@@ -50,6 +50,7 @@
 #include "master/master.h"
 #include "master/registry_mem.h"
 #include "master/scheduler_api.h"
+#include "master/state_stream.h"
 
 struct cfg {
     int agents, tasks, reads;
@@ -389,6 +390,13 @@ static void measure(const struct cfg *c, json_t *out)
     double peak = proc_mib("VmHWM");
 
     json_object_set_new(out, "path", json_string(c->path));
+    /* /state's slices, and how often one was put off for a reader behind. */
+    struct master_state_stream_stats ss;
+    master_state_stream_stats(M, &ss);
+    json_object_set_new(out, "state_slices",
+                        json_integer((json_int_t)ss.slices));
+    json_object_set_new(out, "state_pauses",
+                        json_integer((json_int_t)ss.pauses));
     json_object_set_new(out, "state_bytes", json_integer((json_int_t)ra.bytes));
     json_object_set_new(out, "state_reads", json_integer(c->reads));
     json_object_set_new(out, "state_ms_p50",
