@@ -16,6 +16,10 @@
  *   offerd-state-bench --agents=10000 --tasks=100000 --reads=5
  *   offerd-state-bench --quick            (ctest: small, checks it runs)
  *
+ * --path=/state-summary reads another endpoint instead of /state;
+ * --cheap=0 makes no cheap requests, so that the loop's CPU time per read
+ * is the read's alone.
+ *
  * The figures are the whole process's (the fill's fake peers hold their
  * events too), so the memory ones are read as "before the reads" and
  * "peak during them" (VmHWM reset through /proc/self/clear_refs).
@@ -46,10 +50,13 @@
 #include "master/master.h"
 #include "master/registry_mem.h"
 #include "master/scheduler_api.h"
+#include "master/state_stream.h"
 
 struct cfg {
     int agents, tasks, reads;
     bool quick;
+    bool cheap;       /* make cheap requests while /state is read (default) */
+    const char *path; /* what is read: /state, or /state-summary ... */
 };
 
 static struct event_base *base;
@@ -252,6 +259,7 @@ static size_t get(const char *path, int64_t *ns)
 }
 
 struct reader_args {
+    const char *path;
     int reads;
     int64_t *ns;
     size_t bytes;
@@ -261,7 +269,7 @@ static void *state_reader(void *arg)
 {
     struct reader_args *a = arg;
     for (int i = 0; i < a->reads; i++)
-        a->bytes = get("/state", &a->ns[i]);
+        a->bytes = get(a->path, &a->ns[i]);
     atomic_store(&readers_done, true);
     return NULL;
 }
@@ -360,7 +368,7 @@ static void measure(const struct cfg *c, json_t *out)
     /* This thread runs the master's loop: its CPU time is the master's. */
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
-    struct reader_args ra = {.reads = c->reads};
+    struct reader_args ra = {.path = c->path, .reads = c->reads};
     ra.ns = xcalloc((size_t)c->reads, sizeof(int64_t));
     struct cheap_args during = {.cap = 100000};
     during.ns = xcalloc(during.cap, sizeof(int64_t));
@@ -368,11 +376,12 @@ static void measure(const struct cfg *c, json_t *out)
     atomic_store(&stop_cheap, false);
     pthread_t tr, tc;
     pthread_create(&tr, NULL, state_reader, &ra);
-    pthread_create(&tc, NULL, cheap_caller, &during);
+    if (c->cheap)
+        pthread_create(&tc, NULL, cheap_caller, &during);
     serve_until(&readers_done);
     atomic_store(&stop_cheap, true);
     /* Serve the cheap caller's last request. */
-    while (pthread_tryjoin_np(tc, NULL) != 0)
+    while (c->cheap && pthread_tryjoin_np(tc, NULL) != 0)
         event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     pthread_join(tr, NULL);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
@@ -380,6 +389,14 @@ static void measure(const struct cfg *c, json_t *out)
                     (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
     double peak = proc_mib("VmHWM");
 
+    json_object_set_new(out, "path", json_string(c->path));
+    /* /state's slices, and how often one was put off for a reader behind. */
+    struct master_state_stream_stats ss;
+    master_state_stream_stats(M, &ss);
+    json_object_set_new(out, "state_slices",
+                        json_integer((json_int_t)ss.slices));
+    json_object_set_new(out, "state_pauses",
+                        json_integer((json_int_t)ss.pauses));
     json_object_set_new(out, "state_bytes", json_integer((json_int_t)ra.bytes));
     json_object_set_new(out, "state_reads", json_integer(c->reads));
     json_object_set_new(out, "state_ms_p50",
@@ -409,7 +426,11 @@ static void measure(const struct cfg *c, json_t *out)
 
 int main(int argc, char **argv)
 {
-    struct cfg c = {.agents = 10000, .tasks = 100000, .reads = 5};
+    struct cfg c = {.agents = 10000,
+                    .tasks = 100000,
+                    .reads = 5,
+                    .cheap = true,
+                    .path = "/state"};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--agents=", 9) == 0)
             c.agents = atoi(argv[i] + 9);
@@ -417,12 +438,16 @@ int main(int argc, char **argv)
             c.tasks = atoi(argv[i] + 8);
         else if (strncmp(argv[i], "--reads=", 8) == 0)
             c.reads = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--path=", 7) == 0 && argv[i][7] == '/')
+            c.path = argv[i] + 7;
+        else if (strcmp(argv[i], "--cheap=0") == 0)
+            c.cheap = false;
         else if (strcmp(argv[i], "--quick") == 0)
             c.quick = true;
         else {
             fprintf(stderr,
                     "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
-                    "[--quick]\n",
+                    "[--path=/state] [--cheap=0] [--quick]\n",
                     argv[0]);
             return 2;
         }

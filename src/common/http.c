@@ -1092,9 +1092,30 @@ void http_reply_json_jsonp(struct http_request *req, int status,
         http_reply_error(req, 500, "cannot encode JSON");
         return;
     }
-    char *body = xasprintf("%s(%s)", cb, text);
+    http_reply_json_text_jsonp(req, status, text, strlen(text));
     free(text);
-    http_reply(req, status, "text/javascript", body, strlen(body));
+}
+
+void http_reply_json_text_jsonp(struct http_request *req, int status,
+                                const char *text, size_t len)
+{
+    const char *cb = http_request_query(req, "jsonp");
+    if (cb == NULL) {
+        http_reply(req, status, HTTP_CONTENT_JSON, text, len);
+        return;
+    }
+    if (!http_jsonp_callback_ok(cb)) {
+        http_reply_error(req, 400,
+                         "jsonp: the callback must be a JavaScript name");
+        return;
+    }
+    size_t cblen = strlen(cb);
+    char *body = xmalloc(cblen + len + 2);
+    memcpy(body, cb, cblen);
+    body[cblen] = '(';
+    memcpy(body + cblen + 1, text, len);
+    body[cblen + 1 + len] = ')';
+    http_reply(req, status, "text/javascript", body, cblen + len + 2);
     free(body);
 }
 

@@ -322,6 +322,11 @@ bool http_jsonp_callback_ok(const char *cb);
 void http_reply_json_jsonp(struct http_request *req, int status,
                            const json_t *json);
 
+/* As http_reply_json_jsonp, for a body already written as JSON text (len
+ * bytes, borrowed; common/json_out.h). */
+void http_reply_json_text_jsonp(struct http_request *req, int status,
+                                const char *text, size_t len);
+
 /* ---- Streams ---- */
 
 /* Why a stream's close callback ran. */

@@ -35,11 +35,39 @@ static void account(struct master_live *l, const struct task *t, int sign)
     }
 }
 
+/* Add (sign 1) or take out (sign -1) what t counts in its framework's
+ * live_used and live_other (see struct framework) in its current state. */
+static void account_framework(const struct task *t, int sign)
+{
+    struct framework *fw = t->fw;
+    if (fw == NULL || task_state_is_terminal(t->state))
+        return;
+    int64_t add[MASTER_LIVE_NAMES] = {0};
+    bool other = false;
+    for (uint32_t i = 0; i < t->resources.n; i++) {
+        const struct resource *r = &t->resources.v[i];
+        if (r->revocable)
+            continue;
+        int k = r->type == RES_SCALAR && !r->shared && r->provider_id == NULL
+                    ? master_live_name_index(r->name)
+                    : -1;
+        if (k < 0)
+            other = true;
+        else
+            add[k] += r->scalar;
+    }
+    for (int k = 0; k < MASTER_LIVE_NAMES; k++)
+        fw->live_used[k] += sign * add[k];
+    if (other)
+        fw->live_other += (uint32_t)sign;
+}
+
 void master_live_task_add(struct master *m, struct task *t)
 {
     if (t->live_counted)
         return;
     account(&m->live, t, 1);
+    account_framework(t, 1);
     t->live_counted = true;
     t->live_prev = m->live.tail;
     t->live_next = NULL;
@@ -59,8 +87,10 @@ void master_live_task_state(struct master *m, struct task *t,
         return;
     }
     account(&m->live, t, -1);
+    account_framework(t, -1);
     t->state = state;
     account(&m->live, t, 1);
+    account_framework(t, 1);
 }
 
 void master_live_task_forget(struct task *t)
@@ -69,6 +99,7 @@ void master_live_task_forget(struct task *t)
         return;
     struct master_live *l = &t->fw->m->live;
     account(l, t, -1);
+    account_framework(t, -1);
     t->live_counted = false;
     if (t->live_prev != NULL)
         t->live_prev->live_next = t->live_next;

@@ -61,6 +61,13 @@ struct framework {
     bool refinement; /* RESERVATION_REFINEMENT: post-refinement format */
     char **roles;    /* the roles it subscribed with */
     uint32_t nroles;
+    /* Kept by live_counters.c for /state's "used_resources": milli-units
+     * of the regular cpus, mem, disk and gpus (master_live_names) its
+     * non-terminal tasks hold, and how many of those tasks hold anything
+     * else (another name, a range or set, a shared resource): while that
+     * is not 0, /state sums the tasks instead. */
+    int64_t live_used[4];
+    uint32_t live_other;
 
     struct http_stream *stream; /* NULL while disconnected */
     char stream_id[ID_UUID_SIZE];

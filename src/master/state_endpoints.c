@@ -12,6 +12,7 @@
 #include "master/state_endpoints.h"
 #include "master/state_models.h"
 #include "master/state_stream.h"
+#include "master/state_write.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -21,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/auth.h"
 #include "common/clock.h"
+#include "common/json_out.h"
 #include "common/json_pb.h"
 #include "common/log.h"
 #include "common/task_state.h"
@@ -602,6 +605,45 @@ json_t *master_state_head_json(struct master *m)
     return o;
 }
 
+json_t *master_state_resources_json(const res_list *l)
+{
+    return resources_model(l);
+}
+
+json_t *master_state_revocable_json(const res_list *l)
+{
+    return revocable_model(l);
+}
+
+json_t *master_state_reserved_json(const res_list *l)
+{
+    return reserved_by_role(l, NULL);
+}
+
+json_t *master_state_reserved_full_json(const res_list *l)
+{
+    return reserved_full_by_role(l, NULL);
+}
+
+json_t *master_state_attributes_json(const Mesos__V1__AgentInfo *ai)
+{
+    return attributes_model(ai);
+}
+
+void master_write_agent_fields_as(struct jout *w, const struct master *m,
+                                  const struct agent *ag,
+                                  const struct acl_approver *roles)
+{
+    json_t *o = agent_model(m, ag, roles);
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        jout_kjson(w, k, v);
+    }
+    json_decref(o);
+}
+
 json_t *master_state_agent_json(const struct master *m, const struct agent *ag,
                                 const char *who)
 {
@@ -648,24 +690,27 @@ static void count_state(struct task_counts *c, Mesos__V1__TaskState st)
         c->n[st]++;
 }
 
-/* Counts of tasks per state, as /state-summary lists them. */
-static void add_task_counts(json_t *o, const struct task_counts *c)
+/* The states /state-summary counts tasks in, in its order. */
+static const Mesos__V1__TaskState summary_states[] = {
+    MESOS__V1__TASK_STATE__TASK_STAGING,
+    MESOS__V1__TASK_STATE__TASK_STARTING,
+    MESOS__V1__TASK_STATE__TASK_RUNNING,
+    MESOS__V1__TASK_STATE__TASK_KILLING,
+    MESOS__V1__TASK_STATE__TASK_FINISHED,
+    MESOS__V1__TASK_STATE__TASK_KILLED,
+    MESOS__V1__TASK_STATE__TASK_FAILED,
+    MESOS__V1__TASK_STATE__TASK_LOST,
+    MESOS__V1__TASK_STATE__TASK_ERROR,
+    MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
+};
+
+/* Counts of tasks per state, as /state-summary lists them (members). */
+static void write_task_counts(struct jout *w, const struct task_counts *c)
 {
-    const Mesos__V1__TaskState states[] = {
-        MESOS__V1__TASK_STATE__TASK_STAGING,
-        MESOS__V1__TASK_STATE__TASK_STARTING,
-        MESOS__V1__TASK_STATE__TASK_RUNNING,
-        MESOS__V1__TASK_STATE__TASK_KILLING,
-        MESOS__V1__TASK_STATE__TASK_FINISHED,
-        MESOS__V1__TASK_STATE__TASK_KILLED,
-        MESOS__V1__TASK_STATE__TASK_FAILED,
-        MESOS__V1__TASK_STATE__TASK_LOST,
-        MESOS__V1__TASK_STATE__TASK_ERROR,
-        MESOS__V1__TASK_STATE__TASK_UNREACHABLE,
-    };
-    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
-        json_object_set_new(o, task_state_name(states[i]),
-                            json_integer(c->n[states[i]]));
+    for (size_t i = 0; i < sizeof(summary_states) / sizeof(summary_states[0]);
+         i++)
+        jout_kint(w, task_state_name(summary_states[i]),
+                  c->n[summary_states[i]]);
 }
 
 /* Count a task of agent aid in state st into *fc and by_agent. */
@@ -700,11 +745,21 @@ static void count_framework_tasks(const struct framework *fw,
     }
 }
 
+/* GET /state-summary: every agent and framework as /state shows them (no
+ * tasks), with their tasks counted by state and the ids of the frameworks
+ * (agents) they share tasks with; written as text (state_write.h). */
 static void handle_state_summary(struct http_request *req, void *arg)
 {
     struct master *m = arg;
-    json_t *o = json_object();
-    json_object_set_new(o, "hostname", json_string(m->flags->hostname));
+    const char *cb = http_request_query(req, "jsonp");
+    if (cb != NULL && !http_jsonp_callback_ok(cb)) {
+        http_reply_error(req, 400,
+                         "jsonp: the callback must be a JavaScript name");
+        return;
+    }
+    char buf[AUTH_MAX_PRINCIPAL + 1];
+    const char *who =
+        master_authz_has_acls(m) ? master_authz_principal(m, req, buf) : NULL;
     /* The counts of every framework, and of every agent over them. */
     size_t nfw = hmap_count(m->frameworks);
     struct task_counts *fcounts = xcalloc(nfw ? nfw : 1, sizeof(*fcounts));
@@ -715,15 +770,25 @@ static void handle_state_summary(struct http_request *req, void *arg)
         count_framework_tasks(val, &fcounts[k++], by_agent);
     const struct task_counts none = {{0}};
 
-    json_t *agents = json_array();
     struct acl_approver *roles = master_role_viewer_of(m, req, ACL_VIEW_ROLES);
+    struct jout w;
+    jout_init(&w);
+    jout_obj_begin(&w);
+    jout_kstr(&w, "hostname", m->flags->hostname);
+    jout_key(&w, "slaves");
+    jout_arr_begin(&w);
     pos = 0;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
-        json_t *a = agent_model(m, ag, roles);
+        jout_obj_begin(&w);
+        if (roles == NULL)
+            master_write_agent_fields(&w, m, ag);
+        else
+            master_write_agent_fields_as(&w, m, ag, roles);
         const struct task_counts *ac = hmap_get(by_agent, ag->id);
-        add_task_counts(a, ac != NULL ? ac : &none);
-        json_t *fids = json_array();
+        write_task_counts(&w, ac != NULL ? ac : &none);
+        jout_key(&w, "framework_ids");
+        jout_arr_begin(&w);
         struct hmap *seen = hmap_new();
         size_t tp = 0;
         void *tv;
@@ -731,23 +796,30 @@ static void handle_state_summary(struct http_request *req, void *arg)
             struct task *t = tv;
             if (hmap_get(seen, t->fw->id) == NULL) {
                 hmap_put(seen, t->fw->id, t);
-                json_array_append_new(fids, json_string(t->fw->id));
+                jout_str(&w, t->fw->id);
             }
         }
         hmap_free(seen, NULL);
-        json_object_set_new(a, "framework_ids", fids);
-        json_array_append_new(agents, a);
+        jout_arr_end(&w);
+        jout_obj_end(&w);
     }
     acl_approver_free(roles);
-    json_object_set_new(o, "slaves", agents);
-    json_t *fws = json_array();
+    jout_arr_end(&w);
+    jout_key(&w, "frameworks");
+    jout_arr_begin(&w);
     pos = 0;
     k = 0;
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
-        json_t *f = framework_model(fw, false);
-        add_task_counts(f, &fcounts[k++]);
-        json_t *aids = json_array();
+        const struct task_counts *fc = &fcounts[k++];
+        if (!master_state_framework_visible(m, who, fw))
+            continue;
+        jout_obj_begin(&w);
+        master_write_framework_fields(&w, fw);
+        master_write_framework_labels(&w, fw);
+        write_task_counts(&w, fc);
+        jout_key(&w, "slave_ids");
+        jout_arr_begin(&w);
         struct hmap *seen = hmap_new();
         size_t tp = 0;
         void *tv;
@@ -755,17 +827,19 @@ static void handle_state_summary(struct http_request *req, void *arg)
             struct task *t = tv;
             if (t->agent != NULL && hmap_get(seen, t->agent->id) == NULL) {
                 hmap_put(seen, t->agent->id, t);
-                json_array_append_new(aids, json_string(t->agent->id));
+                jout_str(&w, t->agent->id);
             }
         }
         hmap_free(seen, NULL);
-        json_object_set_new(f, "slave_ids", aids);
-        json_array_append_new(fws, f);
+        jout_arr_end(&w);
+        jout_obj_end(&w);
     }
-    json_object_set_new(o, "frameworks", fws);
+    jout_arr_end(&w);
+    jout_obj_end(&w);
     free(fcounts);
     hmap_free(by_agent, free);
-    reply(m, req, o);
+    http_reply_json_text_jsonp(req, 200, w.buf, w.len);
+    jout_free(&w);
 }
 
 static void handle_frameworks(struct http_request *req, void *arg)

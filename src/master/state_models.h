@@ -35,4 +35,14 @@ json_t *master_state_record_json(const struct framework *fw,
 json_t *master_state_offer_json(const struct offer *of);
 json_t *master_state_executor_json(const struct executor *e);
 
+/* The pieces state_write.c takes from the models for the shapes it does
+ * not write itself: Mesos's summary of l's regular (revocable) resources,
+ * of its reserved ones by role (as summaries, as mesos.v1.Resource
+ * arrays), and an agent's attributes. */
+json_t *master_state_resources_json(const res_list *l);
+json_t *master_state_revocable_json(const res_list *l);
+json_t *master_state_reserved_json(const res_list *l);
+json_t *master_state_reserved_full_json(const res_list *l);
+json_t *master_state_attributes_json(const Mesos__V1__AgentInfo *ai);
+
 #endif

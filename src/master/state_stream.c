@@ -2,9 +2,11 @@
  * GET /state written in slices. A reader's request becomes a chunked reply
  * (common/http's http_body_start); a production walks the master's state
  * one entity at a time (an agent, a framework's head, one of its tasks,
- * the rest of a framework, a completed framework), turns each into JSON
- * with the models state_endpoints.c builds for every read endpoint
- * (state_models.h), and appends its compact text to a buffer. A slice runs
+ * the rest of a framework, a completed framework) and writes each as JSON
+ * text straight into a buffer (state_write.h, common/json_out.h: the same
+ * bytes as the jansson models of state_models.h, without a tree per
+ * entity; the master's own fields, once per body, still go through the
+ * model). A slice runs
  * until its time budget (1 ms) or the buffer's size bound is reached, sends
  * the buffer to every reader as one chunk and returns to the loop; a timer
  * runs the next slice on the loop's next turn, after the I/O that became
@@ -39,10 +41,13 @@
 #include "common/clock.h"
 #include "common/hmap.h"
 #include "common/http.h"
+#include "common/json_out.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "master/authz.h"
 #include "master/state_models.h"
+#include "master/role_view.h"
+#include "master/state_write.h"
 #include "master/tasks.h"
 
 /* A slice's time budget: the loop is held at most about this long (plus
@@ -79,17 +84,24 @@ struct reader {
     struct reader *next;
 };
 
-/* A list of ids taken at one moment (owned copies). */
+/* A list of ids taken at one moment: copies, one after the other in one
+ * buffer (a framework's 100,000 task ids are one allocation, not 100,000),
+ * with a mark per id for the ones written. */
 struct ids {
-    char **v;
-    size_t n, i; /* count, next to visit */
+    char *text;      /* the ids, each NUL-terminated */
+    size_t *at;      /* where each begins in text */
+    bool *written;   /* per id: written (a framework's live tasks) */
+    size_t n, i;     /* count, next to visit */
+    size_t len, cap; /* bytes of text used, allocated */
 };
 
 struct production {
     struct master *m;
     struct state_streams *owner;
-    char *who;   /* principal the ACLs filter for; NULL: anonymous/none */
-    char *jsonp; /* ?jsonp= callback or NULL */
+    char *who; /* principal the ACLs filter for; NULL: anonymous/none */
+    /* who's view_roles (master/role_view.h); NULL: every role. */
+    struct acl_approver *roles;
+    char *jsonp;            /* ?jsonp= callback or NULL */
     struct reader *readers; /* served by this production */
     struct reader *waiting; /* arrived meanwhile: served by the next */
     struct event *timer;
@@ -101,11 +113,8 @@ struct production {
     struct ids agents, fws, completed, tasks;
     /* The framework being written. */
     char *fw_user;
-    json_t *fw_labels;
-    struct hmap *written; /* its live tasks written (task id -> marker) */
 
-    char *out; /* produced, not yet sent */
-    size_t len, cap;
+    struct jout w; /* produced, not yet sent */
 };
 
 struct state_streams {
@@ -134,20 +143,12 @@ static struct state_streams *streams_of(struct master *m)
 
 static void put(struct production *p, const char *s, size_t n)
 {
-    if (p->len + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->len + n)
-            cap *= 2;
-        p->out = xrealloc(p->out, cap);
-        p->cap = cap;
-    }
-    memcpy(p->out + p->len, s, n);
-    p->len += n;
+    jout_raw(&p->w, s, n);
 }
 
 static void puts_(struct production *p, const char *s)
 {
-    put(p, s, strlen(s));
+    jout_raws(&p->w, s);
 }
 
 static int dump_cb(const char *buf, size_t size, void *data)
@@ -156,31 +157,19 @@ static int dump_cb(const char *buf, size_t size, void *data)
     return 0;
 }
 
-/* Append j's compact text, without its first and last byte when strip
- * (an object's braces); takes j. */
-static void put_json(struct production *p, json_t *j, bool strip)
+/* Append j's compact text without its braces (an object's members); takes
+ * j. */
+static void put_members(struct production *p, json_t *j)
 {
-    if (!strip) {
-        json_dump_callback(j, dump_cb, p, JSON_COMPACT | JSON_ENCODE_ANY);
-    } else {
-        size_t at = p->len;
-        json_dump_callback(j, dump_cb, p, JSON_COMPACT);
-        /* "{...}" -> "..." */
-        if (p->len >= at + 2) {
-            memmove(p->out + at, p->out + at + 1, p->len - at - 2);
-            p->len -= 2;
-        }
+    struct jout *w = &p->w;
+    size_t at = w->len;
+    json_dump_callback(j, dump_cb, p, JSON_COMPACT);
+    /* "{...}" -> "..." */
+    if (w->len >= at + 2) {
+        memmove(w->buf + at, w->buf + at + 1, w->len - at - 2);
+        w->len -= 2;
     }
     json_decref(j);
-}
-
-/* Append an array element (j, taken), with the comma it needs. */
-static void put_elem(struct production *p, json_t *j)
-{
-    if (p->comma)
-        put(p, ",", 1);
-    p->comma = true;
-    put_json(p, j, false);
 }
 
 /* ---- Filtering --------------------------------------------------------------
@@ -188,18 +177,23 @@ static void put_elem(struct production *p, json_t *j)
 
 /* Whether the reader may see element e of a framework's list named list
  * (tasks, completed_tasks, executors) or, with list NULL, the framework
- * e itself: the ACL filter of authz.c run on a one-element frame. */
-static bool visible(struct production *p, const char *list, json_t *e)
+ * e itself: the ACL filter of authz.c run on a one-element frame. e may
+ * be a stub with only the members the filter reads (a framework's id and
+ * user, a task's user, an executor's command). */
+/* visible() for reader who of master m, fw_user the framework's user when
+ * e is an element of one of its lists. */
+static bool keeps(struct master *m, const char *who, const char *fw_user,
+                  const char *list, json_t *e)
 {
-    if (!master_authz_has_acls(p->m))
+    if (!master_authz_has_acls(m))
         return true;
     json_t *fw;
     if (list == NULL) {
         fw = json_incref(e);
     } else {
         fw = json_object();
-        if (p->fw_user != NULL)
-            json_object_set_new(fw, "user", json_string(p->fw_user));
+        if (fw_user != NULL)
+            json_object_set_new(fw, "user", json_string(fw_user));
         json_t *arr = json_array();
         json_array_append(arr, e);
         json_object_set_new(fw, list, arr);
@@ -208,7 +202,7 @@ static bool visible(struct production *p, const char *list, json_t *e)
     json_t *fws = json_array();
     json_array_append_new(fws, fw);
     json_object_set_new(frame, "frameworks", fws);
-    master_authz_filter_json_as(p->m, p->who, frame);
+    master_authz_filter_json_as(m, who, frame);
     bool kept =
         json_array_size(fws) == 1 &&
         (list == NULL ||
@@ -217,36 +211,100 @@ static bool visible(struct production *p, const char *list, json_t *e)
     return kept;
 }
 
+static bool visible(struct production *p, const char *list, json_t *e)
+{
+    return keeps(p->m, p->who, p->fw_user, list, e);
+}
+
+/* Whether the reader may see fw. */
+bool master_state_framework_visible(struct master *m, const char *who,
+                                    const struct framework *fw)
+{
+    if (!master_authz_has_acls(m))
+        return true;
+    json_t *stub = json_object();
+    json_object_set_new(stub, "id", json_string(fw->id));
+    json_object_set_new(stub, "user", json_string(fw->info->user));
+    bool kept = keeps(m, who, NULL, NULL, stub);
+    json_decref(stub);
+    return kept;
+}
+
+static bool visible_framework(struct production *p, const struct framework *fw)
+{
+    return master_state_framework_visible(p->m, p->who, fw);
+}
+
+/* Whether the reader may see a task (of the framework being written)
+ * whose command's user is user (NULL: none), in list. */
+static bool visible_task(struct production *p, const char *list,
+                         const char *user)
+{
+    if (!master_authz_has_acls(p->m))
+        return true;
+    json_t *stub = json_object();
+    if (user != NULL)
+        json_object_set_new(stub, "user", json_string(user));
+    bool kept = visible(p, list, stub);
+    json_decref(stub);
+    return kept;
+}
+
 /* ---- Producing --------------------------------------------------------------
  */
 
 static void ids_clear(struct ids *ids)
 {
-    for (size_t i = 0; i < ids->n; i++)
-        free(ids->v[i]);
-    free(ids->v);
+    free(ids->text);
+    free(ids->at);
+    free(ids->written);
     memset(ids, 0, sizeof(*ids));
+}
+
+/* Make ids an empty list with room for n ids. */
+static void ids_start(struct ids *ids, size_t n)
+{
+    ids_clear(ids);
+    ids->at = xcalloc(n ? n : 1, sizeof(*ids->at));
+    ids->written = xcalloc(n ? n : 1, sizeof(*ids->written));
+}
+
+/* Append a copy of id (room for it was made by ids_start). */
+static void ids_push(struct ids *ids, const char *id)
+{
+    size_t len = strlen(id) + 1;
+    if (ids->len + len > ids->cap) {
+        size_t cap = ids->cap ? ids->cap : 4096;
+        while (cap < ids->len + len)
+            cap *= 2;
+        ids->text = xrealloc(ids->text, cap);
+        ids->cap = cap;
+    }
+    memcpy(ids->text + ids->len, id, len);
+    ids->at[ids->n++] = ids->len;
+    ids->len += len;
+}
+
+/* Id i of ids. */
+static const char *ids_at(const struct ids *ids, size_t i)
+{
+    return ids->text + ids->at[i];
 }
 
 static void ids_take(struct ids *ids, const struct hmap *map)
 {
-    ids_clear(ids);
     size_t n = hmap_count(map);
-    ids->v = xcalloc(n ? n : 1, sizeof(*ids->v));
+    ids_start(ids, n);
     size_t pos = 0;
     const char *key;
     while (ids->n < n && hmap_next(map, &pos, &key, NULL))
-        ids->v[ids->n++] = xstrdup(key);
+        ids_push(ids, key);
 }
 
 static void framework_done(struct production *p)
 {
     free(p->fw_user);
     p->fw_user = NULL;
-    json_decref(p->fw_labels);
-    p->fw_labels = NULL;
-    hmap_free(p->written, NULL);
-    p->written = NULL;
     ids_clear(&p->tasks);
     p->fws.i++;
     p->phase = PH_FW_START;
@@ -262,15 +320,14 @@ static void step_head(struct production *p)
     json_t *head = master_state_head_json(m);
     master_authz_filter_json_as(m, p->who, head);
     put(p, "{", 1);
-    put_json(p, head, true);
+    put_members(p, head);
     puts_(p, ",\"slaves\":[");
     /* The moment the body shows: which entities it lists. */
     ids_take(&p->agents, m->agents);
     ids_take(&p->fws, m->frameworks);
-    ids_clear(&p->completed);
-    p->completed.v = xcalloc(m->ncompleted ? m->ncompleted : 1, sizeof(char *));
+    ids_start(&p->completed, m->ncompleted);
     for (uint32_t i = 0; i < m->ncompleted; i++)
-        p->completed.v[p->completed.n++] = xstrdup(m->completed_order[i]);
+        ids_push(&p->completed, m->completed_order[i]);
     p->comma = false;
     p->phase = PH_AGENTS;
 }
@@ -283,9 +340,18 @@ static void step_agent(struct production *p)
         p->phase = PH_FW_START;
         return;
     }
-    const struct agent *ag = hmap_get(p->m->agents, p->agents.v[p->agents.i++]);
-    if (ag != NULL)
-        put_elem(p, master_state_agent_json(p->m, ag, p->who));
+    const struct agent *ag =
+        hmap_get(p->m->agents, ids_at(&p->agents, p->agents.i++));
+    if (ag == NULL)
+        return;
+    jout_mark(&p->w, p->comma);
+    jout_obj_begin(&p->w);
+    if (p->roles == NULL)
+        master_write_agent_fields(&p->w, p->m, ag);
+    else /* view_roles hides some of its resources: the filtering model */
+        master_write_agent_fields_as(&p->w, p->m, ag, p->roles);
+    jout_obj_end(&p->w);
+    p->comma = true;
 }
 
 static void step_fw_start(struct production *p)
@@ -296,33 +362,25 @@ static void step_fw_start(struct production *p)
         p->phase = PH_COMPLETED;
         return;
     }
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         p->fws.i++;
         return;
     }
-    json_t *head = master_state_framework_json(fw, false);
-    /* "labels" comes after the lists: kept for the end. */
-    json_t *labels = json_object_get(head, "labels");
-    if (labels != NULL) {
-        p->fw_labels = json_incref(labels);
-        json_object_del(head, "labels");
-    }
-    if (!visible(p, NULL, head)) {
-        json_decref(head);
+    if (!visible_framework(p, fw)) {
         framework_done(p);
         return;
     }
-    if (p->comma)
-        put(p, ",", 1);
+    jout_mark(&p->w, p->comma);
     p->comma = true;
     p->fw_user = fw->info->user != NULL ? xstrdup(fw->info->user) : NULL;
-    put(p, "{", 1);
-    put_json(p, head, true);
+    /* Its fields; "labels" comes after the lists (step_fw_rest). */
+    jout_obj_begin(&p->w);
+    master_write_framework_fields(&p->w, fw);
     puts_(p, ",\"tasks\":[");
     p->task_comma = false;
     ids_take(&p->tasks, fw->tasks);
-    p->written = hmap_new();
     p->phase = PH_FW_TASKS;
 }
 
@@ -337,7 +395,8 @@ static void fw_gone(struct production *p)
 
 static void step_fw_task(struct production *p)
 {
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         fw_gone(p);
         return;
@@ -346,82 +405,81 @@ static void step_fw_task(struct production *p)
         p->phase = PH_FW_REST;
         return;
     }
-    const char *id = p->tasks.v[p->tasks.i++];
-    const struct task *t = hmap_get(fw->tasks, id);
+    size_t i = p->tasks.i++;
+    const struct task *t = hmap_get(fw->tasks, ids_at(&p->tasks, i));
     if (t == NULL)
         return;
-    json_t *j = master_state_task_json(t);
-    hmap_put(p->written, id, p->written);
-    if (!visible(p, "tasks", j)) {
-        json_decref(j);
+    p->tasks.written[i] = true;
+    if (!visible_task(p, "tasks",
+                      t->info->command != NULL ? t->info->command->user : NULL))
         return;
-    }
-    if (p->task_comma)
-        put(p, ",", 1);
+    jout_mark(&p->w, p->task_comma);
     p->task_comma = true;
-    put_json(p, j, false);
+    master_write_task(&p->w, t);
 }
 
-/* Append the elements of arr (taken) that the reader may see, as list. */
-static void put_list(struct production *p, const char *list, json_t *arr)
+/* The rest of fw after its live tasks, to its closing brace: its completed
+ * tasks (but those marked written in live, when not NULL: they ended since
+ * they were written among the live tasks), offers, executors and labels,
+ * each list filtered for the reader. */
+static void put_fw_rest(struct production *p, const struct framework *fw,
+                        const struct ids *live)
 {
-    put(p, ",\"", 2);
-    puts_(p, list);
-    put(p, "\":[", 3);
-    bool comma = false;
-    size_t i;
-    json_t *e;
-    json_array_foreach(arr, i, e)
-    {
-        if (!visible(p, list, e))
-            continue;
-        if (comma)
-            put(p, ",", 1);
-        comma = true;
-        put_json(p, json_incref(e), false);
+    struct jout *w = &p->w;
+    /* The completed tasks' ids that were written live (a small map, made
+     * only when there are completed tasks). */
+    struct hmap *dup = NULL;
+    if (live != NULL && fw->ncompleted_tasks > 0) {
+        struct hmap *done = hmap_new();
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+            hmap_put(done, master_task_completed_at(fw, i)->id, done);
+        dup = hmap_new();
+        for (size_t i = 0; i < live->n; i++)
+            if (live->written[i] && hmap_get(done, ids_at(live, i)) != NULL)
+                hmap_put(dup, ids_at(live, i), dup);
+        hmap_free(done, NULL);
     }
-    put(p, "]", 1);
-    json_decref(arr);
+    puts_(p, "],\"completed_tasks\":[");
+    jout_mark(w, false);
+    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+        const struct task_record *r = master_task_completed_at(fw, i);
+        if (dup != NULL && hmap_get(dup, r->id) != NULL)
+            continue;
+        if (visible_task(p, "completed_tasks", r->user))
+            master_write_record(w, fw, r);
+    }
+    puts_(p, "],\"unreachable_tasks\":[],\"offers\":[");
+    jout_mark(w, false);
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->offers, &pos, NULL, &val))
+        master_write_offer(w, val);
+    puts_(p, "],\"executors\":[");
+    jout_mark(w, false);
+    /* Executors (a few per agent at most) through their model. */
+    pos = 0;
+    while (hmap_next(fw->executors, &pos, NULL, &val)) {
+        json_t *e = master_state_executor_json(val);
+        if (visible(p, "executors", e))
+            jout_json(w, e);
+        json_decref(e);
+    }
+    puts_(p, "],\"completed_executors\":[]");
+    jout_mark(w, true);
+    master_write_framework_labels(w, fw);
+    jout_obj_end(w);
+    hmap_free(dup, NULL);
 }
 
 static void step_fw_rest(struct production *p)
 {
-    const struct framework *fw = hmap_get(p->m->frameworks, p->fws.v[p->fws.i]);
+    const struct framework *fw =
+        hmap_get(p->m->frameworks, ids_at(&p->fws, p->fws.i));
     if (fw == NULL) {
         fw_gone(p);
         return;
     }
-    put(p, "]", 1); /* the end of "tasks" */
-    json_t *done = json_array();
-    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
-        const struct task_record *r = master_task_completed_at(fw, i);
-        /* Written as live already: it ended since. */
-        if (hmap_get(p->written, r->id) == NULL)
-            json_array_append_new(done, master_state_record_json(fw, r));
-    }
-    put_list(p, "completed_tasks", done);
-    puts_(p, ",\"unreachable_tasks\":[],\"offers\":[");
-    bool comma = false;
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(fw->offers, &pos, NULL, &val)) {
-        if (comma)
-            put(p, ",", 1);
-        comma = true;
-        put_json(p, master_state_offer_json(val), false);
-    }
-    put(p, "]", 1);
-    json_t *execs = json_array();
-    pos = 0;
-    while (hmap_next(fw->executors, &pos, NULL, &val))
-        json_array_append_new(execs, master_state_executor_json(val));
-    put_list(p, "executors", execs);
-    puts_(p, ",\"completed_executors\":[]");
-    if (p->fw_labels != NULL) {
-        puts_(p, ",\"labels\":");
-        put_json(p, json_incref(p->fw_labels), false);
-    }
-    put(p, "}", 1);
+    put_fw_rest(p, fw, &p->tasks);
     framework_done(p);
 }
 
@@ -435,25 +493,32 @@ static void step_completed(struct production *p)
         return;
     }
     const struct framework *fw =
-        hmap_get(p->m->completed, p->completed.v[p->completed.i++]);
-    if (fw == NULL)
+        hmap_get(p->m->completed, ids_at(&p->completed, p->completed.i++));
+    if (fw == NULL || !visible_framework(p, fw))
         return;
-    json_t *j = master_state_framework_json(fw, true);
-    /* The whole framework through the filter (its lists too). */
-    if (master_authz_has_acls(p->m)) {
-        json_t *frame = json_object();
-        json_t *arr = json_array();
-        json_array_append(arr, j);
-        json_object_set_new(frame, "completed_frameworks", arr);
-        master_authz_filter_json_as(p->m, p->who, frame);
-        bool kept = json_array_size(arr) == 1;
-        json_decref(frame);
-        if (!kept) {
-            json_decref(j);
-            return;
-        }
+    /* The whole framework in one step: its lists are bounded by
+     * --max_completed_tasks_per_framework. */
+    free(p->fw_user);
+    p->fw_user = fw->info->user != NULL ? xstrdup(fw->info->user) : NULL;
+    struct jout *w = &p->w;
+    jout_mark(w, p->comma);
+    p->comma = true;
+    jout_obj_begin(w);
+    master_write_framework_fields(w, fw);
+    puts_(p, ",\"tasks\":[");
+    jout_mark(w, false);
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
+        const struct task *t = val;
+        if (visible_task(p, "tasks",
+                         t->info->command != NULL ? t->info->command->user
+                                                  : NULL))
+            master_write_task(w, t);
     }
-    put_elem(p, j);
+    put_fw_rest(p, fw, NULL);
+    free(p->fw_user);
+    p->fw_user = NULL;
 }
 
 /* Produce one entity's worth. */
@@ -494,13 +559,9 @@ static void reset_cursor(struct production *p)
     ids_clear(&p->tasks);
     free(p->fw_user);
     p->fw_user = NULL;
-    json_decref(p->fw_labels);
-    p->fw_labels = NULL;
-    hmap_free(p->written, NULL);
-    p->written = NULL;
     p->phase = PH_HEAD;
     p->comma = false;
-    p->len = 0;
+    jout_reset(&p->w);
 }
 
 static void close_readers(struct reader **list)
@@ -525,8 +586,9 @@ static void production_free(struct production *p)
     close_readers(&p->waiting);
     reset_cursor(p);
     event_free(p->timer);
-    free(p->out);
+    jout_free(&p->w);
     free(p->who);
+    acl_approver_free(p->roles);
     free(p->jsonp);
     free(p);
 }
@@ -586,18 +648,19 @@ static bool readers_ready(struct production *p, int64_t now)
 
 static void send_out(struct production *p)
 {
-    if (p->len == 0)
+    struct jout *w = &p->w;
+    if (w->len == 0)
         return;
-    if (p->len > p->owner->stats.max_buffered)
-        p->owner->stats.max_buffered = p->len;
+    if (w->len > p->owner->stats.max_buffered)
+        p->owner->stats.max_buffered = w->len;
     for (struct reader *r = p->readers; r != NULL; r = r->next)
-        (void)http_stream_send(r->st, p->out, p->len);
-    p->len = 0;
+        (void)http_stream_send(r->st, w->buf, w->len);
+    w->len = 0;
     /* Keep a slice's worth, not the largest slice ever. */
-    if (p->cap > 2 * p->owner->slice_bytes) {
-        free(p->out);
-        p->out = NULL;
-        p->cap = 0;
+    if (w->cap > 2 * p->owner->slice_bytes) {
+        free(w->buf);
+        w->buf = NULL;
+        w->cap = 0;
     }
 }
 
@@ -630,7 +693,7 @@ static void run_slice(struct production *p, bool unbounded)
         step(p);
     } while (p->phase != PH_DONE &&
              (unbounded ||
-              (p->len < s->slice_bytes && clock_monotonic_ns() < deadline)));
+              (p->w.len < s->slice_bytes && clock_monotonic_ns() < deadline)));
     send_out(p);
     if (p->phase != PH_DONE) {
         schedule(p, 0);
@@ -697,6 +760,7 @@ void master_state_stream_handle(struct http_request *req, void *arg)
         p->m = m;
         p->owner = s;
         p->who = who != NULL ? xstrdup(who) : NULL;
+        p->roles = master_role_viewer(m, who, ACL_VIEW_ROLES);
         p->jsonp = cb != NULL ? xstrdup(cb) : NULL;
         p->timer = evtimer_new(m->base, on_timer, p);
         p->next = s->prods;

@@ -7,6 +7,7 @@
 #ifndef OFFERD_MASTER_STATE_STREAM_H
 #define OFFERD_MASTER_STATE_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,11 @@ struct http_request;
  * with a chunked body: the JSON of Mesos's /state, filtered by the caller's
  * view_* ACLs. */
 void master_state_stream_handle(struct http_request *req, void *arg);
+
+/* Whether reader who (a principal; NULL: anonymous) may see framework fw,
+ * as the view_frameworks ACLs decide for /state (true without --acls). */
+bool master_state_framework_visible(struct master *m, const char *who,
+                                    const struct framework *fw);
 
 /* Release every reader and free what the productions hold. master_free
  * calls it after freeing the HTTP server, whose connections (and so the
