@@ -215,7 +215,7 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *arg)
 {
     struct http_conns *c = arg;
     /* As evhttp makes its own: a socket bufferevent, fd set by evhttp, not
-     * closed on free (evhttp closes the fd); with TLS, common/tls's filter
+     * closed on free (evhttp closes the fd); with TLS, common/tls's
      * (which closes the fd itself). */
     struct bufferevent *bev = c->tls != NULL
                                   ? tls_server_bev(c->tls, base)

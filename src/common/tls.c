@@ -1,23 +1,36 @@
 /*
- * TLS: configuration, OpenSSL contexts, the server's per-connection filter
- * and the client's bufferevents. The contract is in tls.h.
+ * TLS: configuration, OpenSSL contexts, the server's connections and the
+ * client's bufferevents. The contract is in tls.h.
  *
- * Why the server does not use bufferevent_openssl_socket_new: evhttp 2.1
- * creates a connection's bufferevent (evhttp_set_bevcb) before it tells us
- * the socket, so the kind of bufferevent is chosen before the first byte
- * can be seen, and downgrade needs to see it. So each accepted socket gets
- * a filter bufferevent over a socket bufferevent, and the filter runs TLS
- * through memory BIOs once the first byte said "handshake" (0x16), or
- * passes bytes through when downgrade is on and it said anything else.
+ * Servers have two transports:
+ *  - TLS only (downgrade off, the usual case): libevent's
+ *    bufferevent_openssl straight over the socket, made with fd -1 and
+ *    BUFFEREVENT_SSL_ACCEPTING; evhttp's bufferevent_setfd gives it the
+ *    socket (libevent 2.1 keeps the accepting state across that call and
+ *    starts the handshake there). OpenSSL reads and writes the socket
+ *    itself: a reply leaves in the callback that wrote it, and an empty
+ *    output buffer means the kernel has every byte, so evhttp's close
+ *    after a "Connection: close" reply loses nothing.
+ *  - TLS or plain (SUPPORT_DOWNGRADE): evhttp 2.1 creates a connection's
+ *    bufferevent (evhttp_set_bevcb) before it tells us the socket, so the
+ *    kind of bufferevent is chosen before the first byte can be seen, and
+ *    downgrade needs to see it. So each accepted socket gets a filter
+ *    bufferevent over a socket bufferevent, and the filter runs TLS through
+ *    memory BIOs once the first byte said "handshake" (0x16), or passes
+ *    bytes through when it said anything else.
  *
- * A filter tells evhttp "written" as soon as its output moved to the
- * socket bufferevent, not when the socket took it; evhttp frees a
- * connection after the last byte of a "Connection: close" reply is
- * written, which would drop what the socket bufferevent still holds. So
- * the output filter keeps the reply's last byte back until the socket
- * bufferevent is empty, then writes the rest straight to the socket
- * (non-blocking) after moving it. Only a send buffer that fills up in the
+ * The filter costs latency: a filter tells evhttp "written" as soon as its
+ * output moved to the socket bufferevent, not when the socket took it;
+ * evhttp frees a connection after the last byte of a "Connection: close"
+ * reply is written, which would drop what the socket bufferevent still
+ * holds. So the output filter keeps the reply's last byte back until the
+ * socket bufferevent is empty, then writes the rest straight to the
+ * socket (non-blocking) after moving it, and every write is run again
+ * from the loop (see on_output). Only a send buffer that fills up in the
  * few bytes of the very last record can still lose that record.
+ *
+ * Both count handshakes and log refusals from OpenSSL's info callback
+ * (server_info_cb), so the counters mean the same on either.
  */
 #include "common/tls.h"
 
@@ -395,6 +408,94 @@ struct tls_server {
     struct tls_server_stats st;
 };
 
+enum conn_mode {
+    MODE_SNIFF, /* nothing read yet */
+    MODE_PLAIN, /* downgraded: bytes pass through */
+    MODE_TLS,
+    MODE_FAILED, /* the handshake or a record failed */
+};
+
+/* One filter connection's state (the filter's context; downgrade only). */
+struct tls_conn {
+    struct tls_server *owner;
+    struct bufferevent *under; /* the socket bufferevent */
+    struct bufferevent *bev;   /* the filter (evhttp's) */
+    struct event *kick;        /* runs the output filter (see on_output) */
+    SSL *ssl;                  /* NULL until the mode is TLS */
+    BIO *rbio, *wbio;          /* memory BIOs, owned by ssl */
+    enum conn_mode mode;
+    bool handshaken;
+    bool nodelay; /* TCP_NODELAY set on the socket */
+};
+
+static void set_nodelay(evutil_socket_t fd)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+        log_debug("tls: cannot set TCP_NODELAY");
+}
+
+/* The socket under ssl: its own (bufferevent_openssl), or the filter's
+ * socket bufferevent's (memory BIOs; the tls_conn is the app data). -1
+ * before evhttp set it. */
+static evutil_socket_t ssl_fd(const SSL *ssl)
+{
+    evutil_socket_t fd = SSL_get_fd(ssl);
+    if (fd < 0) {
+        const struct tls_conn *t = SSL_get_app_data(ssl);
+        if (t != NULL)
+            fd = bufferevent_getfd(t->under);
+    }
+    return fd;
+}
+
+/* Count a refused or broken connection of s and log one debug line with
+ * the peer's address and OpenSSL's reason (left in OpenSSL's queue, where
+ * libevent reads it). */
+static void server_failed(struct tls_server *s, const SSL *ssl,
+                          evutil_socket_t fd, const char *what)
+{
+    s->st.handshake_failures++;
+    unsigned long e = ERR_peek_last_error();
+    const char *reason = e != 0 ? ERR_reason_error_string(e) : NULL;
+    long vr = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
+    char peer[64] = "?";
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+        ss.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, peer,
+                  sizeof(peer));
+    log_debug("tls: %s with %s failed: %s%s%s", what, peer,
+              reason != NULL ? reason : "connection closed",
+              vr != X509_V_OK ? ": " : "",
+              vr != X509_V_OK ? X509_verify_cert_error_string(vr) : "");
+}
+
+/* OpenSSL's info callback for every server connection of both transports:
+ * counts completed handshakes and failed ones, and turns Nagle off when a
+ * handshake starts (a reply's head and body are separate records: the
+ * second would wait for the peer's delayed ACK). A handshake step that
+ * returns without "want read/write" and with an error queued failed;
+ * OpenSSL does not run the callback again for a connection in error. */
+static void server_info_cb(const SSL *ssl, int where, int ret)
+{
+    struct tls_server *s = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    if (s == NULL)
+        return;
+    if (where & SSL_CB_HANDSHAKE_START) {
+        evutil_socket_t fd = SSL_get_fd(ssl);
+        if (fd >= 0)
+            set_nodelay(fd); /* the filter sets it on its first write */
+    } else if (where & SSL_CB_HANDSHAKE_DONE) {
+        s->st.handshakes++;
+    } else if ((where & SSL_CB_EXIT) && ret <= 0 &&
+               (ERR_peek_error() != 0 ||
+                (!SSL_want_read(ssl) && !SSL_want_write(ssl)))) {
+        server_failed(s, ssl, ssl_fd(ssl), "handshake");
+    }
+}
+
 struct tls_server *tls_server_new(const struct tls_config *c, char *err,
                                   size_t errlen)
 {
@@ -419,6 +520,8 @@ struct tls_server *tls_server_new(const struct tls_config *c, char *err,
     struct tls_server *s = xcalloc(1, sizeof(*s));
     s->ctx = ctx;
     s->downgrade = c->support_downgrade;
+    SSL_CTX_set_app_data(ctx, s);
+    SSL_CTX_set_info_callback(ctx, server_info_cb);
     return s;
 }
 
@@ -433,33 +536,6 @@ void tls_server_free(struct tls_server *s)
 void tls_server_stats(const struct tls_server *s, struct tls_server_stats *out)
 {
     *out = s->st;
-}
-
-enum conn_mode {
-    MODE_SNIFF, /* nothing read yet */
-    MODE_PLAIN, /* downgraded: bytes pass through */
-    MODE_TLS,
-    MODE_FAILED, /* the handshake or a record failed */
-};
-
-/* One connection's filter state (the filter's context). */
-struct tls_conn {
-    struct tls_server *owner;
-    struct bufferevent *under; /* the socket bufferevent */
-    struct bufferevent *bev;   /* the filter (evhttp's) */
-    struct event *kick;        /* runs the output filter (see on_output) */
-    SSL *ssl;                  /* NULL until the mode is TLS */
-    BIO *rbio, *wbio;          /* memory BIOs, owned by ssl */
-    enum conn_mode mode;
-    bool handshaken;
-    bool nodelay; /* TCP_NODELAY set on the socket */
-};
-
-static void set_nodelay(evutil_socket_t fd)
-{
-    int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
-        log_debug("tls: cannot set TCP_NODELAY");
 }
 
 /* Write what dst holds straight to the socket, without blocking; what the
@@ -501,24 +577,15 @@ static void drain_wbio(struct tls_conn *t, struct evbuffer *dst)
         evbuffer_add(dst, buf, (size_t)n);
 }
 
-static void handshake_failed(struct tls_conn *t, const char *what)
+/* The filter's connection failed: count and log it (a failed handshake
+ * step was counted by server_info_cb: counted), then clear OpenSSL's
+ * queue, which nothing else reads on this transport. */
+static void filter_failed(struct tls_conn *t, const char *what, bool counted)
 {
-    char why[256];
-    const char *reason = ssl_reason(why, sizeof(why));
-    long vr = t->ssl != NULL ? SSL_get_verify_result(t->ssl) : X509_V_OK;
     t->mode = MODE_FAILED;
-    t->owner->st.handshake_failures++;
-    evutil_socket_t fd = bufferevent_getfd(t->under);
-    char peer[64] = "?";
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    if (fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 &&
-        ss.ss_family == AF_INET)
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, peer,
-                  sizeof(peer));
-    log_debug("tls: %s with %s failed: %s%s%s", what, peer, reason,
-              vr != X509_V_OK ? ": " : "",
-              vr != X509_V_OK ? X509_verify_cert_error_string(vr) : "");
+    if (!counted)
+        server_failed(t->owner, t->ssl, bufferevent_getfd(t->under), what);
+    ERR_clear_error();
 }
 
 static bool start_tls(struct tls_conn *t)
@@ -530,10 +597,11 @@ static bool start_tls(struct tls_conn *t)
         BIO_free(t->rbio);
         BIO_free(t->wbio);
         t->rbio = t->wbio = NULL;
-        handshake_failed(t, "setup");
+        filter_failed(t, "setup", false);
         return false;
     }
     SSL_set_bio(t->ssl, t->rbio, t->wbio);
+    SSL_set_app_data(t->ssl, t); /* for ssl_fd */
     SSL_set_accept_state(t->ssl);
     t->mode = MODE_TLS;
     return true;
@@ -584,11 +652,10 @@ filter_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
             int e = SSL_get_error(t->ssl, r);
             if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
                 return BEV_NEED_MORE;
-            handshake_failed(t, "handshake");
+            filter_failed(t, "handshake", true);
             return BEV_ERROR;
         }
-        t->handshaken = true;
-        t->owner->st.handshakes++;
+        t->handshaken = true; /* counted by server_info_cb */
     }
     bool got = false;
     for (;;) {
@@ -601,7 +668,7 @@ filter_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
             drain_wbio(t, out);
             if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_ZERO_RETURN)
                 break; /* close_notify: the TCP close follows */
-            handshake_failed(t, "record");
+            filter_failed(t, "record", false);
             return BEV_ERROR;
         }
         v.iov_len = (size_t)n;
@@ -630,7 +697,7 @@ static bool move_out(struct tls_conn *t, struct evbuffer *src,
             take = TLS_RECORD_MAX;
         int w = SSL_write(t->ssl, v.iov_base, (int)take);
         if (w <= 0) {
-            handshake_failed(t, "write");
+            filter_failed(t, "write", false);
             return false;
         }
         evbuffer_drain(src, (size_t)w);
@@ -707,9 +774,34 @@ static void on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info,
         event_active(t->kick, EV_TIMEOUT, 0);
 }
 
+/* TLS only: OpenSSL on the socket itself (see the top of the file). */
+static struct bufferevent *openssl_bev(struct tls_server *s,
+                                       struct event_base *base)
+{
+    SSL *ssl = SSL_new(s->ctx);
+    if (ssl == NULL) {
+        ERR_clear_error();
+        return NULL;
+    }
+    /* No deferred callbacks, as evhttp's own bufferevents: http_conn
+     * counts what arrives from the input buffer's callback. */
+    struct bufferevent *bev = bufferevent_openssl_socket_new(
+        base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    if (bev == NULL) {
+        SSL_free(ssl);
+        return NULL;
+    }
+    /* A client that closes without close_notify has still sent whole
+     * requests (evhttp frames them): an end of file, not an error. */
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    return bev;
+}
+
 struct bufferevent *tls_server_bev(struct tls_server *s,
                                    struct event_base *base)
 {
+    if (!s->downgrade)
+        return openssl_bev(s, base);
     struct bufferevent *under =
         bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     if (under == NULL)

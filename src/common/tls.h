@@ -3,8 +3,9 @@
  * libprocess is: LIBPROCESS_SSL_* environment variables (docs/security.md,
  * "TLS"). OpenSSL does the work; libevent carries it:
  *  - servers (common/http_conn.c): every accepted socket gets a bufferevent
- *    from tls_server_bev, which speaks TLS, or plain HTTP when the first
- *    byte is not a TLS handshake and downgrade is allowed;
+ *    from tls_server_bev: a bufferevent_openssl, or with downgrade allowed
+ *    a filter that speaks TLS, or plain HTTP when the first byte is not a
+ *    TLS handshake;
  *  - clients (common/http_client.c): a bufferevent_openssl per connection
  *    from tls_client_bev, verifying the server's certificate (hostname or
  *    IP address) when asked to.
@@ -91,11 +92,12 @@ struct tls_server *tls_server_new(const struct tls_config *c, char *err,
 void tls_server_free(struct tls_server *s);
 
 /* A bufferevent for one accepted socket of s (its fd is set later, by
- * evhttp, through bufferevent_setfd): a filter over a socket bufferevent,
- * both closing the socket when freed. It speaks TLS, or plain HTTP when
- * downgrade is on and the client's first byte is not 0x16. A failed
- * handshake reports an error event (evhttp then closes the connection),
- * logs one debug line and counts in s. NULL when out of memory. */
+ * evhttp, through bufferevent_setfd), closing the socket when freed:
+ * without downgrade a bufferevent_openssl on the socket, accepting; with
+ * downgrade a filter over a socket bufferevent that speaks TLS, or plain
+ * HTTP when the client's first byte is not 0x16. A failed handshake
+ * reports an error event (evhttp then closes the connection), logs one
+ * debug line and counts in s. NULL when out of memory. */
 struct bufferevent *tls_server_bev(struct tls_server *s,
                                    struct event_base *base);
 

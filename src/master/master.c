@@ -151,7 +151,7 @@ static void on_ping(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    master_agents_ping_tick(arg);
+    master_agents_ping_due(arg, clock_monotonic_ns());
 }
 
 /* ---- Creation and teardown ------------------------------------------------

@@ -447,6 +447,8 @@ struct master {
     bool alloc_soon_pending;
     struct event *ping_timer; /* MASTER_PING_SLOTS per --agent_ping_timeout */
     uint32_t ping_slot;       /* the slot the last tick pinged */
+    int64_t ping_due_ns;      /* monotonic time the next tick is due; 0: none
+                                 yet (ping_spread.c) */
     struct event *heartbeat_timer; /* every MASTER_HEARTBEAT_SECS */
 
     bool in_cycle; /* inside alloc_run: offers batch per framework */

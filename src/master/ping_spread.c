@@ -54,3 +54,17 @@ void master_agents_ping_tick(struct master *m)
         master_agent_ping(m, v[i]);
     free(v);
 }
+
+void master_agents_ping_due(struct master *m, int64_t now_ns)
+{
+    int64_t tick = master_ping_tick_ns(m->flags->agent_ping_timeout);
+    if (m->ping_due_ns == 0)
+        m->ping_due_ns = now_ns;
+    for (int n = 0; n < MASTER_PING_SLOTS && now_ns >= m->ping_due_ns; n++) {
+        master_agents_ping_tick(m);
+        m->ping_due_ns += tick;
+    }
+    /* More than an interval behind: every agent had its PING. */
+    if (now_ns >= m->ping_due_ns)
+        m->ping_due_ns = now_ns + tick;
+}

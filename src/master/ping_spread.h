@@ -25,8 +25,15 @@ uint32_t master_ping_slot(const char *master_id, const char *agent_id,
 /* Time between two ticks for a ping interval (ns), at least 1 ms. */
 int64_t master_ping_tick_ns(int64_t interval_ns);
 
-/* One tick: advance to the next slot and ping its agents (the timer's
- * callback; tests call it to play the clock). */
+/* One tick: advance to the next slot and ping its agents (tests call it
+ * to play the clock). */
 void master_agents_ping_tick(struct master *m);
+
+/* The timer's callback at monotonic time now_ns: run every tick due since
+ * the last call (the ping timer fires late, or not at all for a while,
+ * when the loop or the machine is busy: counting its firings as ticks
+ * would stretch the interval), but at most one interval's worth, so an
+ * agent gets at most one PING per call. */
+void master_agents_ping_due(struct master *m, int64_t now_ns);
 
 #endif

@@ -266,6 +266,51 @@ START_TEST(test_pings_spread)
 }
 END_TEST
 
+/* The clock, not the timer's firings, drives the ticks: one late call
+ * runs every tick due (each agent pinged once per interval), and a call
+ * after a long stall pings each agent once, not once per interval missed. */
+START_TEST(test_pings_follow_the_clock)
+{
+    mfx_stop(&X);
+    const char *flags[] = {"--agent_ping_timeout=3600secs", NULL};
+    mfx_start(&X, flags);
+    for (int i = 0; i < NAGENTS; i++) {
+        char host[32];
+        snprintf(host, sizeof(host), "host%d", i);
+        mfx_agent_subscribe(&X, &agents[i], host, "cpus:1;mem:128");
+    }
+    int64_t interval = 3600 * CLOCK_NS_PER_SEC;
+    int64_t tick = master_ping_tick_ns(interval);
+    int64_t t0 = 1000 * CLOCK_NS_PER_SEC;
+    size_t base[NAGENTS];
+    for (int i = 0; i < NAGENTS; i++)
+        base[i] = pings(&agents[i]);
+    /* The first tick, then the other 63 of the interval in one call. */
+    master_agents_ping_due(X.m, t0);
+    master_agents_ping_due(X.m, t0 + interval - tick);
+    mfx_settle(&X);
+    for (int i = 0; i < NAGENTS; i++)
+        ck_assert_uint_eq(pings(&agents[i]) - base[i], 1);
+    /* Ten intervals late: one PING each, and nothing more at once. */
+    master_agents_ping_due(X.m, t0 + 11 * interval);
+    master_agents_ping_due(X.m, t0 + 11 * interval);
+    mfx_settle(&X);
+    for (int i = 0; i < NAGENTS; i++)
+        ck_assert_uint_eq(pings(&agents[i]) - base[i], 2);
+    /* Then the ticks keep the interval again. */
+    master_agents_ping_due(X.m, t0 + 12 * interval - tick);
+    mfx_settle(&X);
+    for (int i = 0; i < NAGENTS; i++)
+        ck_assert_uint_le(pings(&agents[i]) - base[i], 3);
+    master_agents_ping_due(X.m, t0 + 12 * interval);
+    mfx_settle(&X);
+    for (int i = 0; i < NAGENTS; i++)
+        ck_assert_uint_eq(pings(&agents[i]) - base[i], 3);
+    for (int i = 0; i < NAGENTS; i++)
+        mfx_peer_free(&agents[i]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("master_scaleload");
@@ -274,6 +319,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_counters_equal_recount);
     tcase_add_test(tc, test_tasks_paging);
     tcase_add_test(tc, test_ping_slot);
+    tcase_add_test(tc, test_pings_follow_the_clock);
     tcase_add_test(tc, test_pings_spread);
     suite_add_tcase(s, tc);
     return s;

@@ -16,10 +16,13 @@
 #include "check_main.h"
 
 #include <check.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,11 +289,12 @@ static void h_big(struct http_request *req, void *arg)
     http_reply(req, 200, "application/octet-stream", big, sizeof(big));
 }
 
-/* Start a server with the environment as it is now. */
-static void server_start(void)
+/* Start a server with the environment as it is now, and opts (NULL:
+ * defaults; borrowed, must outlive the server). */
+static void server_start_with(const struct http_server_options *opts)
 {
     base = event_base_new();
-    srv = http_server_new(base, NULL);
+    srv = http_server_new(base, opts);
     char err[512] = "";
     ck_assert_msg(
         http_server_bind(srv, "127.0.0.1", 0, &port, err, sizeof(err)) == 0,
@@ -298,6 +302,11 @@ static void server_start(void)
     ck_assert_int_eq(http_server_route(srv, "/hello", HTTP_GET, h_hello, NULL),
                      0);
     ck_assert_int_eq(http_server_route(srv, "/big", HTTP_GET, h_big, NULL), 0);
+}
+
+static void server_start(void)
+{
+    server_start_with(NULL);
 }
 
 static void teardown(void)
@@ -588,6 +597,107 @@ START_TEST(test_handshake_garbage_closes_quietly)
 }
 END_TEST
 
+/* ---- The server's transport ---- */
+
+/* A bufferevent from tls_server_bev of a server made from the environment
+ * as it is now: whether it is a bufferevent_openssl. */
+static bool server_bev_is_openssl(void)
+{
+    struct tls_config c;
+    char err[256] = "";
+    extern char **environ;
+    ck_assert_int_eq(tls_config_from_env(environ, &c, err, sizeof(err)), 0);
+    struct tls_server *ts = tls_server_new(&c, err, sizeof(err));
+    ck_assert_msg(ts != NULL, "%s", err);
+    struct event_base *b = event_base_new();
+    struct bufferevent *bev = tls_server_bev(ts, b);
+    ck_assert_ptr_nonnull(bev);
+    bool openssl = bufferevent_openssl_get_ssl(bev) != NULL;
+    bufferevent_free(bev);
+    event_base_free(b);
+    tls_server_free(ts);
+    tls_config_clear(&c);
+    return openssl;
+}
+
+/* Without downgrade OpenSSL runs on the socket itself; the filter (which
+ * holds output back for a loop turn) is only for downgrade. */
+START_TEST(test_tls_only_server_uses_openssl_bufferevent)
+{
+    server_env();
+    ck_assert(server_bev_is_openssl());
+    env("SUPPORT_DOWNGRADE", "true");
+    ck_assert(!server_bev_is_openssl());
+}
+END_TEST
+
+/* A TCP connection to 127.0.0.1:port that sends nothing. */
+static int connect_silent(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+/* Whether the server closed fd (end of file or reset) within ms, running
+ * the server's loop meanwhile. */
+static bool closed_within(int fd, int ms)
+{
+    for (int i = 0; i < ms / 10; i++) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 0) == 1) {
+            char c;
+            if (recv(fd, &c, 1, MSG_DONTWAIT) <= 0)
+                return true;
+        }
+        run_for(10);
+    }
+    return false;
+}
+
+/* The plain path's idle timeout holds under TLS: a client that never
+ * starts its handshake is closed, and the server serves others. */
+START_TEST(test_silent_client_times_out)
+{
+    static const struct http_server_options o = {
+        .timeout_secs = 30, .idle_timeout_ns = 300 * INT64_C(1000000)};
+    server_env();
+    env("REQUIRE_CERT", "true");
+    server_start_with(&o);
+    int fd = connect_silent();
+    ck_assert_msg(closed_within(fd, 5000), "the silent client is still open");
+    close(fd);
+    ck_assert_uint_eq(stats().timed_out, 1);
+    client_env("ca.crt", "client");
+    struct result r = get("/hello", HTTP_CLIENT_TLS_DEFAULT);
+    ck_assert_msg(r.status == 200, "%d %s", r.status, r.error);
+}
+END_TEST
+
+/* The connection cap holds under TLS: past it, a new connection closes
+ * one that never sent anything, and a TLS client is served. */
+START_TEST(test_cap_sheds_idle_tls_connection)
+{
+    static const struct http_server_options o = {.timeout_secs = 30,
+                                                 .max_conns = 2};
+    server_env();
+    server_start_with(&o);
+    int a = connect_silent(), b = connect_silent();
+    for (int i = 0; i < 100 && stats().conns < 2; i++)
+        run_for(10);
+    ck_assert_uint_eq(stats().conns, 2);
+    client_env("ca.crt", NULL);
+    struct result r = get("/hello", HTTP_CLIENT_TLS_DEFAULT);
+    ck_assert_msg(r.status == 200, "%d %s", r.status, r.error);
+    ck_assert_uint_ge(stats().shed, 1);
+    ck_assert(closed_within(a, 2000));
+    close(a);
+    close(b);
+}
+END_TEST
+
 static Suite *tls_suite(void)
 {
     Suite *s = suite_create("tls");
@@ -616,6 +726,9 @@ static Suite *tls_suite(void)
     tcase_add_test(rt, test_downgrade_accepts_plain_and_tls);
     tcase_add_test(rt, test_https_requested_without_enabled);
     tcase_add_test(rt, test_handshake_garbage_closes_quietly);
+    tcase_add_test(rt, test_tls_only_server_uses_openssl_bufferevent);
+    tcase_add_test(rt, test_silent_client_times_out);
+    tcase_add_test(rt, test_cap_sheds_idle_tls_connection);
     suite_add_tcase(s, rt);
     return s;
 }
