@@ -21,6 +21,7 @@
 #include "common/task_state.h"
 #include "master/agents.h"
 #include "master/executors.h"
+#include "master/domains.h"
 #include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/state_models.h"
@@ -278,6 +279,12 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
     json_decref(maint);
     jout_kstr(w, "version", ag->version ? ag->version : "");
     write_attributes(w, ag->info);
+    if (ag->info->domain != NULL) { /* rare: through the model */
+        json_t *d = json_object();
+        master_domain_json(d, ag->info->domain);
+        jout_kjson(w, "domain", json_object_get(d, "domain"));
+        json_decref(d);
+    }
     const res_list *total =
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     write_summary(w, "resources", total, false);
