@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +112,13 @@ struct task_rec {
     int state; /* latest Mesos__V1__TaskState, -1 before any update */
     int reason;
     int source;
-    int nupdates;
+    int nupdates;  /* distinct updates (a resent one counts once) */
     int states[8]; /* the first updates, in order */
+    /* The uuids of the first updates: an agent that hears no
+     * acknowledgement in time sends an update again (at-least-once, as
+     * Mesos), which a loaded machine can provoke. */
+    uint8_t uuids[8][16];
+    int resent;
     char message[256];
     int64_t launched_ms, terminal_ms;
 };
@@ -356,6 +362,15 @@ static void on_update(struct offerd_sched *s,
     if (t == NULL)
         t = task_add(f, st->task_id->value,
                      st->agent_id != NULL ? st->agent_id->value : "");
+    if (st->has_uuid && st->uuid.len == 16) {
+        for (int i = 0; i < t->nupdates && i < 8; i++)
+            if (memcmp(t->uuids[i], st->uuid.data, 16) == 0) {
+                t->resent++;
+                return;
+            }
+        if (t->nupdates < 8)
+            memcpy(t->uuids[t->nupdates], st->uuid.data, 16);
+    }
     if (t->nupdates < 8)
         t->states[t->nupdates] = (int)st->state;
     t->nupdates++;
