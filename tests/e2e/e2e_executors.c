@@ -415,11 +415,11 @@ START_TEST(test_two_tasks_messages_kill_shutdown)
     wait_stdout(sandbox, "KILL t1");
 
     /* SHUTDOWN: the executor kills the rest and exits. */
-    size_t fs = from;
+    size_t fs = from, fx = from;
     shutdown_executor();
     wait_update(&fs, "t2", KILLED);
     const Offerd__Agent__Call *x =
-        wait_call(&fs, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+        wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert_str_eq(x->executor_exited->executor_id->value, EX_ID);
     ck_assert(x->executor_exited->has_status);
     ck_assert(WIFEXITED(x->executor_exited->status));
@@ -575,7 +575,7 @@ START_TEST(test_registration_timeout)
     const char *flags[] = {"--executor_registration_timeout=1secs", NULL};
     start_agent(flags);
     hfm_wait_subscribed(1, 10000);
-    size_t from = 0;
+    size_t from = 0, fx = 0;
     struct exec_task t = {.task_id = "s1", .mode = "silent"};
     run_exec_task(&t);
     const Mesos__V1__TaskStatus *st = wait_update(&from, "s1", FAILED);
@@ -583,7 +583,7 @@ START_TEST(test_registration_timeout)
                      "REASON_EXECUTOR_REGISTRATION_TIMEOUT");
     ck_assert_int_eq(st->source, MESOS__V1__TASK_STATUS__SOURCE__SOURCE_AGENT);
     const Offerd__Agent__Call *x =
-        wait_call(&from, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+        wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert(WIFSIGNALED(x->executor_exited->status));
     ck_assert_int_eq(e2e_kill_under(agent_work), 0);
 }
@@ -593,14 +593,14 @@ START_TEST(test_executor_exit_fails_tasks)
 {
     start_agent(NULL);
     hfm_wait_subscribed(1, 10000);
-    size_t from = 0;
+    size_t from = 0, fx = 0;
     struct exec_task t = {.task_id = "x1", .command = "sleep 0.2; exit 3"};
     run_exec_task(&t);
     const Mesos__V1__TaskStatus *st = wait_update(&from, "x1", FAILED);
     ck_assert_str_eq(hfm_reason_name(st), "REASON_EXECUTOR_TERMINATED");
     ck_assert_ptr_nonnull(strstr(st->message, "exit status 3"));
     const Offerd__Agent__Call *x =
-        wait_call(&from, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+        wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert_int_eq(WEXITSTATUS(x->executor_exited->status), 3);
 }
 END_TEST
@@ -910,10 +910,11 @@ START_TEST(test_shutdown_framework_shuts_executor_down)
     Offerd__Agent__Event ev = OFFERD__AGENT__EVENT__INIT;
     ev.type = OFFERD__AGENT__EVENT__TYPE__SHUTDOWN_FRAMEWORK;
     ev.shutdown_framework = &sf;
+    size_t fx = from;
     hfm_send(&ev);
     wait_update(&from, "f1", KILLED);
     const Offerd__Agent__Call *x =
-        wait_call(&from, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+        wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert_str_eq(x->executor_exited->executor_id->value, EX_ID);
 }
 END_TEST
@@ -962,10 +963,11 @@ START_TEST(test_mesos_go_executor)
     hfm_kill(FW_ID, "g1", -1);
     wait_update(&f, "g1", KILLED);
     f = hfm.ncalls;
+    size_t fx = f;
     shutdown_executor();
     wait_update(&f, "g2", KILLED);
     const Offerd__Agent__Call *x =
-        wait_call(&f, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
+        wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert_int_eq(WEXITSTATUS(x->executor_exited->status), 0);
 #endif
 }
