@@ -64,7 +64,7 @@ static void teardown(void)
 {
     if (agent.pid > 0) {
         ck_assert_int_eq(hfm_stop_agent(&agent), 0);
-        ck_assert_int_eq(e2e_kill_under(agent_work), 0);
+        ck_assert(e2e_wait_none_under(agent_work, 5000));
     }
     e2e_proc_cleanup(&agent);
     e2e_kill_under(agent_work);

@@ -226,7 +226,7 @@ START_TEST(test_executor_end_to_end)
                      "ex1");
     ck_assert_int_eq(json_integer_value(json_object_get(ff, "status")), 0);
     json_decref(fail);
-    ck_assert_int_eq(e2e_kill_under(agent.work_dir), 0);
+    ck_assert(e2e_wait_none_under(agent.work_dir, 5000));
 
     api_conn_close(&fw);
     e2e_stop_master_agent(&master, &agent);

@@ -580,7 +580,9 @@ int e2e_wait_agents(const struct e2e_proc *master, int n, int timeout_ms)
     return e2e_poll_until(agents_active, &w, timeout_ms) ? 0 : -1;
 }
 
-int e2e_kill_under(const char *dir)
+/* Signal (sig > 0) or only count (sig == 0) the processes whose working
+ * directory lies under dir. */
+static int procs_under(const char *dir, int sig)
 {
     size_t plen = strlen(dir);
     if (plen == 0)
@@ -603,12 +605,30 @@ int e2e_kill_under(const char *dir)
         cwd[len] = '\0';
         if (strncmp(cwd, dir, plen) == 0 &&
             (cwd[plen] == '/' || cwd[plen] == '\0')) {
-            kill((pid_t)pid, SIGKILL);
+            if (sig > 0)
+                kill((pid_t)pid, sig);
             n++;
         }
     }
     closedir(d);
     return n;
+}
+
+int e2e_kill_under(const char *dir)
+{
+    return procs_under(dir, SIGKILL);
+}
+
+bool e2e_wait_none_under(const char *dir, int timeout_ms)
+{
+    int64_t deadline = e2e_now_ms() + timeout_ms;
+    for (;;) {
+        if (procs_under(dir, 0) == 0)
+            return true;
+        if (e2e_now_ms() >= deadline)
+            return false;
+        e2e_sleep_ms(20);
+    }
 }
 
 int e2e_proc_stop(struct e2e_proc *p, int sig, int timeout_ms)

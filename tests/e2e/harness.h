@@ -144,6 +144,11 @@ void e2e_stop_master_agent(struct e2e_proc *master, struct e2e_proc *agent);
  * agent). Returns how many were signalled. */
 int e2e_kill_under(const char *dir);
 
+/* Wait up to timeout_ms until no process has its working directory under
+ * dir (a killed task's supervisor exits a moment after its update).
+ * Returns true when none is left. */
+bool e2e_wait_none_under(const char *dir, int timeout_ms);
+
 /* Poll GET /health every 50 ms until 200 or timeout_ms pass, or the process
  * exits. Returns 0 when healthy, -1 otherwise. */
 int e2e_wait_healthy(struct e2e_proc *p, int timeout_ms);
