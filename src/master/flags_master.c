@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "master/domains.h"
 #include "master/quota.h"
 #include "master/webui.h"
 
@@ -142,6 +143,10 @@ void master_flags_init(struct master_flags *mf)
          "are offered only to REGION_AWARE frameworks; without it, agents "
          "with a domain are refused.",
          &mf->domain},
+        {"require_agent_domain", FLAG_BOOL, "false",
+         "If true, only agents with a configured domain can register (an "
+         "agent without one is answered 403 and retries). Needs --domain.",
+         &mf->require_agent_domain},
         {"webui_dir", FLAG_STRING, NULL,
          "Directory of the web UI served at / (index.html and static/). "
          "Defaults to the installed copy, <datadir>/offerd/webui, or to the "
@@ -336,7 +341,8 @@ enum flags_result master_flags_parse(struct master_flags *mf, int argc,
                  "file:///path holding it)");
         return FLAGS_ERROR;
     }
-    if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0)
+    if (master_quota_weights_flag_check(mf->weights, err, errlen) != 0 ||
+        master_domain_flags_check(mf, err, errlen) != 0)
         return FLAGS_ERROR;
     if (strcmp(mf->authenticators, "crammd5") != 0) {
         snprintf(err, errlen,

@@ -21,7 +21,7 @@
 #define MASTER_MAX_COMPLETED_TASKS      1000000
 
 /* Rows in the master's flag table. */
-#define MASTER_FLAGS_ROWS (45 + TLS_FLAG_ROWS)
+#define MASTER_FLAGS_ROWS (46 + TLS_FLAG_ROWS)
 
 /* Effective master settings. Strings are borrowed from the flags object and
  * live until master_flags_fini. */
@@ -58,6 +58,9 @@ struct master_flags {
                             (loaded by master_new, common/domain.h) */
     const char *log_dir; /* --log_dir: where offerd-master.log is written;
                             NULL: no log file */
+    /* --require_agent_domain: refuse agents without a domain (needs
+     * --domain; master/domains.h) */
+    bool require_agent_domain;
     /* --webui_dir: the web UI's files (webui.h) */
     const char *webui_dir;
     /* Authentication and authorization (master/authz.c, docs/security.md). */

@@ -172,6 +172,9 @@ static void build_offer(struct offer_msg *om, const struct offer *o)
     om->url.address = &om->addr;
     om->url.path = "/slave(1)";
     om->offer.url = &om->url;
+    /* The agent's domain, as Mesos sets Offer.domain (borrowed, as the
+     * attributes are). */
+    om->offer.domain = ag->info->domain;
     om->offer.resources = res_list_to_pb(&o->resources, o->fw->refinement,
                                          &om->offer.n_resources);
     om->offer.attributes = ag->info->attributes;

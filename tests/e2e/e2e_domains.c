@@ -3,7 +3,11 @@
  * "eu"), an agent in region "us" (--domain from a file://) and one without
  * a domain. A framework without REGION_AWARE is offered only the local
  * agent; one with it gets the remote agent. /state shows both domains. A
- * master without --domain refuses the agent with one.
+ * master without --domain refuses the agent with one. With
+ * --require_agent_domain the agent without a domain is refused (and keeps
+ * retrying, as Mesos's agent does), the one with a domain registers and its
+ * offers carry its domain; the flag without --domain stops the master at
+ * start.
  */
 #include "harness.h"
 
@@ -40,13 +44,13 @@ static void fw_subscribe(struct e2e_stream *s, const char *name, bool aware)
     ck_assert_int_eq(s->head.status, 200);
 }
 
-/* Read s's records until an OFFERS event (up to 20 s); return the
- * hostname of its first offer (copied into host). */
-static void next_offer_host(struct e2e_stream *s, char *host, size_t len)
+/* Read s's records until an OFFERS event (up to 20 s); return its first
+ * offer (a new reference). */
+static json_t *next_offer(struct e2e_stream *s)
 {
     int64_t deadline = e2e_now_ms() + 20000;
-    host[0] = '\0';
-    while (host[0] == '\0' && e2e_now_ms() < deadline) {
+    json_t *offer = NULL;
+    while (offer == NULL && e2e_now_ms() < deadline) {
         char *data;
         size_t n;
         int rc = e2e_stream_next(s, 1000, &data, &n);
@@ -56,16 +60,25 @@ static void next_offer_host(struct e2e_stream *s, char *host, size_t len)
         const char *nl = strchr(data, '\n');
         json_t *ev = nl != NULL ? json_loads(nl + 1, 0, NULL) : NULL;
         const char *type = json_string_value(json_object_get(ev, "type"));
-        if (type != NULL && strcmp(type, "OFFERS") == 0) {
-            json_t *o = json_array_get(
-                json_object_get(json_object_get(ev, "offers"), "offers"), 0);
-            snprintf(host, len, "%s",
-                     json_string_value(json_object_get(o, "hostname")));
-        }
+        if (type != NULL && strcmp(type, "OFFERS") == 0)
+            offer = json_incref(json_array_get(
+                json_object_get(json_object_get(ev, "offers"), "offers"), 0));
         json_decref(ev);
         free(data);
     }
-    ck_assert_msg(host[0] != '\0', "no OFFERS within 20 s");
+    ck_assert_msg(offer != NULL, "no OFFERS within 20 s");
+    return offer;
+}
+
+/* The hostname of the first offer of s's next OFFERS event (copied into
+ * host). */
+static void next_offer_host(struct e2e_stream *s, char *host, size_t len)
+{
+    json_t *o = next_offer(s);
+    snprintf(host, len, "%s",
+             json_string_value(json_object_get(o, "hostname")));
+    json_decref(o);
+    ck_assert_msg(host[0] != '\0', "an offer without a hostname");
 }
 
 /* The agent of /state's "slaves" with hostname host (borrowed from st). */
@@ -179,6 +192,62 @@ START_TEST(test_master_without_domain_refuses_agent_with_one)
 }
 END_TEST
 
+/* --require_agent_domain: it needs --domain (the master refuses to start
+ * without one); with both, an agent without a domain is refused 403 and
+ * keeps retrying (Mesos ignores it rather than shut it down), while an
+ * agent with a domain registers, and its offers carry that domain. */
+START_TEST(test_require_agent_domain)
+{
+    const char *bad[] = {"--require_agent_domain", "--ip=127.0.0.1", "--port=0",
+                         "--registry=in_memory", NULL};
+    char out[2048];
+    ck_assert_int_eq(e2e_run(OFFERD_BIN, bad, out, sizeof(out), 10000), 1);
+    ck_assert_msg(strstr(out, "--require_agent_domain needs --domain") != NULL,
+                  "unexpected output: %s", out);
+
+    const char *margs[] = {"--allocation_interval=50ms", "--domain=" EU,
+                           "--require_agent_domain", NULL};
+    ck_assert_int_eq(e2e_start_master(&master, margs), 0);
+    const char *largs[] = {"--hostname=local", "--resources=cpus:1;mem:256",
+                           NULL};
+    const char *rargs[] = {"--hostname=remote", "--resources=cpus:1;mem:256",
+                           "--domain=" US, NULL};
+    ck_assert_int_eq(e2e_start_agent(&local, master.port, largs), 0);
+    ck_assert_int_eq(e2e_start_agent(&remote, master.port, rargs), 0);
+    /* Refused twice: the agent retries. */
+    ck_assert_msg(e2e_wait_log(&local,
+                               "SUBSCRIBE refused with 403: agent local "
+                               "attempted to register without a domain",
+                               2, 20000),
+                  "the agent without a domain was not refused twice");
+    ck_assert(e2e_proc_running(&local));
+    ck_assert_msg(e2e_wait_agents(&master, 1, 20000) == 0,
+                  "the agent with a domain did not register");
+    ck_assert_int_ge(e2e_log_count(&master, "configured to require agent "
+                                            "domains: refused"),
+                     2);
+
+    json_t *st = e2e_get_json(master.port, "/state");
+    ck_assert_ptr_nonnull(st);
+    ck_assert_uint_eq(json_array_size(json_object_get(st, "slaves")), 1);
+    ck_assert_ptr_nonnull(slave_of(st, "remote"));
+    ck_assert_ptr_null(slave_of(st, "local"));
+    json_decref(st);
+
+    struct e2e_stream aware;
+    fw_subscribe(&aware, "aware", true);
+    json_t *o = next_offer(&aware);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "hostname")),
+                     "remote");
+    ck_assert_str_eq(region_of(o), "us");
+    json_decref(o);
+    e2e_stream_close(&aware);
+    e2e_proc_cleanup(&remote);
+    e2e_proc_cleanup(&local);
+    e2e_proc_cleanup(&master);
+}
+END_TEST
+
 static Suite *domains_suite(void)
 {
     Suite *s = suite_create("e2e_domains");
@@ -186,6 +255,7 @@ static Suite *domains_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_remote_agent_offered_to_region_aware_only);
     tcase_add_test(tc, test_master_without_domain_refuses_agent_with_one);
+    tcase_add_test(tc, test_require_agent_domain);
     suite_add_tcase(s, tc);
     return s;
 }
