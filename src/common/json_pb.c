@@ -416,17 +416,38 @@ int jpb_base64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
 /* Shortest decimal text that reads back (strtod, then to float when
  * is_float) as the same value; integral values get ".0" so that they stay
  * JSON reals. Only for finite values. */
+static bool reads_back(double d, bool is_float, int p, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*g", p, d);
+    double back = strtod(buf, NULL);
+    return is_float ? (float)back == (float)d : back == d;
+}
+
 static void format_real(double d, bool is_float, char *buf, size_t size)
 {
+    /* If p digits read back, so do p + 1 (the nearest decimal of p + 1
+     * digits is at least as near as that of p), so the shortest is found
+     * by bisection: for a double, 16 digits first, then 15 or 17. A
+     * status update's timestamp needs 16 or 17; printf and strtod of a
+     * double cost about a microsecond each. */
     int lo = is_float ? 6 : 15, hi = is_float ? 9 : 17;
-    int p;
-    for (p = lo; p <= hi; p++) {
-        snprintf(buf, size, "%.*g", p, d);
-        double back = strtod(buf, NULL);
-        if (is_float ? (float)back == (float)d : back == d)
-            break;
+    char best[64]; /* hi's text, once hi is known to read back */
+    bool found = false;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (reads_back(d, is_float, mid, buf, size)) {
+            hi = mid;
+            size_t n = strlen(buf);
+            found = n < sizeof(best);
+            if (found)
+                memcpy(best, buf, n + 1);
+        } else {
+            lo = mid + 1;
+        }
     }
-    if (p > hi)
+    if (found)
+        memcpy(buf, best, strlen(best) + 1); /* it came from buf */
+    else if (!reads_back(d, is_float, hi, buf, size))
         snprintf(buf, size, "%.17g", d);
     if (strpbrk(buf, ".eE") == NULL) {
         size_t n = strlen(buf);

@@ -2,7 +2,8 @@
  * Tests of jpb_from_json_text's reader without a tree (common/json_pb.c):
  * it takes the calls frameworks send, gives up on everything it is not
  * sure of, and whenever it answers, the message is the one jansson and
- * jpb_from_json build from the same text.
+ * jpb_from_json build from the same text. Reals are still written with
+ * the fewest digits that read back.
  */
 #define JPB_PRIVATE
 #include "common/json_pb.h"
@@ -11,7 +12,10 @@
 #include "offerd/jpb_test.pb-c.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +238,65 @@ START_TEST(test_reads_only_len_bytes)
 }
 END_TEST
 
+/* The shortest text that reads back, found digit count by digit count
+ * (what format_real did before it bisected). */
+static void shortest(double d, bool is_float, char *buf, size_t size)
+{
+    int p;
+    for (p = is_float ? 6 : 15; p <= (is_float ? 9 : 17); p++) {
+        snprintf(buf, size, "%.*g", p, d);
+        double back = strtod(buf, NULL);
+        if (is_float ? (float)back == (float)d : back == d)
+            break;
+    }
+    if (p > (is_float ? 9 : 17))
+        snprintf(buf, size, "%.17g", d);
+    size_t n = strlen(buf);
+    if (strpbrk(buf, ".eE") == NULL && n + 3 <= size)
+        memcpy(buf + n, ".0", 3);
+}
+
+/* Reals are written with the fewest digits that read back: the same text
+ * as a digit-by-digit search, for timestamps and for random bit patterns. */
+START_TEST(test_reals_shortest)
+{
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d;
+        if (i % 2 == 0) {
+            d = 1.7e9 + (double)(x % 100000000000ull) / 1e9; /* timestamps */
+        } else {
+            memcpy(&d, &x, sizeof(d));
+            if (!isfinite(d))
+                continue;
+        }
+        bool is_float = i % 3 == 0;
+        if (is_float && !(fabs(d) < 3e38))
+            continue;
+        Offerd__Jpbtest__Scalars m = OFFERD__JPBTEST__SCALARS__INIT;
+        char want[80], text[128];
+        if (is_float) {
+            m.has_flt = true;
+            m.flt = (float)d;
+            shortest(m.flt, true, want, sizeof(want));
+            snprintf(text, sizeof(text), "{\"flt\":%s}", want);
+        } else {
+            m.has_dbl = true;
+            m.dbl = d;
+            shortest(d, false, want, sizeof(want));
+            snprintf(text, sizeof(text), "{\"dbl\":%s}", want);
+        }
+        size_t len;
+        char *got = jpb_to_json_text(&m.base, &len);
+        ck_assert_str_eq(got, text);
+        free(got);
+    }
+}
+END_TEST
+
 static Suite *json_pb_fast_suite(void)
 {
     Suite *s = suite_create("json_pb_fast");
@@ -244,6 +307,7 @@ static Suite *json_pb_fast_suite(void)
                         (int)(sizeof(left) / sizeof(left[0])));
     tcase_add_test(tc, test_truncated_calls_left);
     tcase_add_test(tc, test_reads_only_len_bytes);
+    tcase_add_test(tc, test_reals_shortest);
     suite_add_tcase(s, tc);
     return s;
 }
