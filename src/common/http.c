@@ -667,10 +667,15 @@ static void on_request(struct evhttp_request *evreq, void *arg)
     const char *path = evhttp_uri_get_path(uri);
     req->path = xstrdup(path != NULL && path[0] != '\0' ? path : "/");
     struct evhttp_connection *evcon = evhttp_request_get_connection(evreq);
-    req->peer = peer_string(evcon);
     struct http_conn *conn = http_conns_find(s->conns, evcon);
-    if (conn != NULL)
+    if (conn != NULL) {
         http_conn_dispatched(conn);
+        if (http_conn_peer(conn) == NULL)
+            http_conn_set_peer(conn, peer_string(evcon));
+        req->peer = xstrdup(http_conn_peer(conn));
+    } else {
+        req->peer = peer_string(evcon);
+    }
     link_bind(&req->link, evreq, conn);
 
     struct evkeyval *kv;

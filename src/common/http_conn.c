@@ -64,8 +64,9 @@ struct http_conn {
     struct evbuffer_cb_entry *in_cb;  /* on bev's input */
     struct evhttp_connection *evcon;  /* NULL until the fix-up ran */
     char key[2 * sizeof(void *) + 3]; /* evcon as text: owner->by_evcon */
-    struct http_conn *prev, *next;    /* owner's list, oldest first */
-    struct http_conn *fix_next;       /* owner->fix_head */
+    char *peer; /* "ip:port" of the peer, once a request asked (owned) */
+    struct http_conn *prev, *next; /* owner's list, oldest first */
+    struct http_conn *fix_next;    /* owner->fix_head */
     int64_t req_start_ns; /* accept, or the end of its last busy period */
     int64_t header_ns;    /* when the current header ended */
     size_t req_bytes;     /* received for the request being read: counted
@@ -125,10 +126,21 @@ static struct http_conns *conns_of_http(const void *http)
     return c;
 }
 
+/* evcon's address in hex, as the key of by_evcon (outlen at least
+ * 2 * sizeof(void *) + 1). Looked up for every request: no printf. */
 static void conn_key(const struct evhttp_connection *evcon, char *out,
                      size_t outlen)
 {
-    snprintf(out, outlen, "%p", (const void *)evcon);
+    static const char hex[] = "0123456789abcdef";
+    uintptr_t v = (uintptr_t)evcon;
+    size_t n = 2 * sizeof(v);
+    if (outlen < n + 1)
+        n = outlen - 1;
+    for (size_t i = n; i > 0; i--) {
+        out[i - 1] = hex[v & 0xf];
+        v >>= 4;
+    }
+    out[n] = '\0';
 }
 
 /* ---- Listeners ---- */
@@ -305,6 +317,7 @@ static void on_gone(struct evhttp_connection *evcon, void *arg)
     c->buffered -= conn->req_bytes;
     if (conn->req_bytes >= ((size_t)256 << 10))
         c->trim = true;
+    free(conn->peer);
     free(conn);
     if (c->paused_cap &&
         (c->opts->max_conns == 0 || c->nconns <= c->opts->max_conns)) {
@@ -321,6 +334,17 @@ struct http_conn *http_conns_find(struct http_conns *c,
     char key[sizeof(((struct http_conn *)0)->key)];
     conn_key(evcon, key, sizeof(key));
     return hmap_get(c->by_evcon, key);
+}
+
+const char *http_conn_peer(const struct http_conn *conn)
+{
+    return conn->peer;
+}
+
+void http_conn_set_peer(struct http_conn *conn, char *peer)
+{
+    free(conn->peer);
+    conn->peer = peer;
 }
 
 void http_conn_dispatched(struct http_conn *conn)
@@ -624,6 +648,7 @@ void http_conns_free(struct http_conns *c)
     while (c->head != NULL) {
         struct http_conn *conn = c->head;
         c->head = conn->next;
+        free(conn->peer);
         free(conn);
     }
     event_free(c->fix_ev);

@@ -55,6 +55,13 @@ void http_conns_free(struct http_conns *c);
 struct http_conn *http_conns_find(struct http_conns *c,
                                   struct evhttp_connection *evcon);
 
+/* The peer's text ("ip:port") that http_conn_set_peer kept for conn, or
+ * NULL (borrowed: it lives as long as conn). */
+const char *http_conn_peer(const struct http_conn *conn);
+/* Keep peer (transferred, malloc'd) as conn's peer text, so that the
+ * requests of a kept-alive connection do not each ask the socket. */
+void http_conn_set_peer(struct http_conn *conn, char *peer);
+
 /* A request of conn reached a handler: its bytes leave the budget and the
  * next request's clock starts when the watcher is cleared. */
 void http_conn_dispatched(struct http_conn *conn);

@@ -19,6 +19,7 @@
  * required fields and strings, so that it can name the field path of any
  * problem; protobuf-c then only builds the structs.
  */
+#define JPB_PRIVATE
 #include "common/json_pb.h"
 
 #include "common/errbuf.h"
@@ -415,17 +416,38 @@ int jpb_base64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen)
 /* Shortest decimal text that reads back (strtod, then to float when
  * is_float) as the same value; integral values get ".0" so that they stay
  * JSON reals. Only for finite values. */
+static bool reads_back(double d, bool is_float, int p, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*g", p, d);
+    double back = strtod(buf, NULL);
+    return is_float ? (float)back == (float)d : back == d;
+}
+
 static void format_real(double d, bool is_float, char *buf, size_t size)
 {
+    /* If p digits read back, so do p + 1 (the nearest decimal of p + 1
+     * digits is at least as near as that of p), so the shortest is found
+     * by bisection: for a double, 16 digits first, then 15 or 17. A
+     * status update's timestamp needs 16 or 17; printf and strtod of a
+     * double cost about a microsecond each. */
     int lo = is_float ? 6 : 15, hi = is_float ? 9 : 17;
-    int p;
-    for (p = lo; p <= hi; p++) {
-        snprintf(buf, size, "%.*g", p, d);
-        double back = strtod(buf, NULL);
-        if (is_float ? (float)back == (float)d : back == d)
-            break;
+    char best[64]; /* hi's text, once hi is known to read back */
+    bool found = false;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (reads_back(d, is_float, mid, buf, size)) {
+            hi = mid;
+            size_t n = strlen(buf);
+            found = n < sizeof(best);
+            if (found)
+                memcpy(best, buf, n + 1);
+        } else {
+            lo = mid + 1;
+        }
     }
-    if (p > hi)
+    if (found)
+        memcpy(buf, best, strlen(best) + 1); /* it came from buf */
+    else if (!reads_back(d, is_float, hi, buf, size))
         snprintf(buf, size, "%.17g", d);
     if (strpbrk(buf, ".eE") == NULL) {
         size_t n = strlen(buf);
@@ -896,10 +918,532 @@ ProtobufCMessage *jpb_from_json(const ProtobufCMessageDescriptor *desc,
     return msg;
 }
 
+/* ------------------------------------------------------------------------ */
+/* JSON text -> message without a tree                                      */
+
+/* jpb_from_json_text first reads the text straight into the message, with
+ * no jansson tree in between: building the tree (a hash table per object,
+ * a node per value) and walking it cost most of the decoding of a JSON
+ * framework's calls (docs/performance.md, "Per request"). This reader
+ * covers the calls clients send: ASCII strings with the short escapes,
+ * plain numbers, objects and arrays. It gives up, and the text is read
+ * again by jansson and jpb_from_json, on anything it is not sure to read
+ * exactly as they would: a \u escape or a byte above 0x7f (jansson checks
+ * UTF-8), an integer field given a fraction, an exponent or more than 18
+ * digits, a number in a string, a map field, a null in an array, a
+ * duplicate key, a missing required field, nesting past 32 levels in an
+ * unknown field, and every error. So the result, and every error message,
+ * is the general path's; only the cost of the common case changes
+ * (test_json_pb compares the two on a table of inputs). */
+
+enum {
+    FAST_MAX_KEYS = 64,       /* keys of one object it checks for duplicates */
+    FAST_MAX_NAME = 128,      /* longest key or enum name it looks up */
+    FAST_MAX_SKIP_DEPTH = 32, /* nesting of an unknown field's value */
+};
+
+struct fast {
+    const char *p, *end;
+};
+
+/* The keys of one object so far, to refuse duplicates as
+ * JSON_REJECT_DUPLICATES does (keys are compared raw: escaped ones are
+ * given up on). */
+struct fast_keys {
+    const char *k[FAST_MAX_KEYS];
+    size_t n[FAST_MAX_KEYS];
+    size_t count;
+};
+
+static bool fast_key_new(struct fast_keys *ks, const char *k, size_t n)
+{
+    if (ks->count == FAST_MAX_KEYS)
+        return false;
+    for (size_t i = 0; i < ks->count; i++)
+        if (ks->n[i] == n && memcmp(ks->k[i], k, n) == 0)
+            return false;
+    ks->k[ks->count] = k;
+    ks->n[ks->count++] = n;
+    return true;
+}
+
+static void fast_ws(struct fast *x)
+{
+    while (x->p < x->end &&
+           (*x->p == ' ' || *x->p == '\t' || *x->p == '\n' || *x->p == '\r'))
+        x->p++;
+}
+
+/* The next byte after white space, or -1 at the end. */
+static int fast_peek(struct fast *x)
+{
+    fast_ws(x);
+    return x->p < x->end ? (unsigned char)*x->p : -1;
+}
+
+static bool fast_eat(struct fast *x, char ch)
+{
+    if (fast_peek(x) != (unsigned char)ch)
+        return false;
+    x->p++;
+    return true;
+}
+
+static bool fast_lit(struct fast *x, const char *lit, size_t n)
+{
+    if ((size_t)(x->end - x->p) < n || memcmp(x->p, lit, n) != 0)
+        return false;
+    x->p += n;
+    return true;
+}
+
+/* A string at x->p (the opening quote): its raw bytes between the quotes
+ * in *s, *n (OUT), and whether it holds an escape (OUT). Only printable
+ * ASCII and the escapes \" \\ \/ \b \f \n \r \t. */
+static bool fast_string(struct fast *x, const char **s, size_t *n,
+                        bool *escaped)
+{
+    if (x->p >= x->end || *x->p != '"')
+        return false;
+    const char *q = ++x->p;
+    bool esc = false;
+    while (q < x->end && *q != '"') {
+        unsigned char ch = (unsigned char)*q;
+        if (ch < 0x20 || ch >= 0x80)
+            return false;
+        if (ch == '\\') {
+            if (q + 1 >= x->end || strchr("\"\\/bfnrt", q[1]) == NULL ||
+                q[1] == '\0')
+                return false;
+            esc = true;
+            q += 2;
+            continue;
+        }
+        q++;
+    }
+    if (q >= x->end)
+        return false;
+    *s = x->p;
+    *n = (size_t)(q - x->p);
+    *escaped = esc;
+    x->p = q + 1;
+    return true;
+}
+
+/* A copy of a string's raw bytes with its escapes replaced (malloc'd,
+ * NUL-terminated). */
+static char *fast_unescape(const char *s, size_t n)
+{
+    char *out = xmalloc(n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            *o++ = s[i];
+            continue;
+        }
+        switch (s[++i]) {
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
+        default: /* " \ / */
+            *o++ = s[i];
+            break;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* A number as JSON writes it: its text in *s, *n (OUT), and whether it is
+ * an integer (no fraction, no exponent) (OUT). */
+static bool fast_number(struct fast *x, const char **s, size_t *n,
+                        bool *integer)
+{
+    const char *q = x->p, *e = x->end;
+    bool in = true;
+    if (q < e && *q == '-')
+        q++;
+    if (q < e && *q == '0') {
+        q++;
+    } else if (q < e && *q >= '1' && *q <= '9') {
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+    } else {
+        return false;
+    }
+    if (q < e && *q == '.') {
+        in = false;
+        q++;
+        if (q >= e || *q < '0' || *q > '9')
+            return false;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < e && (*q == 'e' || *q == 'E')) {
+        in = false;
+        q++;
+        if (q < e && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= e || *q < '0' || *q > '9')
+            return false;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+    }
+    *s = x->p;
+    *n = (size_t)(q - x->p);
+    *integer = in;
+    x->p = q;
+    return true;
+}
+
+/* An integer of at most 18 digits (so that it is exact in an int64_t and
+ * within jansson's json_int_t). */
+static bool fast_int(struct fast *x, int64_t *v)
+{
+    const char *s;
+    size_t n;
+    bool integer;
+    if (!fast_number(x, &s, &n, &integer) || !integer)
+        return false;
+    bool neg = s[0] == '-';
+    size_t i = neg ? 1 : 0;
+    if (n - i > 18)
+        return false;
+    int64_t r = 0;
+    for (; i < n; i++)
+        r = r * 10 + (s[i] - '0');
+    *v = neg ? -r : r;
+    return true;
+}
+
+/* Any number, as jansson reads it into a double field: an integer through
+ * json_int_t, anything else with strtod (overflow refused). */
+static bool fast_real(struct fast *x, double *d)
+{
+    const char *save = x->p;
+    int64_t v;
+    if (fast_int(x, &v)) {
+        *d = (double)v;
+        return true;
+    }
+    x->p = save;
+    const char *s;
+    size_t n;
+    bool integer;
+    char buf[64];
+    if (!fast_number(x, &s, &n, &integer) || integer || n >= sizeof(buf))
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    *d = strtod(buf, NULL);
+    return isfinite(*d);
+}
+
+static bool fast_skip(struct fast *x, int depth);
+
+/* The members of an object or the elements of an array at x->p (after
+ * white space), for a value that is skipped. */
+static bool fast_skip_container(struct fast *x, int depth)
+{
+    bool object = *x->p == '{';
+    char close = object ? '}' : ']';
+    struct fast_keys keys = {.count = 0};
+    x->p++;
+    if (fast_eat(x, close))
+        return true;
+    for (;;) {
+        if (object) {
+            const char *k;
+            size_t kn;
+            bool esc;
+            if (fast_peek(x) != '"' || !fast_string(x, &k, &kn, &esc) || esc ||
+                !fast_key_new(&keys, k, kn) || !fast_eat(x, ':'))
+                return false;
+        }
+        if (!fast_skip(x, depth + 1))
+            return false;
+        if (fast_eat(x, close))
+            return true;
+        if (!fast_eat(x, ','))
+            return false;
+    }
+}
+
+/* Any JSON value (of a field this message does not have). */
+static bool fast_skip(struct fast *x, int depth)
+{
+    const char *s;
+    size_t n;
+    bool flag;
+    if (depth > FAST_MAX_SKIP_DEPTH)
+        return false;
+    switch (fast_peek(x)) {
+    case '{':
+    case '[':
+        return fast_skip_container(x, depth);
+    case '"':
+        return fast_string(x, &s, &n, &flag);
+    case 't':
+        return fast_lit(x, "true", 4);
+    case 'f':
+        return fast_lit(x, "false", 5);
+    case 'n':
+        return fast_lit(x, "null", 4);
+    default:
+        return fast_number(x, &s, &n, &flag);
+    }
+}
+
+/* A short string without escapes as a NUL-terminated name in buf. */
+static bool fast_name(struct fast *x, char *buf, size_t size)
+{
+    const char *s;
+    size_t n;
+    bool esc;
+    if (fast_peek(x) != '"' || !fast_string(x, &s, &n, &esc) || esc ||
+        n >= size)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return true;
+}
+
+static bool fast_message(struct fast *x, const ProtobufCMessageDescriptor *desc,
+                         ProtobufCMessage *msg, int depth);
+
+/* One value of field f into slot, as set_value converts it. */
+static bool fast_value(struct fast *x, const ProtobufCFieldDescriptor *f,
+                       void *slot, int depth)
+{
+    int64_t v;
+    double d;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+        if (!fast_int(x, &v) || v < INT32_MIN || v > INT32_MAX)
+            return false;
+        *(int32_t *)slot = (int32_t)v;
+        return true;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+        if (!fast_int(x, &v))
+            return false;
+        *(int64_t *)slot = v;
+        return true;
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        if (!fast_int(x, &v) || v < 0 || v > UINT32_MAX)
+            return false;
+        *(uint32_t *)slot = (uint32_t)v;
+        return true;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        if (!fast_int(x, &v) || v < 0)
+            return false;
+        *(uint64_t *)slot = (uint64_t)v;
+        return true;
+    case PROTOBUF_C_TYPE_FLOAT:
+        if (!fast_real(x, &d) || fabs(d) >= 0x1.ffffffp+127)
+            return false;
+        *(float *)slot = (float)d;
+        return true;
+    case PROTOBUF_C_TYPE_DOUBLE:
+        if (!fast_real(x, &d))
+            return false;
+        *(double *)slot = d;
+        return true;
+    case PROTOBUF_C_TYPE_BOOL:
+        if (fast_lit(x, "true", 4))
+            *(protobuf_c_boolean *)slot = 1;
+        else if (fast_lit(x, "false", 5))
+            *(protobuf_c_boolean *)slot = 0;
+        else
+            return false;
+        return true;
+    case PROTOBUF_C_TYPE_ENUM: {
+        const ProtobufCEnumValue *ev;
+        char name[FAST_MAX_NAME];
+        if (*x->p == '"') {
+            if (!fast_name(x, name, sizeof(name)))
+                return false;
+            ev = protobuf_c_enum_descriptor_get_value_by_name(f->descriptor,
+                                                              name);
+        } else {
+            if (!fast_int(x, &v) || v < INT_MIN || v > INT_MAX)
+                return false;
+            ev = protobuf_c_enum_descriptor_get_value(f->descriptor, (int)v);
+        }
+        if (ev == NULL)
+            return false;
+        *(int *)slot = ev->value;
+        return true;
+    }
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s;
+        size_t n;
+        bool esc;
+        if (!fast_string(x, &s, &n, &esc))
+            return false;
+        *(char **)slot = esc ? fast_unescape(s, n) : xstrndup(s, n);
+        return true;
+    }
+    case PROTOBUF_C_TYPE_BYTES: {
+        const char *s;
+        size_t n;
+        bool esc;
+        ProtobufCBinaryData bd;
+        if (!fast_string(x, &s, &n, &esc) || esc ||
+            b64_decode(s, n, &bd.data, &bd.len) != 0)
+            return false;
+        *(ProtobufCBinaryData *)slot = bd;
+        return true;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        if (*x->p != '{' || depth + 1 > JPB_MAX_DEPTH)
+            return false;
+        ProtobufCMessage *sub = new_message(f->descriptor);
+        *(ProtobufCMessage **)slot = sub; /* owned by the parent from now */
+        return fast_message(x, f->descriptor, sub, depth + 1);
+    }
+    }
+    return false;
+}
+
+/* Field f of msg from the value at x->p (after white space, not null), as
+ * set_field sets it. */
+static bool fast_field(struct fast *x, ProtobufCMessage *msg,
+                       const ProtobufCFieldDescriptor *f, int depth)
+{
+    void *member = MEMBER_PTR(msg, f->offset);
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+        if (is_string_map(msg->descriptor, f) || *x->p != '[')
+            return false;
+        x->p++;
+        if (fast_eat(x, ']'))
+            return true;
+        size_t siz = elt_size(f->type), cap = 0;
+        size_t *count = MEMBER_PTR(msg, f->quantifier_offset);
+        *count = 0;
+        for (;;) {
+            int ch = fast_peek(x);
+            if (ch < 0 || ch == 'n')
+                return false;
+            if (*count == cap) {
+                cap = cap ? 2 * cap : 4;
+                char *arr = xrealloc(*(void **)member, cap * siz);
+                memset(arr + *count * siz, 0, (cap - *count) * siz);
+                *(void **)member = arr;
+            }
+            /* Counted before filling: a zeroed element frees cleanly. */
+            char *slot = *(char **)member + (*count)++ * siz;
+            if (!fast_value(x, f, slot, depth))
+                return false;
+            if (fast_eat(x, ']'))
+                return true;
+            if (!fast_eat(x, ','))
+                return false;
+        }
+    }
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+        uint32_t *which = MEMBER_PTR(msg, f->quantifier_offset);
+        if (*which != 0)
+            return false;
+        memset(member, 0, elt_size(f->type));
+        *which = f->id;
+        return fast_value(x, f, member, depth);
+    }
+    if (!fast_value(x, f, member, depth))
+        return false;
+    if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset != 0)
+        *(protobuf_c_boolean *)MEMBER_PTR(msg, f->quantifier_offset) = 1;
+    return true;
+}
+
+/* msg (initialised, of type desc) from the object at x->p, as
+ * fill_message fills it. */
+static bool fast_message(struct fast *x, const ProtobufCMessageDescriptor *desc,
+                         ProtobufCMessage *msg, int depth)
+{
+    struct fast_keys keys = {.count = 0};
+    struct field_set seen;
+    bool ok = false;
+    fields_init(&seen, desc);
+    x->p++; /* '{' */
+    if (fast_eat(x, '}'))
+        goto end;
+    for (;;) {
+        const char *k;
+        size_t kn;
+        bool esc;
+        char name[FAST_MAX_NAME];
+        if (fast_peek(x) != '"' || !fast_string(x, &k, &kn, &esc) || esc ||
+            kn >= sizeof(name) || !fast_key_new(&keys, k, kn) ||
+            !fast_eat(x, ':') || fast_peek(x) < 0)
+            goto out;
+        memcpy(name, k, kn);
+        name[kn] = '\0';
+        const ProtobufCFieldDescriptor *f =
+            protobuf_c_message_descriptor_get_field_by_name(desc, name);
+        if (*x->p == 'n') {
+            if (!fast_lit(x, "null", 4))
+                goto out; /* a null field is left unset */
+        } else if (f == NULL) {
+            if (!fast_skip(x, depth))
+                goto out; /* unknown keys are ignored, as Mesos does */
+        } else {
+            if (!fast_field(x, msg, f, depth))
+                goto out;
+            fields_mark(&seen, desc, f);
+        }
+        if (fast_eat(x, '}'))
+            break;
+        if (!fast_eat(x, ','))
+            goto out;
+    }
+end:
+    ok = fields_missing_required(&seen, desc) == NULL;
+out:
+    fields_fini(&seen);
+    return ok;
+}
+
+ProtobufCMessage *
+jpb_fast_from_json_text(const ProtobufCMessageDescriptor *desc,
+                        const char *text, size_t len)
+{
+    if (text == NULL)
+        return NULL;
+    struct fast x = {text, text + len};
+    if (fast_peek(&x) != '{')
+        return NULL;
+    ProtobufCMessage *msg = new_message(desc);
+    if (!fast_message(&x, desc, msg, 1) || fast_peek(&x) >= 0) {
+        jpb_free(msg);
+        return NULL;
+    }
+    return msg;
+}
+
 ProtobufCMessage *jpb_from_json_text(const ProtobufCMessageDescriptor *desc,
                                      const char *text, size_t len, char *err,
                                      size_t errlen)
 {
+    ProtobufCMessage *fast = jpb_fast_from_json_text(desc, text, len);
+    if (fast != NULL)
+        return fast;
     json_error_t je;
     json_t *j = json_loadb(text != NULL ? text : "", text != NULL ? len : 0,
                            JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);

@@ -165,4 +165,13 @@ void jpb_free(ProtobufCMessage *msg);
 char *jpb_base64_encode(const uint8_t *in, size_t n);
 int jpb_base64_decode(const char *s, size_t n, uint8_t **out, size_t *outlen);
 
+#ifdef JPB_PRIVATE
+/* jpb_from_json_text's reader without a tree (json_pb.c, "JSON text ->
+ * message without a tree"): the message, or NULL whenever it gives up,
+ * for whatever reason, with nothing left behind. For tests. */
+ProtobufCMessage *
+jpb_fast_from_json_text(const ProtobufCMessageDescriptor *desc,
+                        const char *text, size_t len);
+#endif
+
 #endif
