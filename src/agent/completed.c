@@ -30,6 +30,8 @@ struct cexec {
     struct ctask *tasks; /* oldest first, at most
                             AGENT_COMPLETED_TASKS_PER_EXECUTOR */
     size_t ntasks;
+    size_t cap; /* slots in tasks: grown as needed (a command executor
+                   has one task) */
 };
 
 /* A framework with something completed. */
@@ -38,7 +40,7 @@ struct cfw {
     Mesos__V1__FrameworkInfo *info; /* latest known, owned; may be NULL */
     struct hmap *live;   /* executor id -> struct cexec, not completed */
     struct cexec **done; /* completed executors, oldest first */
-    size_t ndone;
+    size_t ndone, capdone;
     bool completed; /* in c->completed */
 };
 
@@ -47,8 +49,20 @@ struct agent_completed {
     size_t max_frameworks;  /* completed frameworks */
     struct hmap *fws;       /* id -> struct cfw, active and completed */
     struct cfw **completed; /* completed frameworks, oldest first */
-    size_t ncompleted;
+    size_t ncompleted, capcompleted;
 };
+
+/* Room for one more in an array of *cap slots holding n, up to max: grows
+ * by doubling, so that short lists cost little whatever the bound. */
+static void *room(void *v, size_t n, size_t *cap, size_t max, size_t size)
+{
+    if (n < *cap)
+        return v;
+    *cap = *cap == 0 ? 1 : *cap * 2;
+    if (*cap > max)
+        *cap = max;
+    return xreallocarray(v, *cap, size);
+}
 
 static void cexec_free(void *p)
 {
@@ -88,8 +102,6 @@ struct agent_completed *agent_completed_new(size_t max_executors,
     c->max_executors = max_executors;
     c->max_frameworks = max_frameworks;
     c->fws = hmap_new();
-    c->completed =
-        xcalloc(max_frameworks > 0 ? max_frameworks : 1, sizeof(*c->completed));
     return c;
 }
 
@@ -116,8 +128,6 @@ static struct cfw *cfw_of(struct agent_completed *c, const char *fw,
         f = xcalloc(1, sizeof(*f));
         f->id = xstrdup(fw);
         f->live = hmap_new();
-        f->done = xcalloc(c->max_executors > 0 ? c->max_executors : 1,
-                          sizeof(*f->done));
         hmap_put(c->fws, fw, f);
     }
     if (fi != NULL) {
@@ -182,9 +192,8 @@ void agent_completed_task(struct agent_completed *c, const struct agent_task *t,
         memmove(e->tasks, e->tasks + 1, (e->ntasks - 1) * sizeof(*e->tasks));
         e->ntasks--;
     }
-    if (e->tasks == NULL)
-        e->tasks =
-            xcalloc(AGENT_COMPLETED_TASKS_PER_EXECUTOR, sizeof(*e->tasks));
+    e->tasks = room(e->tasks, e->ntasks, &e->cap,
+                    AGENT_COMPLETED_TASKS_PER_EXECUTOR, sizeof(*e->tasks));
     e->tasks[e->ntasks].json = agent_task_json(t, agent_id);
     e->tasks[e->ntasks].user = dup_or_null(agent_view_task_user(t->info));
     e->ntasks++;
@@ -256,6 +265,8 @@ static void complete_executor(struct agent_completed *c, struct cfw *f,
         memmove(f->done, f->done + 1, (f->ndone - 1) * sizeof(*f->done));
         f->ndone--;
     }
+    f->done = room(f->done, f->ndone, &f->capdone, c->max_executors,
+                   sizeof(*f->done));
     f->done[f->ndone++] = e;
 }
 
@@ -296,6 +307,8 @@ void agent_completed_settle(struct agent_completed *c, const char *fw,
         hmap_del(c->fws, old->id);
         cfw_free(old);
     }
+    c->completed = room(c->completed, c->ncompleted, &c->capcompleted,
+                        c->max_frameworks, sizeof(*c->completed));
     c->completed[c->ncompleted++] = f;
     f->completed = true;
 }
