@@ -18,6 +18,7 @@
 
 #include "agent/checkpoint.h"
 #include "agent/command.h"
+#include "agent/completed.h"
 #include "agent/isolator.h"
 #include "agent/fetcher.h"
 #include "agent/health.h"
@@ -96,6 +97,8 @@ struct agent {
     struct agent_health *health; /* health checks and checks (health.h) */
 
     struct agent_execs *execs; /* custom executors (executors.h) */
+    /* What ended, for /state (completed.h). */
+    struct agent_completed *completed;
 };
 
 static int64_t now_ns(void)
@@ -359,6 +362,7 @@ static void remember_framework(struct agent *a, const char *fw,
     void *old = hmap_put(a->frameworks, fw, copy);
     if (old != NULL)
         framework_free(old);
+    agent_completed_framework_back(a->completed, fw);
     char err[512];
     if (agent_ckpt_id_is_safe(fw) &&
         agent_ckpt_save_framework(a->ckpt, fw, copy, err, sizeof(err)) != 0)
@@ -395,6 +399,8 @@ static void forget_task(struct agent *a, struct agent_task *t)
     agent_health_stop(a->health, t);
     if (agent_ckpt_id_is_safe(fw) && agent_ckpt_id_is_safe(t->task_id))
         agent_ckpt_remove_task(a->ckpt, fw, t->task_id);
+    agent_completed_task(a->completed, t, hmap_get(a->frameworks, fw), a->execs,
+                         a->agent_id);
     agent_tasks_remove(a->tasks, t);
     if (!framework_has_tasks(a, fw)) {
         void *fi = hmap_del(a->frameworks, fw);
@@ -403,6 +409,7 @@ static void forget_task(struct agent *a, struct agent_task *t)
         if (agent_ckpt_id_is_safe(fw))
             agent_ckpt_remove_framework(a->ckpt, fw);
     }
+    agent_completed_settle(a->completed, fw, a->tasks, a->execs);
     free(fw);
 }
 
@@ -1785,6 +1792,10 @@ static void on_exec_exited(const char *fw, const char *ex,
     call.agent_id = a->agent_id != NULL ? &aid : NULL;
     call.executor_exited = &x;
     agent_conn_send(a->conn, &call);
+    if (end->info != NULL)
+        agent_completed_executor_exited(a->completed, fw, end->framework,
+                                        end->info, end->sandbox);
+    agent_completed_settle(a->completed, fw, a->tasks, a->execs);
 }
 
 /* ---- Life ---- */
@@ -1812,6 +1823,9 @@ struct agent *agent_new(struct event_base *base, const struct agent_config *cfg,
         snprintf(a->master, sizeof(a->master), "%s:%u", cfg->flags->master_ip,
                  (unsigned)cfg->flags->master_port);
     a->frameworks = hmap_new();
+    a->completed = agent_completed_new(
+        (size_t)a->cfg.flags->max_completed_executors_per_framework,
+        (size_t)a->cfg.flags->max_completed_frameworks);
     a->sandbox_root = agent_sandbox_root(cfg->work_dir);
     a->fetch_cache_dir = cfg->flags->launch.fetcher_cache_dir != NULL
                              ? xstrdup(cfg->flags->launch.fetcher_cache_dir)
@@ -1925,6 +1939,7 @@ void agent_state_view_of(const struct agent *a, struct agent_state_view *out)
         .checkpointed = agent_vols_resources(a->vols),
         .checkpointed_version = agent_vols_version(a->vols),
         .iso = a->iso,
+        .completed = a->completed,
     };
     *out = v;
 }
@@ -1953,6 +1968,7 @@ void agent_free(struct agent *a)
     agent_tasks_free(a->tasks);
     agent_um_free(a->um);
     hmap_free(a->frameworks, framework_free);
+    agent_completed_free(a->completed);
     agent_vols_free(a->vols);
     agent_ckpt_free(a->ckpt);
     if (a->retry_timer != NULL)

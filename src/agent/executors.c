@@ -255,8 +255,12 @@ static void exec_ended(struct exec *e, const struct agent_exec_end *end)
     hmap_del(x->execs, e->key);
     ckpt_remove(e);
     drop_stream(e);
+    struct agent_exec_end as_ran = *end;
+    as_ran.info = e->info;
+    as_ran.framework = e->fwi;
+    as_ran.sandbox = e->sandbox;
     if (x->cbs.on_exited != NULL)
-        x->cbs.on_exited(e->fw, e->ex, end, x->cbs.arg);
+        x->cbs.on_exited(e->fw, e->ex, &as_ran, x->cbs.arg);
     exec_free(e);
 }
 

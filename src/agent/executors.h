@@ -54,6 +54,11 @@ struct agent_exec_end {
     bool has_status;           /* wait_status is the executor's */
     int wait_status;
     char message[256]; /* one line for the tasks' updates */
+    /* The executor as it ran, set for on_exited (borrowed, valid during
+     * the callback): */
+    const Mesos__V1__ExecutorInfo *info;
+    const Mesos__V1__FrameworkInfo *framework;
+    const char *sandbox;
 };
 
 struct agent_execs_cbs {

@@ -176,9 +176,10 @@ void agent_flags_init(struct agent_flags *af)
          &af->authenticate_http_readonly},
         {"acls", FLAG_STRING, NULL,
          "Mesos's ACL JSON for the agent's endpoints, inline or as a file "
-         "path: access_sandboxes (/files/*), view_flags (/flags), "
-         "set_log_level, view_frameworks, view_tasks and view_executors "
-         "(what /state and the operator API show). Unset: everything is "
+         "path: access_sandboxes (/files/*), view_flags (/flags and "
+         "/state's flags), set_log_level, view_frameworks, view_tasks and "
+         "view_executors (what /state and the operator API show), "
+         "view_roles (/state's reserved resources). Unset: everything is "
          "allowed.",
          &af->acls},
         {"authenticate_http_executors", FLAG_BOOL, "false",
@@ -193,6 +194,15 @@ void agent_flags_init(struct agent_flags *af)
          &af->executor_secret_key},
         {"jwt_secret_key", FLAG_STRING, NULL, "As --executor_secret_key.",
          &af->jwt_secret_key},
+        /* What /state keeps of what ended: completed.h. */
+        {"max_completed_executors_per_framework", FLAG_INT, "150",
+         "Maximum number of completed executors per framework kept in "
+         "memory (for /state's completed_executors).",
+         &af->max_completed_executors_per_framework},
+        {"max_completed_frameworks", FLAG_INT, "50",
+         "Maximum number of completed frameworks kept in memory (for "
+         "/state's completed_frameworks).",
+         &af->max_completed_frameworks},
     };
     memcpy(af->defs, defs, sizeof(defs));
     agent_iso_flag_defs(&af->iso, af->defs + AGENT_FLAGS_BASE_ROWS);
@@ -401,6 +411,18 @@ enum flags_result agent_flags_parse(struct agent_flags *af, int argc,
     }
     if (check_oversubscription(af, err, errlen) != 0)
         return FLAGS_ERROR;
+    if (af->max_completed_executors_per_framework < 0 ||
+        af->max_completed_executors_per_framework > AGENT_MAX_COMPLETED ||
+        af->max_completed_frameworks < 0 ||
+        af->max_completed_frameworks > AGENT_MAX_COMPLETED) {
+        snprintf(err, errlen, "--max_completed_%s: must be between 0 and %d",
+                 af->max_completed_frameworks < 0 ||
+                         af->max_completed_frameworks > AGENT_MAX_COMPLETED
+                     ? "frameworks"
+                     : "executors_per_framework",
+                 AGENT_MAX_COMPLETED);
+        return FLAGS_ERROR;
+    }
     if (agent_launch_flags_check(&af->launch, err, errlen) != 0)
         return FLAGS_ERROR;
     if (af->hostname == NULL) {

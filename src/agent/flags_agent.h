@@ -18,7 +18,7 @@
 
 /* Rows in the agent's flag table: its own, then the isolation flags, then
  * the launch flags. */
-#define AGENT_FLAGS_BASE_ROWS 33
+#define AGENT_FLAGS_BASE_ROWS 35
 #define AGENT_FLAGS_ROWS                                                       \
     (AGENT_FLAGS_BASE_ROWS + AGENT_ISO_FLAGS_ROWS + AGENT_LAUNCH_FLAG_ROWS +   \
      TLS_FLAG_ROWS)
@@ -35,6 +35,11 @@ enum agent_qos {
     AGENT_QOS_NONE, /* never evict */
     AGENT_QOS_LOAD, /* evict on a shrunk estimate or a high load */
 };
+
+/* Bound of --max_completed_executors_per_framework and
+ * --max_completed_frameworks: each completed executor keeps up to 200
+ * tasks in memory. */
+#define AGENT_MAX_COMPLETED 100000
 
 /* Largest length of a numeric IP address in text, with the NUL. */
 #define AGENT_IP_SIZE 64
@@ -88,6 +93,9 @@ struct agent_flags {
     bool authenticate_http_executors; /* --authenticate_http_executors */
     const char *executor_secret_key;  /* its key file (or --jwt_secret_key) */
     const char *jwt_secret_key;       /* Mesos's newer name of the same */
+    /* What /state keeps of what ended (completed.h), 0 to the bounds. */
+    int64_t max_completed_executors_per_framework;
+    int64_t max_completed_frameworks;
 
     struct agent_iso_flags iso; /* isolation (isolation_flags.h) */
     /* Containerizers, users, environment, fetcher (flags_launch.h). */
@@ -110,7 +118,9 @@ void agent_flags_init(struct agent_flags *af);
  * or usage, and fixed needs --oversubscribed_resources (which nothing else
  * takes; its text, unless file://PATH, must parse as agent_est_parse_fixed
  * reads it); --oversubscription_interval above 0; --oversubscription_margin
- * in [0, 1); --qos_controller none or load; --qos_load_threshold above 0.
+ * in [0, 1); --qos_controller none or load; --qos_load_threshold above 0;
+ * --max_completed_executors_per_framework and --max_completed_frameworks
+ * from 0 to AGENT_MAX_COMPLETED.
  * Fills in the hostname default. Returns FLAGS_OK, FLAGS_HELP or
  * FLAGS_ERROR with a one-line reason in err (flags_report on
  * agent_flags_object says what main() does with the last two). */

@@ -3,9 +3,9 @@
  */
 #include "agent/state_json.h"
 
-#include "agent/viewer.h"
-
+#include "agent/completed.h"
 #include "agent/executors.h"
+#include "agent/viewer.h"
 
 #include "common/log.h"
 #include "common/flags.h"
@@ -93,7 +93,7 @@ static json_t *task_resources_json(const Mesos__V1__TaskInfo *info)
     return j;
 }
 
-static json_t *task_json(const struct agent_task *t, const char *agent_id)
+json_t *agent_task_json(const struct agent_task *t, const char *agent_id)
 {
     json_t *j = json_object();
     json_object_set_new(j, "id", json_string(t->task_id));
@@ -129,7 +129,7 @@ static json_t *task_json(const struct agent_task *t, const char *agent_id)
     return j;
 }
 
-static json_t *executor_json(const struct agent_task *t, const char *agent_id)
+json_t *agent_command_executor_head_json(const struct agent_task *t)
 {
     json_t *e = json_object();
     json_object_set_new(e, "id", json_string(t->task_id));
@@ -141,18 +141,23 @@ static json_t *executor_json(const struct agent_task *t, const char *agent_id)
     json_object_set_new(e, "directory",
                         json_string(t->sandbox != NULL ? t->sandbox : ""));
     json_object_set_new(e, "resources", task_resources_json(t->info));
+    return e;
+}
+
+static json_t *executor_json(const struct agent_task *t, const char *agent_id)
+{
+    json_t *e = agent_command_executor_head_json(t);
     json_t *live = json_array(), *done = json_array();
     json_array_append_new(task_state_is_terminal(t->state) ? done : live,
-                          task_json(t, agent_id));
+                          agent_task_json(t, agent_id));
     json_object_set_new(e, "tasks", live);
     json_object_set_new(e, "queued_tasks", json_array());
     json_object_set_new(e, "completed_tasks", done);
     return e;
 }
 
-/* A custom executor (executors.h), its tasks added by the caller. */
-static json_t *custom_executor_json(const Mesos__V1__ExecutorInfo *ei,
-                                    const char *fw, const char *sandbox)
+json_t *agent_custom_executor_head_json(const Mesos__V1__ExecutorInfo *ei,
+                                        const char *fw, const char *sandbox)
 {
     json_t *e = json_object();
     json_object_set_new(e, "id", json_string(ei->executor_id->value));
@@ -171,6 +176,14 @@ static json_t *custom_executor_json(const Mesos__V1__ExecutorInfo *ei,
     else
         json_object_set_new(e, "resources", json_object());
     res_list_clear(&l);
+    return e;
+}
+
+/* A custom executor (executors.h), its tasks added by the caller. */
+static json_t *custom_executor_json(const Mesos__V1__ExecutorInfo *ei,
+                                    const char *fw, const char *sandbox)
+{
+    json_t *e = agent_custom_executor_head_json(ei, fw, sandbox);
     json_object_set_new(e, "tasks", json_array());
     json_object_set_new(e, "queued_tasks", json_array());
     json_object_set_new(e, "completed_tasks", json_array());
@@ -201,8 +214,7 @@ static json_t *custom_executor_of(json_t *f, const char *fw,
     return e;
 }
 
-static json_t *framework_json(const char *id,
-                              const Mesos__V1__FrameworkInfo *fi)
+json_t *agent_framework_json(const char *id, const Mesos__V1__FrameworkInfo *fi)
 {
     json_t *f = json_object();
     json_object_set_new(f, "id", json_string(id));
@@ -219,6 +231,36 @@ static json_t *framework_json(const char *id,
     json_object_set_new(f, "executors", json_array());
     json_object_set_new(f, "completed_executors", json_array());
     return f;
+}
+
+/* Framework fw's object: the FrameworkInfo of a task the agent holds,
+ * else the one kept with what of it completed. */
+static json_t *framework_of(const struct agent_state_view *v, const char *fw)
+{
+    const Mesos__V1__FrameworkInfo *fi =
+        v->frameworks != NULL ? hmap_get(v->frameworks, fw) : NULL;
+    if (fi == NULL)
+        fi = agent_completed_framework_info(v->completed, fw);
+    return agent_framework_json(fw, fi);
+}
+
+/* What of framework object f (id fw) has completed: the completed tasks of
+ * its custom executors (a command task's executor has none: it completes
+ * with its task) and its completed executors. */
+static void add_completed(const struct agent_state_view *v, const char *fw,
+                          json_t *f)
+{
+    if (v->completed == NULL)
+        return;
+    const char *ex;
+    json_t *e;
+    json_object_foreach(json_object_get(f, "_custom"), ex, e)
+    {
+        agent_completed_tasks_json(v, fw, ex,
+                                   json_object_get(e, "completed_tasks"));
+    }
+    json_object_set_new(f, "completed_executors",
+                        agent_completed_executors_json(v, fw));
 }
 
 /* "resources", "reserved_resources", "unreserved_resources" and
@@ -242,7 +284,7 @@ static void set_resources(json_t *j, const struct agent_state_view *v)
             continue;
         }
         const char *role = res_reservation_role(r);
-        if (json_object_get(by_role, role) != NULL)
+        if (json_object_get(by_role, role) != NULL || !agent_view_role(v, role))
             continue;
         res_list of_role = RES_LIST_INIT;
         for (uint32_t k = i; k < total.n; k++)
@@ -284,9 +326,11 @@ json_t *agent_state_json(const struct agent_state_view *v)
     json_object_set_new(j, "attributes", agent_attrs_to_json(v->attributes));
     if (v->domain != NULL)
         json_object_set_new(j, "domain", jpb_to_json(&v->domain->base));
-    json_t *flags = flags_to_json(v->flags);
-    json_object_set(j, "flags", json_object_get(flags, "flags"));
-    json_decref(flags);
+    if (agent_view_flags(v)) {
+        json_t *flags = flags_to_json(v->flags);
+        json_object_set(j, "flags", json_object_get(flags, "flags"));
+        json_decref(flags);
+    }
 
     /* Frameworks by id, in id order for a stable document. */
     json_t *byid = json_object();
@@ -297,8 +341,7 @@ json_t *agent_state_json(const struct agent_state_view *v)
             continue;
         json_t *f = json_object_get(byid, t->framework_id);
         if (f == NULL) {
-            f = framework_json(t->framework_id,
-                               hmap_get(v->frameworks, t->framework_id));
+            f = framework_of(v, t->framework_id);
             json_object_set_new(byid, t->framework_id, f);
         }
         if (!agent_view_task_executor(v, t))
@@ -312,7 +355,7 @@ json_t *agent_state_json(const struct agent_state_view *v)
                 json_object_get(e, task_state_is_terminal(t->state)
                                        ? "completed_tasks"
                                        : "tasks"),
-                task_json(t, v->agent_id));
+                agent_task_json(t, v->agent_id));
             continue;
         }
         json_t *ex = executor_json(t, v->agent_id);
@@ -332,7 +375,7 @@ json_t *agent_state_json(const struct agent_state_view *v)
             continue;
         json_t *f = json_object_get(byid, xfw);
         if (f == NULL) {
-            f = framework_json(xfw, hmap_get(v->frameworks, xfw));
+            f = framework_of(v, xfw);
             json_object_set_new(byid, xfw, f);
         }
         custom_executor_of(f, xfw, xinfo, v->execs);
@@ -343,12 +386,13 @@ json_t *agent_state_json(const struct agent_state_view *v)
     void *tmp;
     json_object_foreach_safe(byid, tmp, key, f)
     {
-        (void)key;
+        add_completed(v, key, f);
         json_object_del(f, "_custom");
         json_array_append(fws, f);
     }
     json_decref(byid);
     json_object_set_new(j, "frameworks", fws);
-    json_object_set_new(j, "completed_frameworks", json_array());
+    json_object_set_new(j, "completed_frameworks",
+                        agent_completed_frameworks_json(v));
     return j;
 }

@@ -16,8 +16,9 @@
  *                                   "directory", "resources", "tasks": [...],
  *                                   "queued_tasks": [], "completed_tasks":
  *                                   [...]}],
- *                    "completed_executors": []}],
- *    "completed_frameworks": []}
+ *                    "completed_executors": [executor, ...]}],
+ *    "completed_frameworks": [{framework, "executors": [],
+ *                              "completed_executors": [...]}]}
  *
  * "resources" is the agent's total: its static resources (--resources or
  * detected) with the checkpointed resources (dynamic reservations and
@@ -29,10 +30,18 @@
  * rest. "checkpointed_resources" (the list as the master last sent it)
  * and its "checkpointed_resources_version" are offerd's additions.
  *
- * Each task runs under Mesos's command executor convention (executor id =
- * task id), so each executor holds one task, live ones in "tasks" and
- * terminal ones (kept until their terminal update is acknowledged) in
- * "completed_tasks"; its "directory" is the task's sandbox. A task is
+ * A command task runs under Mesos's command executor convention (executor
+ * id = task id), so its executor holds one task, live in "tasks" and
+ * terminal (until its terminal update is acknowledged) in
+ * "completed_tasks"; its "directory" is the task's sandbox. A custom
+ * executor holds its live tasks in "tasks", and in "completed_tasks" its
+ * terminal ones, then those the agent forgot (completed.h). Once an
+ * executor has ended and its tasks are forgotten it moves to its
+ * framework's "completed_executors", and a framework with neither tasks
+ * nor executors left to "completed_frameworks" (completed.h). Under
+ * --acls each reader sees what viewer.h lets it see: frameworks, tasks,
+ * executors, the roles of "reserved_resources(_full)" (view_roles) and
+ * "flags" (view_flags). A task is
  * {"id", "name", "framework_id", "executor_id", "slave_id", "state",
  *  "resources", "statuses": [{"state", "timestamp"}]}.
  */
@@ -52,6 +61,7 @@ struct hmap;
 struct agent_iso;
 struct agent_execs;
 struct agent_viewer;
+struct agent_completed;
 
 /* Everything /state shows, borrowed. */
 struct agent_state_view {
@@ -71,6 +81,8 @@ struct agent_state_view {
     const res_list *checkpointed;    /* dynamic reservations and volumes */
     uint64_t checkpointed_version;   /* 0: none applied */
     const struct agent_iso *iso;     /* task statistics (isolator.h) */
+    /* Completed tasks, executors, frameworks (completed.h); may be NULL. */
+    const struct agent_completed *completed;
     /* What the reader may see (viewer.h); NULL: everything. */
     const struct agent_viewer *viewer;
 };
@@ -79,6 +91,18 @@ struct agent_state_view {
  * reservation; scalars as numbers, ranges as "[a-b, c-d]", sets as
  * "{a,b}". New reference. */
 json_t *agent_resources_json(const res_list *l);
+
+/* /state's object of task t (agent_id: may be NULL); of the command
+ * executor of command task t, and of custom executor ei of framework fw
+ * (sandbox: may be NULL), both without their "tasks", "queued_tasks" and
+ * "completed_tasks"; of framework id (fi: may be NULL), with empty
+ * "executors" and "completed_executors". New references. */
+json_t *agent_task_json(const struct agent_task *t, const char *agent_id);
+json_t *agent_command_executor_head_json(const struct agent_task *t);
+json_t *agent_custom_executor_head_json(const Mesos__V1__ExecutorInfo *ei,
+                                        const char *fw, const char *sandbox);
+json_t *agent_framework_json(const char *id,
+                             const Mesos__V1__FrameworkInfo *fi);
 
 /* The /state document. New reference. */
 json_t *agent_state_json(const struct agent_state_view *v);

@@ -25,6 +25,8 @@ struct agent_viewer {
     struct acl_approver *frameworks; /* view_frameworks, owned */
     struct acl_approver *tasks;      /* view_tasks, owned */
     struct acl_approver *executors;  /* view_executors, owned */
+    struct acl_approver *roles;      /* view_roles, owned */
+    struct acl_approver *flags;      /* view_flags, owned */
 };
 
 /* The approvers of principal (NULL: anonymous) under acls (borrowed; must
@@ -41,6 +43,31 @@ bool agent_view_task(const struct agent_state_view *v,
 /* Whether v's reader may see executor ei of framework fw_id. */
 bool agent_view_executor(const struct agent_state_view *v, const char *fw_id,
                          const Mesos__V1__ExecutorInfo *ei);
+/* Whether v's reader may see the reservations of role (view_roles), and
+ * the agent's flags (view_flags). */
+bool agent_view_role(const struct agent_state_view *v, const char *role);
+bool agent_view_flags(const struct agent_state_view *v);
+
+/* The users the view_tasks and view_executors rules are asked about for a
+ * task of info (its command's user, else its custom executor's) and for
+ * the executor it runs under (a custom executor's command user, else, for
+ * a command task, the task's command user); NULL: the framework's user.
+ * Borrowed from info. */
+const char *agent_view_task_user(const Mesos__V1__TaskInfo *info);
+const char *agent_view_executor_user(const Mesos__V1__TaskInfo *info);
+
+/* For what the agent keeps after it forgot a framework's tasks
+ * (completed.h): whether v's reader may see a framework of fw_user, and a
+ * task or an executor of such a framework whose user (as the two above
+ * give it) is user (NULL: fw_user). A NULL fw_user is matched as Mesos
+ * matches an unknown user: only a rule for ANY lets it through. */
+bool agent_view_framework_user(const struct agent_state_view *v,
+                               const char *fw_user);
+bool agent_view_task_of(const struct agent_state_view *v, const char *fw_user,
+                        const char *user);
+bool agent_view_executor_of(const struct agent_state_view *v,
+                            const char *fw_user, const char *user);
+
 /* Whether v's reader may see the executor t runs under (its custom
  * executor, or its command executor), and so t's container. */
 bool agent_view_task_executor(const struct agent_state_view *v,

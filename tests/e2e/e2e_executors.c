@@ -443,22 +443,29 @@ START_TEST(test_task_after_subscription_and_finish)
     struct exec_task t2 = {.task_id = "a2", .name = "finish-me"};
     run_exec_task(&t2);
     wait_update(&from, "a2", MESOS__V1__TASK_STATE__TASK_FINISHED);
-    /* Finished and acknowledged: forgotten by the agent. */
+    /* Finished (and acknowledged, the agent forgets it): among the
+     * running executor's completed tasks, as Mesos shows it. */
     char sandbox[PATH_MAX];
     executor_sandbox(sandbox, sizeof(sandbox));
     json_t *doc;
     json_t *e;
     int64_t deadline = e2e_now_ms() + 10000;
-    size_t ntasks = 0, ndone = 1;
+    size_t ntasks = 0, ndone = 0;
+    bool a2 = false;
     do {
         hfm_pump(50);
         e = state_executor(&doc);
         ntasks = json_array_size(json_object_get(e, "tasks"));
-        ndone = json_array_size(json_object_get(e, "completed_tasks"));
+        json_t *ct = json_object_get(e, "completed_tasks");
+        ndone = json_array_size(ct);
+        const char *id =
+            json_string_value(json_object_get(json_array_get(ct, 0), "id"));
+        a2 = id != NULL && strcmp(id, "a2") == 0;
         json_decref(doc);
-    } while ((ntasks != 1 || ndone != 0) && e2e_now_ms() < deadline);
+    } while ((ntasks != 1 || ndone != 1 || !a2) && e2e_now_ms() < deadline);
     ck_assert_uint_eq(ntasks, 1);
-    ck_assert_uint_eq(ndone, 0);
+    ck_assert_uint_eq(ndone, 1);
+    ck_assert_msg(a2, "a2 is not the completed task");
 }
 END_TEST
 
@@ -589,8 +596,27 @@ START_TEST(test_registration_timeout)
 }
 END_TEST
 
+/* The framework of /state's completed_frameworks whose completed executor
+ * EX_ID holds a completed task, or NULL (new reference of the whole
+ * document in *doc). */
+static json_t *completed_executor(json_t **doc)
+{
+    *doc = agent_state();
+    size_t i, k;
+    json_t *f, *e;
+    json_array_foreach(json_object_get(*doc, "completed_frameworks"), i, f)
+        json_array_foreach(json_object_get(f, "completed_executors"), k, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "id")), EX_ID) == 0 &&
+            json_array_size(json_object_get(e, "completed_tasks")) > 0)
+            return e;
+    }
+    return NULL;
+}
+
 START_TEST(test_executor_exit_fails_tasks)
 {
+    hfm.auto_ack = true;
     start_agent(NULL);
     hfm_wait_subscribed(1, 10000);
     size_t from = 0, fx = 0;
@@ -602,6 +628,23 @@ START_TEST(test_executor_exit_fails_tasks)
     const Offerd__Agent__Call *x =
         wait_call(&fx, OFFERD__AGENT__CALL__TYPE__EXECUTOR_EXITED);
     ck_assert_int_eq(WEXITSTATUS(x->executor_exited->status), 3);
+    /* Once its failed task is acknowledged and forgotten, the executor is
+     * a completed executor of a completed framework, as in Mesos. */
+    int64_t deadline = e2e_now_ms() + 10000;
+    json_t *doc, *e;
+    while ((e = completed_executor(&doc)) == NULL && e2e_now_ms() < deadline) {
+        json_decref(doc);
+        hfm_pump(50);
+    }
+    ck_assert_msg(e != NULL, "no completed executor %s in /state", EX_ID);
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(e, "directory")),
+               "/executors/" EX_ID "/runs/"));
+    json_t *ct = json_array_get(json_object_get(e, "completed_tasks"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(ct, "id")), "x1");
+    ck_assert_str_eq(json_string_value(json_object_get(ct, "state")),
+                     "TASK_FAILED");
+    json_decref(doc);
 }
 END_TEST
 
