@@ -27,6 +27,8 @@
  * bench's few, and "memory" in the output gives malloc's bytes in use
  * (mallinfo2: arenas and mmapped blocks) and RSS at the start, after the
  * agents and after the tasks, with the bytes per agent and per task.
+ * --memory-only stops there and exits without freeing anything, so that
+ * under `heaptrack` the "leaks" are what the heap held at that point.
  *
  * The figures are the whole process's (the fill's fake peers hold their
  * events too), so the memory ones are read as "before the reads" and
@@ -66,6 +68,7 @@ struct cfg {
     int agents, tasks, reads;
     bool quick;
     bool memory;      /* --memory: tasks run, the heap is measured */
+    bool memory_only; /* --memory-only: and exit then, heap untouched */
     bool cheap;       /* make cheap requests while /state is read (default) */
     const char *path; /* what is read: /state, or /state-summary ... */
 };
@@ -581,10 +584,13 @@ int main(int argc, char **argv)
             c.quick = true;
         else if (strcmp(argv[i], "--memory") == 0)
             c.memory = true;
+        else if (strcmp(argv[i], "--memory-only") == 0)
+            c.memory = c.memory_only = true;
         else {
             fprintf(stderr,
                     "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
-                    "[--path=/state] [--cheap=0] [--memory] [--quick]\n",
+                    "[--path=/state] [--cheap=0] [--memory] [--memory-only] "
+                    "[--quick]\n",
                     argv[0]);
             return 2;
         }
@@ -634,6 +640,14 @@ int main(int argc, char **argv)
     json_object_set_new(out, "tasks", json_integer(c.tasks));
     json_object_set_new(out, "fill_s",
                         json_real((double)(clock_monotonic_ns() - t0) / 1e9));
+    if (c.memory_only) {
+        /* The heap left as it is: heaptrack reports what is live now as
+         * leaks. */
+        char *text = json_dumps(out, JSON_INDENT(2));
+        printf("%s\n", text);
+        fflush(stdout);
+        _exit(0);
+    }
     measure(&c, out);
     char *text = json_dumps(out, JSON_INDENT(2));
     printf("%s\n", text);
