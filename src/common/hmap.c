@@ -30,6 +30,7 @@ struct hmap {
     size_t cap;         /* power of two, or 0 with no slots */
     size_t n;
     struct siphash_key key; /* the process's, copied at hmap_new */
+    bool borrows;           /* keys are the caller's (hmap_new_borrowing) */
 };
 
 /* Slots examined by this thread's maps (see hmap_private.h). */
@@ -60,6 +61,13 @@ struct hmap *hmap_new(void)
     return m;
 }
 
+struct hmap *hmap_new_borrowing(void)
+{
+    struct hmap *m = hmap_new();
+    m->borrows = true;
+    return m;
+}
+
 void hmap_free(struct hmap *m, void (*free_val)(void *val))
 {
     if (m == NULL)
@@ -67,7 +75,8 @@ void hmap_free(struct hmap *m, void (*free_val)(void *val))
     for (size_t i = 0; i < m->cap; i++) {
         if (m->slots[i].key == NULL)
             continue;
-        free(m->slots[i].key);
+        if (!m->borrows)
+            free(m->slots[i].key);
         if (free_val != NULL)
             free_val(m->slots[i].val);
     }
@@ -126,13 +135,15 @@ void *hmap_put(struct hmap *m, const char *key, void *val)
     if (s->key != NULL) {
         void *old = s->val;
         s->val = val;
+        if (m->borrows)
+            s->key = (char *)key; /* the old one may go with old */
         return old;
     }
     if (2 * (m->n + 1) > m->cap) {
         grow(m);
         s = &m->slots[find(m, key, h)];
     }
-    s->key = xstrdup(key);
+    s->key = m->borrows ? (char *)key : xstrdup(key);
     s->val = val;
     s->hash = h;
     m->n++;
@@ -148,7 +159,8 @@ void *hmap_del(struct hmap *m, const char *key)
     if (m->slots[i].key == NULL)
         return NULL;
     void *val = m->slots[i].val;
-    free(m->slots[i].key);
+    if (!m->borrows)
+        free(m->slots[i].key);
     /* Backward shift: pull later members of the probe chain into the hole
      * when their home slot is not in (hole, j]. */
     size_t j = i;
