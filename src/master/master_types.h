@@ -204,10 +204,12 @@ struct task {
     struct framework *fw; /* may be a placeholder for an unknown framework */
     struct agent *agent;
     Mesos__V1__TaskInfo *info; /* owned */
-    char *key;                 /* "<framework id>/<task id>" (agent's map) */
-    res_list resources;        /* with allocation role; read-only */
-    bool resources_packed;     /* resources is res_list_copy_packed's */
-    char *role;                /* allocation role */
+    /* "<framework id>/<task id>": the agent's map borrows it as the key,
+     * as the framework's borrows info->task_id->value. */
+    char *key;
+    res_list resources;    /* with allocation role; read-only */
+    bool resources_packed; /* resources is res_list_copy_packed's */
+    char *role;            /* allocation role */
     Mesos__V1__TaskState state;
     Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
     /* The uuid of the last update forwarded for a terminal state: its

@@ -319,7 +319,7 @@ static Mesos__V1__CommandInfo *command_user_only(Mesos__V1__CommandInfo *c)
 
 /* What the master keeps of a task's TaskInfo once its RUN_TASK is out:
  * what /state, /tasks, GET_TASKS, the operator events, the ACLs and kills
- * read of it (name, ids, the command's and the executor's user, the
+ * read of it (name, task id, the command's and the executor's user, the
  * executor's id, container, health check, kill policy, labels, discovery).
  * The resources are t->resources; the command line, the data, the check,
  * the limits, the completion time and the rest of the executor (tracked
@@ -330,6 +330,10 @@ static void task_info_compact(Mesos__V1__TaskInfo *ti)
     res_pb_array_free(ti->resources, ti->n_resources);
     ti->resources = NULL;
     ti->n_resources = 0;
+    /* The agent is t->agent. */
+    if (ti->agent_id != NULL)
+        protobuf_c_message_free_unpacked(&ti->agent_id->base, NULL);
+    ti->agent_id = NULL;
     ti->command = command_user_only(ti->command);
     if (ti->executor != NULL) {
         Mesos__V1__ExecutorInfo *ex = ti->executor;
