@@ -20,6 +20,16 @@
  * --cheap=0 makes no cheap requests, so that the loop's CPU time per read
  * is the read's alone.
  *
+ * --memory: where the master's bytes are. Each task is also reported
+ * TASK_RUNNING by its agent and acknowledged by the framework (the shape of
+ * a cluster whose tasks all run), the fake peers drop the events they get
+ * (http_fake_forget) so that the heap holds the master's bytes and the
+ * bench's few, and "memory" in the output gives malloc's bytes in use
+ * (mallinfo2: arenas and mmapped blocks) and RSS at the start, after the
+ * agents and after the tasks, with the bytes per agent and per task.
+ * --memory-only stops there and exits without freeing anything, so that
+ * under `heaptrack` the "leaks" are what the heap held at that point.
+ *
  * The figures are the whole process's (the fill's fake peers hold their
  * events too), so the memory ones are read as "before the reads" and
  * "peak during them" (VmHWM reset through /proc/self/clear_refs).
@@ -28,6 +38,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +52,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/hmap.h"
 #include "common/http.h"
 #include "common/http_fake.h"
 #include "common/log.h"
@@ -55,12 +67,47 @@
 struct cfg {
     int agents, tasks, reads;
     bool quick;
+    bool memory;      /* --memory: tasks run, the heap is measured */
+    bool memory_only; /* --memory-only: and exit then, heap untouched */
     bool cheap;       /* make cheap requests while /state is read (default) */
     const char *path; /* what is read: /state, or /state-summary ... */
 };
 
 static struct event_base *base;
 static struct master *M;
+
+/* ---- Memory (--memory) --------------------------------------------------
+ */
+
+struct mem_at {
+    double rss_mib;
+    size_t heap; /* malloc's bytes in use: arenas and mmapped blocks */
+};
+
+static double proc_mib(const char *key);
+
+static struct mem_at mem_now(void)
+{
+    /* Give back what the fill's peers freed, so that RSS is comparable. */
+    malloc_trim(0);
+    struct mallinfo2 mi = mallinfo2();
+    return (struct mem_at){proc_mib("VmRSS"), mi.uordblks + mi.hblkhd};
+}
+
+static json_t *mem_json(struct mem_at a)
+{
+    return json_pack("{s:f, s:I}", "rss_mib", a.rss_mib, "heap_bytes",
+                     (json_int_t)a.heap);
+}
+
+/* Per-entity figures of the step from a to b over n entities. */
+static json_t *mem_step_json(struct mem_at a, struct mem_at b, int n)
+{
+    double dn = n > 0 ? n : 1;
+    return json_pack("{s:f, s:f}", "heap_bytes_each",
+                     ((double)b.heap - (double)a.heap) / dn, "rss_bytes_each",
+                     (b.rss_mib - a.rss_mib) * 1048576.0 / dn);
+}
 
 /* ---- Driving the master in process -------------------------------------
  */
@@ -120,10 +167,66 @@ static json_t *record(struct http_fake *f, size_t i)
     return json_loadb((const char *)r, len, 0, NULL);
 }
 
+/* The value of the id object key.sub.value in ev (borrowed), or "". */
+static const char *id_in(json_t *ev, const char *key, const char *sub)
+{
+    const char *v = json_string_value(json_object_get(
+        json_object_get(json_object_get(ev, key), sub), "value"));
+    return v != NULL ? v : "";
+}
+
+/* A fake agent's identity, for its calls (--memory). */
+struct bench_agent {
+    char id[128];
+    char stream_id[128];
+};
+
+/* Every task reported TASK_RUNNING by its agent and acknowledged by the
+ * framework; the peers forget their events as they go. */
+static void run_tasks(const struct cfg *c, struct http_fake **ag,
+                      const struct bench_agent *ba, const int *task_agent,
+                      struct http_fake *fw, const char *fw_stream,
+                      const char *fwid)
+{
+    /* Any 16 bytes will do: the uuid of every task's one update. */
+    const char *uuid = "AAAAAAAAAAAAAAAAAAAAAQ==";
+    char json[1024];
+    for (int k = 0; k < c->tasks; k++) {
+        const struct bench_agent *a = &ba[task_agent[k]];
+        snprintf(json, sizeof(json),
+                 "{\"agent_id\":{\"value\":\"%s\"},\"type\":\"UPDATE\","
+                 "\"update\":{\"framework_id\":{\"value\":\"%s\"},"
+                 "\"status\":{\"task_id\":{\"value\":\"t-%d\"},\"state\":"
+                 "\"TASK_RUNNING\",\"source\":\"SOURCE_EXECUTOR\",\"uuid\":"
+                 "\"%s\",\"agent_id\":{\"value\":\"%s\"}}}}",
+                 a->id, fwid, k, uuid, a->id);
+        http_fake_free(post(master_agent_api, a->stream_id, json));
+        snprintf(json, sizeof(json),
+                 "{\"framework_id\":{\"value\":\"%s\"},\"type\":"
+                 "\"ACKNOWLEDGE\",\"acknowledge\":{\"agent_id\":{\"value\":"
+                 "\"%s\"},\"task_id\":{\"value\":\"t-%d\"},\"uuid\":\"%s\"}}",
+                 fwid, a->id, k, uuid);
+        http_fake_free(post(master_scheduler_api, fw_stream, json));
+        http_fake_forget(ag[task_agent[k]]);
+        http_fake_forget(fw);
+    }
+}
+
 static void fill(const struct cfg *c, struct http_fake ***agents_out,
-                 struct http_fake **fw_out)
+                 struct http_fake **fw_out, json_t *out)
 {
     struct http_fake **ag = xcalloc((size_t)c->agents, sizeof(*ag));
+    /* --memory's own arrays, made before the first figure. */
+    struct bench_agent *ba = NULL;
+    int *task_agent = NULL;
+    struct hmap *agent_index = NULL;
+    struct mem_at m0 = {0}, m1 = {0}, m2 = {0};
+    if (c->memory) {
+        ba = xcalloc((size_t)c->agents, sizeof(*ba));
+        task_agent = xcalloc((size_t)c->tasks + 1, sizeof(*task_agent));
+        agent_index = hmap_new();
+        m0 = mem_now();
+    }
     for (int i = 0; i < c->agents; i++) {
         char json[1024];
         snprintf(json, sizeof(json),
@@ -137,6 +240,22 @@ static void fill(const struct cfg *c, struct http_fake ***agents_out,
                  "\"127.0.0.2\",\"port\":5051}}}",
                  i, i % 40);
         ag[i] = post(master_agent_api, NULL, json);
+        if (c->memory) {
+            json_t *reg = record(ag[i], 0);
+            snprintf(ba[i].id, sizeof(ba[i].id), "%s",
+                     id_in(reg, "registered", "agent_id"));
+            json_decref(reg);
+            const char *sid = http_fake_reply_header(ag[i], "Mesos-Stream-Id");
+            snprintf(ba[i].stream_id, sizeof(ba[i].stream_id), "%s",
+                     sid != NULL ? sid : "");
+            http_fake_forget(ag[i]);
+        }
+    }
+    if (c->memory) {
+        /* The index is the bench's: measured before, not after, m1. */
+        for (int i = 0; i < c->agents; i++)
+            hmap_put(agent_index, ba[i].id, &ba[i]);
+        m1 = mem_now();
     }
     struct http_fake *fw =
         post(master_scheduler_api, NULL,
@@ -148,11 +267,8 @@ static void fill(const struct cfg *c, struct http_fake ***agents_out,
              http_fake_reply_header(fw, "Mesos-Stream-Id"));
     json_t *sub = record(fw, 0);
     char fwid[256];
-    snprintf(
-        fwid, sizeof(fwid), "%s",
-        json_string_value(json_object_get(
-            json_object_get(json_object_get(sub, "subscribed"), "framework_id"),
-            "value")));
+    snprintf(fwid, sizeof(fwid), "%s",
+             id_in(sub, "subscribed", "framework_id"));
     json_decref(sub);
 
     int per = (c->tasks + c->agents - 1) / c->agents, launched = 0;
@@ -196,6 +312,11 @@ static void fill(const struct cfg *c, struct http_fake ***agents_out,
             /* The rest of each agent stays unoffered: no offers in /state. */
             snprintf(json + len, cap - len,
                      "]}}],\"filters\":{\"refuse_seconds\":86400}}}");
+            if (c->memory) {
+                const struct bench_agent *a = hmap_get(agent_index, aid);
+                for (int k = 0; k < n && a != NULL; k++)
+                    task_agent[launched + k] = (int)(a - ba);
+            }
             launched += n;
             http_fake_free(post(master_scheduler_api, stream_id, json));
             if (launched >= c->tasks)
@@ -204,6 +325,23 @@ static void fill(const struct cfg *c, struct http_fake ***agents_out,
         json_decref(ev);
     }
     free(json);
+    if (c->memory) {
+        http_fake_forget(fw);
+        for (int i = 0; i < c->agents; i++)
+            http_fake_forget(ag[i]);
+        run_tasks(c, ag, ba, task_agent, fw, stream_id, fwid);
+        m2 = mem_now();
+        json_t *mem = json_object();
+        json_object_set_new(mem, "start", mem_json(m0));
+        json_object_set_new(mem, "agents_added", mem_json(m1));
+        json_object_set_new(mem, "tasks_running", mem_json(m2));
+        json_object_set_new(mem, "per_agent", mem_step_json(m0, m1, c->agents));
+        json_object_set_new(mem, "per_task", mem_step_json(m1, m2, c->tasks));
+        json_object_set_new(out, "memory", mem);
+        hmap_free(agent_index, NULL);
+        free(task_agent);
+        free(ba);
+    }
     *agents_out = ag;
     *fw_out = fw;
     (void)has_records;
@@ -444,10 +582,15 @@ int main(int argc, char **argv)
             c.cheap = false;
         else if (strcmp(argv[i], "--quick") == 0)
             c.quick = true;
+        else if (strcmp(argv[i], "--memory") == 0)
+            c.memory = true;
+        else if (strcmp(argv[i], "--memory-only") == 0)
+            c.memory = c.memory_only = true;
         else {
             fprintf(stderr,
                     "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
-                    "[--path=/state] [--cheap=0] [--quick]\n",
+                    "[--path=/state] [--cheap=0] [--memory] [--memory-only] "
+                    "[--quick]\n",
                     argv[0]);
             return 2;
         }
@@ -491,12 +634,20 @@ int main(int argc, char **argv)
 
     int64_t t0 = clock_monotonic_ns();
     struct http_fake **agents, *fw;
-    fill(&c, &agents, &fw);
     json_t *out = json_object();
+    fill(&c, &agents, &fw, out);
     json_object_set_new(out, "agents", json_integer(c.agents));
     json_object_set_new(out, "tasks", json_integer(c.tasks));
     json_object_set_new(out, "fill_s",
                         json_real((double)(clock_monotonic_ns() - t0) / 1e9));
+    if (c.memory_only) {
+        /* The heap left as it is: heaptrack reports what is live now as
+         * leaks. */
+        char *text = json_dumps(out, JSON_INDENT(2));
+        printf("%s\n", text);
+        fflush(stdout);
+        _exit(0);
+    }
     measure(&c, out);
     char *text = json_dumps(out, JSON_INDENT(2));
     printf("%s\n", text);

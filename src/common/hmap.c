@@ -26,10 +26,11 @@ struct slot {
 };
 
 struct hmap {
-    struct slot *slots;
-    size_t cap; /* power of two */
+    struct slot *slots; /* NULL while the map is empty */
+    size_t cap;         /* power of two, or 0 with no slots */
     size_t n;
     struct siphash_key key; /* the process's, copied at hmap_new */
+    bool borrows;           /* keys are the caller's (hmap_new_borrowing) */
 };
 
 /* Slots examined by this thread's maps (see hmap_private.h). */
@@ -38,6 +39,11 @@ static _Thread_local uint64_t probes;
 uint64_t hmap_probes(void)
 {
     return probes;
+}
+
+size_t hmap_slot_bytes(const struct hmap *m)
+{
+    return m->cap * sizeof(struct slot);
 }
 
 static uint64_t hash_key(const struct hmap *m, const char *s)
@@ -49,8 +55,16 @@ struct hmap *hmap_new(void)
 {
     struct hmap *m = xcalloc(1, sizeof(*m));
     m->key = *siphash_process_key();
-    m->cap = 16;
-    m->slots = xcalloc(m->cap, sizeof(*m->slots));
+    /* No slots yet: most maps of an agent or a framework (its offers, its
+     * executors, a framework's unreachable tasks) stay empty, and 16 slots
+     * are 384 bytes; the first hmap_put makes them. */
+    return m;
+}
+
+struct hmap *hmap_new_borrowing(void)
+{
+    struct hmap *m = hmap_new();
+    m->borrows = true;
     return m;
 }
 
@@ -61,7 +75,8 @@ void hmap_free(struct hmap *m, void (*free_val)(void *val))
     for (size_t i = 0; i < m->cap; i++) {
         if (m->slots[i].key == NULL)
             continue;
-        free(m->slots[i].key);
+        if (!m->borrows)
+            free(m->slots[i].key);
         if (free_val != NULL)
             free_val(m->slots[i].val);
     }
@@ -84,13 +99,15 @@ static size_t find(const struct hmap *m, const char *key, uint64_t h)
 
 void *hmap_get(const struct hmap *m, const char *key)
 {
+    if (m->n == 0)
+        return NULL;
     const struct slot *s = &m->slots[find(m, key, hash_key(m, key))];
     return s->key != NULL ? s->val : NULL;
 }
 
 static void grow(struct hmap *m)
 {
-    size_t cap = m->cap * 2;
+    size_t cap = m->cap > 0 ? m->cap * 2 : 16;
     struct slot *slots = xcalloc(cap, sizeof(*slots));
     for (size_t i = 0; i < m->cap; i++) {
         struct slot *s = &m->slots[i];
@@ -112,17 +129,21 @@ static void grow(struct hmap *m)
 void *hmap_put(struct hmap *m, const char *key, void *val)
 {
     uint64_t h = hash_key(m, key);
+    if (m->cap == 0)
+        grow(m);
     struct slot *s = &m->slots[find(m, key, h)];
     if (s->key != NULL) {
         void *old = s->val;
         s->val = val;
+        if (m->borrows)
+            s->key = (char *)key; /* the old one may go with old */
         return old;
     }
     if (2 * (m->n + 1) > m->cap) {
         grow(m);
         s = &m->slots[find(m, key, h)];
     }
-    s->key = xstrdup(key);
+    s->key = m->borrows ? (char *)key : xstrdup(key);
     s->val = val;
     s->hash = h;
     m->n++;
@@ -131,12 +152,15 @@ void *hmap_put(struct hmap *m, const char *key, void *val)
 
 void *hmap_del(struct hmap *m, const char *key)
 {
+    if (m->n == 0)
+        return NULL;
     size_t mask = m->cap - 1;
     size_t i = find(m, key, hash_key(m, key));
     if (m->slots[i].key == NULL)
         return NULL;
     void *val = m->slots[i].val;
-    free(m->slots[i].key);
+    if (!m->borrows)
+        free(m->slots[i].key);
     /* Backward shift: pull later members of the probe chain into the hole
      * when their home slot is not in (hole, j]. */
     size_t j = i;
@@ -156,6 +180,12 @@ void *hmap_del(struct hmap *m, const char *key)
     m->slots[i].key = NULL;
     m->slots[i].val = NULL;
     m->n--;
+    if (m->n == 0) {
+        /* Empty again (an agent's offers between cycles): no slots. */
+        free(m->slots);
+        m->slots = NULL;
+        m->cap = 0;
+    }
     return val;
 }
 

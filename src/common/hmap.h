@@ -3,8 +3,9 @@
  * addressing, linear probing, backward-shift deletion; no tombstones). The
  * master keys its frameworks, agents, tasks and offers by id with it.
  *
- * Keys are copied; values are borrowed (the map never frees them unless
- * hmap_free is given a free function). Lookups cost one hash and, almost
+ * Keys are copied (borrowed by a map made with hmap_new_borrowing); values
+ * are borrowed (the map never frees them unless hmap_free is given a free
+ * function). Lookups cost one hash and, almost
  * always, one string compare, whatever keys a peer picks: keys are hashed
  * with SipHash-1-3 under the process's secret key (common/siphash.h), so
  * nobody outside can choose keys that collide. Not thread-safe: one owner.
@@ -24,6 +25,12 @@ struct hmap;
 /* A new, empty map. Never fails. */
 struct hmap *hmap_new(void);
 
+/* A new, empty map that borrows its keys instead of copying them: the key
+ * given to hmap_put must stay valid and unchanged until its entry is
+ * deleted or replaced, or the map is freed (a string the value owns, such
+ * as a task's id: one copy fewer per entry). The map never frees a key. */
+struct hmap *hmap_new_borrowing(void);
+
 /* Free the map and its key copies; when free_val is non-NULL, call it on
  * every value. NULL is ignored. */
 void hmap_free(struct hmap *m, void (*free_val)(void *val));
@@ -31,8 +38,9 @@ void hmap_free(struct hmap *m, void (*free_val)(void *val));
 /* The value stored under key, or NULL. */
 void *hmap_get(const struct hmap *m, const char *key);
 
-/* Store val (non-NULL) under key (copied). Returns the value it replaced, or
- * NULL when key was new. */
+/* Store val (non-NULL) under key (copied, or borrowed: see
+ * hmap_new_borrowing; a borrowing map keeps this key when it replaces a
+ * value). Returns the value it replaced, or NULL when key was new. */
 void *hmap_put(struct hmap *m, const char *key, void *val);
 
 /* Remove key. Returns its value, or NULL when absent. */

@@ -209,6 +209,9 @@ struct http_fake {
     size_t nchunks, chunks_cap;
     struct fake_bytes *records;
     size_t nrecords, records_cap;
+    /* Chunks and records dropped by http_fake_forget: chunk i is
+     * chunks[i - chunks_gone] (records likewise). */
+    size_t chunks_gone, records_gone;
     struct rio_decoder *rio;
     bool rio_bad; /* not RecordIO; records stop there */
     int close_count;
@@ -1774,29 +1777,48 @@ bool http_fake_is_stream(const struct http_fake *x)
 
 size_t http_fake_chunk_count(const struct http_fake *x)
 {
-    return x->nchunks;
+    return x->chunks_gone + x->nchunks;
 }
 
 const uint8_t *http_fake_chunk(const struct http_fake *x, size_t i, size_t *len)
 {
-    if (i >= x->nchunks)
+    if (i < x->chunks_gone || i - x->chunks_gone >= x->nchunks)
         return NULL;
+    i -= x->chunks_gone;
     *len = x->chunks[i].len;
     return x->chunks[i].data;
 }
 
 size_t http_fake_record_count(const struct http_fake *x)
 {
-    return x->nrecords;
+    return x->records_gone + x->nrecords;
 }
 
 const uint8_t *http_fake_record(const struct http_fake *x, size_t i,
                                 size_t *len)
 {
-    if (i >= x->nrecords)
+    if (i < x->records_gone || i - x->records_gone >= x->nrecords)
         return NULL;
+    i -= x->records_gone;
     *len = x->records[i].len;
     return x->records[i].data;
+}
+
+static void bytes_drop(struct fake_bytes **items, size_t *n, size_t *cap)
+{
+    for (size_t i = 0; i < *n; i++)
+        free((*items)[i].data);
+    free(*items);
+    *items = NULL;
+    *n = *cap = 0;
+}
+
+void http_fake_forget(struct http_fake *x)
+{
+    x->chunks_gone += x->nchunks;
+    bytes_drop(&x->chunks, &x->nchunks, &x->chunks_cap);
+    x->records_gone += x->nrecords;
+    bytes_drop(&x->records, &x->nrecords, &x->records_cap);
 }
 
 bool http_fake_records_malformed(const struct http_fake *x)

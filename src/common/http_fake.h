@@ -160,6 +160,11 @@ size_t http_fake_record_count(const struct http_fake *x);
 const uint8_t *http_fake_record(const struct http_fake *x, size_t i,
                                 size_t *len);
 
+/* Free every chunk and record received so far (a benchmark's peer that
+ * reads nothing back). Counts keep counting: later ones keep their
+ * indices, and a forgotten one reads as NULL. */
+void http_fake_forget(struct http_fake *x);
+
 /* True when the stream's bytes are not valid RecordIO (a raw
  * http_stream_send of other bytes); records stop at the error. */
 bool http_fake_records_malformed(const struct http_fake *x);

@@ -92,7 +92,11 @@ void res_list_copy(res_list *dst, const res_list *src)
     res_list_clear(dst);
     if (src->n == 0)
         return;
-    list_reserve(dst, src->n);
+    /* Exactly src->n: most copies are never added to (an agent's totals,
+     * a task's resources), and list_reserve's minimum of 4 entries would
+     * double a two-resource list. A copy that grows doubles from n. */
+    dst->v = xreallocarray(NULL, src->n, sizeof(*dst->v));
+    dst->cap = src->n;
     for (uint32_t i = 0; i < src->n; i++)
         res_copy(&dst->v[i], &src->v[i]);
     dst->n = src->n;

@@ -684,7 +684,7 @@ static struct agent *agent_new(struct master *m, const char *id)
     struct agent *ag = xcalloc(1, sizeof(*ag));
     ag->m = m;
     ag->id = xstrdup(id);
-    ag->tasks = hmap_new();
+    ag->tasks = hmap_new_borrowing(); /* keyed by each task's t->key */
     ag->offers = hmap_new();
     ag->executors = hmap_new();
     ag->registered_time = clock_wall_secs();

@@ -160,7 +160,7 @@ static struct framework *framework_new(struct master *m, const char *id)
     struct framework *fw = xcalloc(1, sizeof(*fw));
     fw->m = m;
     fw->id = xstrdup(id);
-    fw->tasks = hmap_new();
+    fw->tasks = hmap_new_borrowing(); /* keyed by each task's own id */
     fw->offers = hmap_new();
     fw->unreachable_tasks = hmap_new();
     fw->executors = hmap_new();

@@ -204,9 +204,12 @@ struct task {
     struct framework *fw; /* may be a placeholder for an unknown framework */
     struct agent *agent;
     Mesos__V1__TaskInfo *info; /* owned */
-    char *key;                 /* "<framework id>/<task id>" (agent's map) */
-    res_list resources;        /* with allocation role */
-    char *role;                /* allocation role */
+    /* "<framework id>/<task id>": the agent's map borrows it as the key,
+     * as the framework's borrows info->task_id->value. */
+    char *key;
+    res_list resources;    /* with allocation role; read-only */
+    bool resources_packed; /* resources is res_list_copy_packed's */
+    char *role;            /* allocation role */
     Mesos__V1__TaskState state;
     Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
     /* The uuid of the last update forwarded for a terminal state: its
@@ -223,9 +226,12 @@ struct task {
     bool preempted;      /* evicted to free revocable resources */
     double launched;     /* wall seconds it was launched (or adopted) */
     /* The states the task went through, oldest first (the latest
-     * MASTER_TASK_HISTORY), for /state's "statuses". */
-    struct task_state_at hist[MASTER_TASK_HISTORY];
+     * MASTER_TASK_HISTORY), for /state's "statuses": an array of caphist
+     * entries grown as states come (a running task has two; eight inline
+     * were 128 bytes), NULL before the first. */
+    struct task_state_at *hist;
     uint32_t nhist;
+    uint32_t caphist;
     bool live_counted; /* in m->live (live_counters.c) */
     /* m->live's list of every task in the order the master learned of it
      * (launch or adoption): /tasks pages over it. */

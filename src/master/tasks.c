@@ -55,6 +55,11 @@ static bool hist_add(struct task_state_at *hist, uint32_t *nhist,
 static void record_state(struct task *t, Mesos__V1__TaskState state,
                          double when)
 {
+    if (t->nhist == t->caphist && t->caphist < MASTER_TASK_HISTORY &&
+        (t->nhist == 0 || t->hist[t->nhist - 1].state != state)) {
+        t->caphist = t->caphist ? 2 * t->caphist : 2;
+        t->hist = xreallocarray(t->hist, t->caphist, sizeof(*t->hist));
+    }
     /* TASK_UPDATED for every new state, as Mesos. */
     if (hist_add(t->hist, &t->nhist, state, when) && t->status != NULL)
         master_opev_task_updated(t->fw->m, t, t->status);
@@ -69,7 +74,11 @@ void master_task_free(struct task *t)
         protobuf_c_message_free_unpacked(&t->info->base, NULL);
     if (t->status != NULL)
         protobuf_c_message_free_unpacked(&t->status->base, NULL);
-    res_list_clear(&t->resources);
+    if (t->resources_packed)
+        res_list_free_packed(&t->resources);
+    else
+        res_list_clear(&t->resources);
+    free(t->hist);
     free(t->role);
     free(t->key);
     free(t);
@@ -147,7 +156,8 @@ static void record_completed(struct master *m, struct task *t)
     r->role = xstrdup(t->role != NULL ? t->role : "*");
     res_list_copy(&r->resources, &t->resources);
     r->state = t->state;
-    memcpy(r->hist, t->hist, sizeof(r->hist));
+    if (t->nhist > 0)
+        memcpy(r->hist, t->hist, t->nhist * sizeof(r->hist[0]));
     r->nhist = t->nhist;
     const Mesos__V1__TaskInfo *ti = t->info;
     if (ti->command != NULL && ti->command->user != NULL)
@@ -221,7 +231,17 @@ static struct task *task_new(struct framework *fw, struct agent *ag,
     t->agent = ag;
     t->info = info;
     t->key = xasprintf("%s/%s", fw->id, info->task_id->value);
-    res_list_copy(&t->resources, resources);
+    /* Packed (one block instead of an array and two strings per entry)
+     * when every entry is allocated to role, as a launch's are. */
+    bool same_role = role != NULL;
+    for (uint32_t i = 0; i < resources->n && same_role; i++)
+        same_role = resources->v[i].alloc_role != NULL &&
+                    strcmp(resources->v[i].alloc_role, role) == 0;
+    t->resources_packed = same_role;
+    if (same_role)
+        res_list_copy_packed(&t->resources, resources, role);
+    else
+        res_list_copy(&t->resources, resources);
     t->role = xstrdup(role);
     t->state = state;
     t->launched = clock_wall_secs();
@@ -278,11 +298,17 @@ struct task *master_task_adopt(struct master *m, struct framework *fw,
     return t;
 }
 
-/* A CommandInfo holding only c's user (moved), or NULL for NULL; c goes. */
+/* A CommandInfo holding only c's user (moved), or NULL when c is NULL or
+ * has no user; c goes. */
 static Mesos__V1__CommandInfo *command_user_only(Mesos__V1__CommandInfo *c)
 {
     if (c == NULL)
         return NULL;
+    if (c->user == NULL) {
+        /* Nothing to keep: readers take a NULL command as no user. */
+        protobuf_c_message_free_unpacked(&c->base, NULL);
+        return NULL;
+    }
     Mesos__V1__CommandInfo *k = xmalloc(sizeof(*k));
     mesos__v1__command_info__init(k);
     k->user = c->user;
@@ -293,7 +319,7 @@ static Mesos__V1__CommandInfo *command_user_only(Mesos__V1__CommandInfo *c)
 
 /* What the master keeps of a task's TaskInfo once its RUN_TASK is out:
  * what /state, /tasks, GET_TASKS, the operator events, the ACLs and kills
- * read of it (name, ids, the command's and the executor's user, the
+ * read of it (name, task id, the command's and the executor's user, the
  * executor's id, container, health check, kill policy, labels, discovery).
  * The resources are t->resources; the command line, the data, the check,
  * the limits, the completion time and the rest of the executor (tracked
@@ -304,6 +330,10 @@ static void task_info_compact(Mesos__V1__TaskInfo *ti)
     res_pb_array_free(ti->resources, ti->n_resources);
     ti->resources = NULL;
     ti->n_resources = 0;
+    /* The agent is t->agent. */
+    if (ti->agent_id != NULL)
+        protobuf_c_message_free_unpacked(&ti->agent_id->base, NULL);
+    ti->agent_id = NULL;
     ti->command = command_user_only(ti->command);
     if (ti->executor != NULL) {
         Mesos__V1__ExecutorInfo *ex = ti->executor;

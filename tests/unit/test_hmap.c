@@ -278,6 +278,65 @@ START_TEST(test_crafted_collisions_cost_linear_probes)
 }
 END_TEST
 
+/* An empty map holds no slots, before its first put and after its last
+ * del (an agent's or a framework's maps are mostly empty); every call
+ * works on it. */
+START_TEST(test_empty_map_holds_no_slots)
+{
+    struct hmap *m = hmap_new();
+    ck_assert_uint_eq(hmap_slot_bytes(m), 0);
+    ck_assert_ptr_null(hmap_get(m, "a"));
+    ck_assert_ptr_null(hmap_del(m, "a"));
+    ck_assert_uint_eq(hmap_count(m), 0);
+    size_t pos = 0;
+    ck_assert(!hmap_next(m, &pos, NULL, NULL));
+    ck_assert_uint_eq(hmap_slot_bytes(m), 0);
+    int v = 1;
+    ck_assert_ptr_null(hmap_put(m, "a", &v));
+    ck_assert_uint_gt(hmap_slot_bytes(m), 0);
+    ck_assert_ptr_eq(hmap_get(m, "a"), &v);
+    ck_assert_ptr_null(hmap_put(m, "b", &v));
+    ck_assert_ptr_eq(hmap_del(m, "a"), &v);
+    ck_assert_uint_gt(hmap_slot_bytes(m), 0);
+    ck_assert_ptr_eq(hmap_get(m, "b"), &v);
+    ck_assert_ptr_eq(hmap_del(m, "b"), &v);
+    ck_assert_ptr_null(hmap_get(m, "a"));
+    ck_assert_uint_eq(hmap_slot_bytes(m), 0); /* empty again: none */
+    ck_assert_ptr_null(hmap_put(m, "c", &v));
+    ck_assert_ptr_eq(hmap_get(m, "c"), &v);
+    hmap_free(m, NULL);
+    hmap_free(hmap_new(), NULL); /* never used: nothing leaks */
+}
+END_TEST
+
+/* A borrowing map keeps the caller's key pointers: no copy, none freed
+ * (ASan and LSan would see a double free or a leak), and a replaced
+ * value's key is the new one. */
+START_TEST(test_borrowing_map_keeps_caller_keys)
+{
+    struct hmap *m = hmap_new_borrowing();
+    char *k1 = strdup("task-1"), *k2 = strdup("task-1");
+    int a = 1, b = 2;
+    ck_assert_ptr_null(hmap_put(m, k1, &a));
+    size_t pos = 0;
+    const char *key = NULL;
+    ck_assert(hmap_next(m, &pos, &key, NULL));
+    ck_assert_ptr_eq(key, k1);
+    ck_assert_ptr_eq(hmap_get(m, "task-1"), &a);
+    /* Replaced under an equal key owned by the new value: k1 may go. */
+    ck_assert_ptr_eq(hmap_put(m, k2, &b), &a);
+    free(k1);
+    pos = 0;
+    ck_assert(hmap_next(m, &pos, &key, NULL));
+    ck_assert_ptr_eq(key, k2);
+    ck_assert_ptr_eq(hmap_get(m, "task-1"), &b);
+    ck_assert_ptr_eq(hmap_del(m, "task-1"), &b);
+    ck_assert_ptr_null(hmap_put(m, k2, &b));
+    hmap_free(m, NULL);
+    free(k2);
+}
+END_TEST
+
 static Suite *hmap_suite(void)
 {
     Suite *s = suite_create("hmap");
@@ -287,6 +346,8 @@ static Suite *hmap_suite(void)
     tcase_add_test(tc, test_free_calls_value_free);
     tcase_add_test(tc, test_random_against_model);
     tcase_add_test(tc, test_crafted_collisions_cost_linear_probes);
+    tcase_add_test(tc, test_empty_map_holds_no_slots);
+    tcase_add_test(tc, test_borrowing_map_keeps_caller_keys);
     suite_add_tcase(s, tc);
     return s;
 }

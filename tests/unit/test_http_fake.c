@@ -432,6 +432,34 @@ START_TEST(test_stream_records)
 }
 END_TEST
 
+/* http_fake_forget drops what came; later records keep their indices. */
+START_TEST(test_stream_forget)
+{
+    reset();
+    struct http_fake *x = http_fake_new(base, HTTP_POST, "/api/v1/scheduler");
+    http_fake_dispatch(x, h_stream, NULL);
+    ck_assert_uint_eq(http_fake_record_count(x), 3);
+    http_fake_forget(x);
+    size_t len;
+    ck_assert_uint_eq(http_fake_record_count(x), 3);
+    ck_assert_uint_eq(http_fake_chunk_count(x), 3);
+    ck_assert_ptr_null(http_fake_record(x, 0, &len));
+    ck_assert_ptr_null(http_fake_chunk(x, 2, &len));
+    ck_assert_int_eq(http_stream_send(stream, "3\nabc", 5), 0);
+    ck_assert_uint_eq(http_fake_record_count(x), 4);
+    ck_assert_uint_eq(http_fake_chunk_count(x), 4);
+    ck_assert_str_eq((const char *)http_fake_record(x, 3, &len), "abc");
+    ck_assert_ptr_nonnull(http_fake_chunk(x, 3, &len));
+    ck_assert_uint_eq(len, 5);
+    ck_assert_ptr_null(http_fake_record(x, 4, &len));
+    http_fake_forget(x);
+    http_fake_forget(x); /* nothing new: a no-op */
+    ck_assert_uint_eq(http_fake_record_count(x), 4);
+    http_stream_close(stream);
+    http_fake_free(x);
+}
+END_TEST
+
 START_TEST(test_stream_malformed_bytes)
 {
     reset();
@@ -655,6 +683,7 @@ static Suite *http_fake_suite(void)
     tcase_add_test(st, test_stream_start_after_disconnect);
     tcase_add_test(st, test_free_with_stream_open);
     tcase_add_test(st, test_stream_closed_in_handler);
+    tcase_add_test(st, test_stream_forget);
     suite_add_tcase(s, st);
     return s;
 }
