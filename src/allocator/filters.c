@@ -102,12 +102,16 @@ void pset_del(struct pset *s, void *p)
 }
 
 /* Ask for the slot where p's probe in s starts (a later pset_del of p
- * then finds it in cache). */
-static void pset_prefetch(const struct pset *s, const void *p)
-{
-    if (s->cap > 0)
-        __builtin_prefetch(&s->slots[ptr_hash(p) & (s->cap - 1)]);
-}
+ * then finds it in cache). A macro, not a function: GCC deems a function
+ * holding only a prefetch free of side effects and deletes its calls (as
+ * a static function this one was gone from the binary, and each deletion
+ * waited for its slot; see PREFETCH_AGENTS in alloc.c). */
+#define PSET_PREFETCH(s, p)                                                    \
+    do {                                                                       \
+        const struct pset *s_ = (s);                                           \
+        if (s_->cap > 0)                                                       \
+            __builtin_prefetch(&s_->slots[ptr_hash(p) & (s_->cap - 1)]);       \
+    } while (0)
 
 void pset_free(struct pset *s)
 {
@@ -354,7 +358,7 @@ static void fagents_del_later(struct alloc *a, struct client *c,
     uint32_t k = a->nfdel % ALLOC_FDEL_LAG;
     if (a->nfdel >= ALLOC_FDEL_LAG)
         pset_del(&a->clients[q[k].client]->fagents, q[k].ag);
-    pset_prefetch(&c->fagents, ag);
+    PSET_PREFETCH(&c->fagents, ag);
     q[k].client = c->id;
     q[k].ag = ag;
     a->nfdel++;
