@@ -349,7 +349,7 @@ static void step_agent(struct production *p)
     if (p->roles == NULL)
         master_write_agent_fields(&p->w, p->m, ag);
     else /* view_roles hides some of its resources: the filtering model */
-        master_write_agent_fields_as(&p->w, p->m, ag, p->roles);
+        master_write_agent_fields_as(&p->w, p->m, ag, p->roles, false);
     jout_obj_end(&p->w);
     p->comma = true;
 }
