@@ -62,8 +62,11 @@
  * written whole by the handler itself: it takes well under a slice, and
  * the reply is then over before the handler returns. */
 #define DEFAULT_SYNC_ENTITIES 100
-/* How often a paused production looks at its readers again. */
-#define PAUSE_POLL_US 5000
+/* How often a paused production looks at its readers again. Short: a
+ * reader drains the 1 MiB it has waiting in about a millisecond, then
+ * idles until the production resumes (at 5 ms, a /state of 47 MB spent
+ * about 130 ms per read paused with its reader idle). */
+#define PAUSE_POLL_US 1000
 /* A reader whose bytes have waited this long is closed. */
 #define STALL_LIMIT_NS ((int64_t)30 * 1000000000)
 
