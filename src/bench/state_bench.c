@@ -476,6 +476,22 @@ static double proc_mib(const char *key)
     return v;
 }
 
+/* This thread's time on a CPU and waiting for one (run queue), in ns:
+ * the first two fields of /proc/thread-self/schedstat (zero when the
+ * kernel has no schedstats). */
+static void sched_ns(int64_t *run, int64_t *wait)
+{
+    long long r = 0, w = 0;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lld %lld", &r, &w) != 2)
+            r = w = 0;
+        fclose(f);
+    }
+    *run = r;
+    *wait = w;
+}
+
 static void reset_peak(void)
 {
     FILE *f = fopen("/proc/self/clear_refs", "w");
@@ -506,6 +522,9 @@ static void measure(const struct cfg *c, json_t *out)
     /* This thread runs the master's loop: its CPU time is the master's. */
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+    int64_t run0, wait0, run1, wait1;
+    int64_t wall0 = clock_monotonic_ns();
+    sched_ns(&run0, &wait0);
     struct reader_args ra = {.path = c->path, .reads = c->reads};
     ra.ns = xcalloc((size_t)c->reads, sizeof(int64_t));
     struct cheap_args during = {.cap = 100000};
@@ -523,6 +542,8 @@ static void measure(const struct cfg *c, json_t *out)
         event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     pthread_join(tr, NULL);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    sched_ns(&run1, &wait1);
+    int64_t wall1 = clock_monotonic_ns();
     double cpu_ms = (double)(cpu1.tv_sec - cpu0.tv_sec) * 1e3 +
                     (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
     double peak = proc_mib("VmHWM");
@@ -543,6 +564,18 @@ static void measure(const struct cfg *c, json_t *out)
                         json_real(pct_ms(ra.ns, (size_t)c->reads, 1.0)));
     json_object_set_new(out, "master_cpu_ms_per_read",
                         json_real(cpu_ms / c->reads));
+    /* Where the master's loop thread spent the reads' wall time: on a
+     * CPU, runnable but waiting for one (the machine's load), and the
+     * rest idle (waiting for the readers or a timer). */
+    double per = 1e6 * c->reads;
+    double run_ms = (double)(run1 - run0) / per;
+    double wait_ms = (double)(wait1 - wait0) / per;
+    double wall_ms = (double)(wall1 - wall0) / per;
+    json_object_set_new(out, "master_wall_ms_per_read", json_real(wall_ms));
+    json_object_set_new(out, "master_runqueue_wait_ms_per_read",
+                        json_real(wait_ms));
+    json_object_set_new(out, "master_idle_ms_per_read",
+                        json_real(wall_ms - run_ms - wait_ms));
     json_object_set_new(out, "rss_mib_before_reads", json_real(rss_before));
     json_object_set_new(out, "peak_rss_mib_during_reads", json_real(peak));
     json_object_set_new(out, "cheap_ms_alone_p50",
@@ -638,8 +671,8 @@ int main(int argc, char **argv)
     fill(&c, &agents, &fw, out);
     json_object_set_new(out, "agents", json_integer(c.agents));
     json_object_set_new(out, "tasks", json_integer(c.tasks));
-    json_object_set_new(out, "fill_s",
-                        json_real((double)(clock_monotonic_ns() - t0) / 1e9));
+    double fill_s = (double)(clock_monotonic_ns() - t0) / 1e9;
+    json_object_set_new(out, "fill_s", json_real(fill_s));
     if (c.memory_only) {
         /* The heap left as it is: heaptrack reports what is live now as
          * leaks. */
@@ -648,6 +681,10 @@ int main(int argc, char **argv)
         fflush(stdout);
         _exit(0);
     }
+    /* A mark for whoever profiles the reads alone (perf record -p once
+     * this line appears). */
+    fprintf(stderr, "filled in %.1f s; reading %s\n", fill_s, c.path);
+    fflush(stderr);
     measure(&c, out);
     char *text = json_dumps(out, JSON_INDENT(2));
     printf("%s\n", text);

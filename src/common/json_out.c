@@ -186,25 +186,93 @@ static void put_string(struct jout *w, const char *s, size_t n)
     w->len = (size_t)(o - w->buf);
 }
 
+#define BYTES_OF(b) (0x0101010101010101ull * (uint64_t)(b))
+
+/* Non-zero when a byte of x is below 0x20, 0x80 or above, '"' or '\\'
+ * (any byte put_plain may not copy as it is). The "has a zero byte" test
+ * (x - 0x01..01) & ~x & 0x80..80 can flag a byte above a true hit, never
+ * a word without one, so "any" is exact. */
+static uint64_t word_needs_check(uint64_t x)
+{
+    uint64_t high = BYTES_OF(0x80);
+    uint64_t q = x ^ BYTES_OF('"'), b = x ^ BYTES_OF('\\');
+    uint64_t below = (x - BYTES_OF(0x20)) & ~x;
+    uint64_t quote = (q - BYTES_OF(1)) & ~q;
+    uint64_t bslash = (b - BYTES_OF(1)) & ~b;
+    return ((below | quote | bslash) & high) | (x & high);
+}
+
+/*
+ * The common case of a string (an id, a name, a key): n bytes of ASCII
+ * that need no escape (0x20 to 0x7F but '"' and '\\'), quoted, with the closing
+ * text tail (tail_n bytes: ':' after a key, none after a value) in one
+ * reservation and one copy. Returns false, having written nothing, when s holds
+ * another byte; the caller then validates and escapes (non-ASCII text needs no
+ * escape either, but it needs the UTF-8 check).
+ */
+static bool put_plain(struct jout *w, const char *s, size_t n, const char *tail,
+                      size_t tail_n)
+{
+    size_t need = n + 3 + tail_n; /* ',' '"' ... '"' tail */
+    if (w->len + need > w->cap)
+        grow(w, need);
+    char *o = w->buf + w->len;
+    if (w->comma)
+        *o++ = ',';
+    *o++ = '"';
+    memcpy(o, s, n);
+    /* Eight bytes at a time (read back from our own copy, so never past
+     * the end of s), then the rest one by one. */
+    uint64_t bad = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, o + i, 8);
+        bad |= word_needs_check(x);
+    }
+    for (; i < n; i++) {
+        unsigned c = (unsigned char)o[i];
+        bad |= !((c - 0x20u < 0x60u) & (c != '"') & (c != '\\'));
+    }
+    if (bad)
+        return false; /* w->len unchanged: what was copied is dropped */
+    o += n;
+    *o++ = '"';
+    memcpy(o, tail, tail_n);
+    w->len = (size_t)(o + tail_n - w->buf);
+    return true;
+}
+
 void jout_key(struct jout *w, const char *key)
 {
-    sep(w);
-    put_string(w, key, strlen(key));
-    put1(w, ':');
+    size_t n = strlen(key);
+    if (!put_plain(w, key, n, ":", 1)) {
+        sep(w);
+        put_string(w, key, n);
+        put1(w, ':');
+    }
     w->comma = false;
+}
+
+/* The value s (n bytes) after the comma it needs; false, with nothing
+ * written, when it is not valid UTF-8. */
+static bool put_value_string(struct jout *w, const char *s, size_t n)
+{
+    if (!put_plain(w, s, n, "", 0)) {
+        if (!jout_utf8_valid(s, n))
+            return false;
+        sep(w);
+        put_string(w, s, n);
+    }
+    w->comma = true;
+    return true;
 }
 
 bool jout_str(struct jout *w, const char *s)
 {
     if (s == NULL)
         return false;
-    size_t n = strlen(s);
-    if (!jout_utf8_valid(s, n))
-        return false;
-    sep(w);
-    put_string(w, s, n);
-    w->comma = true;
-    return true;
+    return put_value_string(w, s, strlen(s));
 }
 
 /* v in decimal into b (at least 21 bytes, not NUL-terminated); returns
@@ -434,11 +502,14 @@ void jout_kstr(struct jout *w, const char *key, const char *s)
     if (s == NULL)
         return;
     size_t n = strlen(s);
-    if (!jout_utf8_valid(s, n))
-        return;
+    size_t at = w->len;
+    bool comma = w->comma;
     jout_key(w, key);
-    put_string(w, s, n);
-    w->comma = true;
+    if (!put_value_string(w, s, n)) {
+        /* Not valid UTF-8: the key goes too. */
+        w->len = at;
+        w->comma = comma;
+    }
 }
 
 void jout_kreal(struct jout *w, const char *key, double v)

@@ -35,11 +35,20 @@ static void account(struct master_live *l, const struct task *t, int sign)
     }
 }
 
-/* Add (sign 1) or take out (sign -1) what t counts in its framework's
- * live_used and live_other (see struct framework) in its current state. */
+/* Add (sign 1) or take out (sign -1) what t counts in the live_used,
+ * live_other and live_tasks (see struct framework) of its framework and of
+ * its agent in its current state. */
 static void account_framework(const struct task *t, int sign)
 {
     struct framework *fw = t->fw;
+    struct agent *ag = t->agent;
+    if ((unsigned)t->state <
+        sizeof(fw->live_tasks) / sizeof(fw->live_tasks[0])) {
+        if (fw != NULL)
+            fw->live_tasks[t->state] += (uint32_t)sign;
+        if (ag != NULL)
+            ag->live_tasks[t->state] += (uint32_t)sign;
+    }
     if (fw == NULL || task_state_is_terminal(t->state))
         return;
     int64_t add[MASTER_LIVE_NAMES] = {0};
@@ -60,6 +69,12 @@ static void account_framework(const struct task *t, int sign)
         fw->live_used[k] += sign * add[k];
     if (other)
         fw->live_other += (uint32_t)sign;
+    if (ag == NULL)
+        return;
+    for (int k = 0; k < MASTER_LIVE_NAMES; k++)
+        ag->live_used[k] += sign * add[k];
+    if (other)
+        ag->live_other += (uint32_t)sign;
 }
 
 void master_live_task_add(struct master *m, struct task *t)

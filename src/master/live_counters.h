@@ -2,7 +2,9 @@
  * Counters behind /metrics/snapshot kept current as state changes, so that
  * a snapshot reads them instead of scanning every task
  * (docs/performance.md). tasks.c and agents.c call these whenever a task
- * appears, changes state or goes; nothing else writes m->live.
+ * appears, changes state or goes; nothing else writes m->live, nor the
+ * live_* fields of struct framework and struct agent (the same counts per
+ * framework and per agent, for /state and /state-summary).
  */
 #ifndef OFFERD_MASTER_LIVE_COUNTERS_H
 #define OFFERD_MASTER_LIVE_COUNTERS_H

@@ -68,6 +68,9 @@ struct framework {
      * is not 0, /state sums the tasks instead. */
     int64_t live_used[4];
     uint32_t live_other;
+    /* Its tasks (of the map below, any state) per Mesos__V1__TaskState,
+     * kept by live_counters.c for /state-summary's counts. */
+    uint32_t live_tasks[16];
 
     struct http_stream *stream; /* NULL while disconnected */
     char stream_id[ID_UUID_SIZE];
@@ -110,6 +113,11 @@ struct framework {
 struct agent {
     struct master *m;
     char *id;
+    /* Kept by live_counters.c for /state-summary, as struct framework's
+     * fields of the same names: over the tasks on this agent. */
+    int64_t live_used[4];
+    uint32_t live_other;
+    uint32_t live_tasks[16];
     Mesos__V1__AgentInfo *info; /* owned; info->id set */
     char *ip;                   /* address the agent reported or came from */
     uint16_t port;

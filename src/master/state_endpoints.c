@@ -632,14 +632,16 @@ json_t *master_state_attributes_json(const Mesos__V1__AgentInfo *ai)
 
 void master_write_agent_fields_as(struct jout *w, const struct master *m,
                                   const struct agent *ag,
-                                  const struct acl_approver *roles)
+                                  const struct acl_approver *roles,
+                                  bool summary)
 {
     json_t *o = agent_model(m, ag, roles);
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v)
     {
-        jout_kjson(w, k, v);
+        if (!summary || !master_summary_omits_agent_key(k))
+            jout_kjson(w, k, v);
     }
     json_decref(o);
 }
@@ -713,41 +715,134 @@ static void write_task_counts(struct jout *w, const struct task_counts *c)
                   c->n[summary_states[i]]);
 }
 
-/* Count a task of agent aid in state st into *fc and by_agent. */
-static void count_task(struct task_counts *fc, struct hmap *by_agent,
-                       const char *aid, Mesos__V1__TaskState st)
+/* A set of pointers (open addressing), emptied in O(1): an entry counts
+ * only while its generation is the set's. /state-summary collects with it
+ * the distinct agents of a framework's tasks and frameworks of an agent's,
+ * once per entity, without a string hash per task. */
+struct pset {
+    const void **keys;
+    uint32_t *gen; /* per slot: the generation it was filled in */
+    size_t cap;    /* slots, a power of two */
+    size_t n;      /* entries of the current generation */
+    uint32_t cur;  /* the current generation (slots of others are free) */
+};
+
+static void pset_init(struct pset *s)
 {
-    count_state(fc, st);
-    struct task_counts *ac = hmap_get(by_agent, aid);
-    if (ac == NULL) {
-        ac = xcalloc(1, sizeof(*ac));
-        hmap_put(by_agent, aid, ac);
-    }
-    count_state(ac, st);
+    s->cap = 64;
+    s->keys = xcalloc(s->cap, sizeof(*s->keys));
+    s->gen = xcalloc(s->cap, sizeof(*s->gen));
+    s->n = 0;
+    s->cur = 1;
 }
 
-/* Count fw's tasks, live and completed (as Mesos's TaskStateSummaries),
- * into *fc and into by_agent (agent id -> struct task_counts, made as
- * needed). */
-static void count_framework_tasks(const struct framework *fw,
-                                  struct task_counts *fc, struct hmap *by_agent)
+static void pset_fini(struct pset *s)
+{
+    free(s->keys);
+    free(s->gen);
+}
+
+/* Empty s (its memory kept). */
+static void pset_clear(struct pset *s)
+{
+    s->n = 0;
+    if (++s->cur == 0) { /* wrapped: every slot must read as free */
+        memset(s->gen, 0, s->cap * sizeof(*s->gen));
+        s->cur = 1;
+    }
+}
+
+static size_t pset_slot(const struct pset *s, const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    size_t mask = s->cap - 1;
+    size_t i = (size_t)(h >> 32) & mask;
+    while (s->gen[i] == s->cur && s->keys[i] != p)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Add p; whether it was not there yet. */
+static bool pset_add(struct pset *s, const void *p)
+{
+    size_t i = pset_slot(s, p);
+    if (s->gen[i] == s->cur)
+        return false;
+    if (2 * (s->n + 1) > s->cap) {
+        struct pset bigger = {.cap = 2 * s->cap, .cur = 1};
+        bigger.keys = xcalloc(bigger.cap, sizeof(*bigger.keys));
+        bigger.gen = xcalloc(bigger.cap, sizeof(*bigger.gen));
+        for (size_t k = 0; k < s->cap; k++)
+            if (s->gen[k] == s->cur) {
+                size_t j = pset_slot(&bigger, s->keys[k]);
+                bigger.keys[j] = s->keys[k];
+                bigger.gen[j] = 1;
+                bigger.n++;
+            }
+        pset_fini(s);
+        *s = bigger;
+        i = pset_slot(s, p);
+    }
+    s->keys[i] = p;
+    s->gen[i] = s->cur;
+    s->n++;
+    return true;
+}
+
+/* Count the completed tasks of every framework by agent id into by_agent
+ * (agent id -> struct task_counts, made as needed): the one part of an
+ * agent's counts its own map of tasks does not hold. */
+static void count_completed_by_agent(struct master *m, struct hmap *by_agent)
 {
     size_t pos = 0;
     void *val;
-    while (hmap_next(fw->tasks, &pos, NULL, &val)) {
-        const struct task *t = val;
-        count_task(fc, by_agent, t->agent != NULL ? t->agent->id : "",
-                   t->state);
-    }
-    for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
-        const struct task_record *r = master_task_completed_at(fw, i);
-        count_task(fc, by_agent, r->agent_id, r->state);
+    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
+        const struct framework *fw = val;
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++) {
+            const struct task_record *r = master_task_completed_at(fw, i);
+            struct task_counts *ac = hmap_get(by_agent, r->agent_id);
+            if (ac == NULL) {
+                ac = xcalloc(1, sizeof(*ac));
+                hmap_put(by_agent, r->agent_id, ac);
+            }
+            count_state(ac, r->state);
+        }
     }
 }
 
-/* GET /state-summary: every agent and framework as /state shows them (no
- * tasks), with their tasks counted by state and the ids of the frameworks
- * (agents) they share tasks with; written as text (state_write.h). */
+/* The agents one framework has live tasks on, in the order found. */
+struct agent_list {
+    const struct agent **v;
+    size_t n, cap;
+};
+
+static void agent_list_free(void *p)
+{
+    struct agent_list *l = p;
+    free(l->v);
+    free(l);
+}
+
+/* counts plus the live tasks' counts kept per state (live_tasks of struct
+ * agent or struct framework). */
+static void add_live_counts(struct task_counts *c, const uint32_t *live)
+{
+    for (size_t i = 0; i < sizeof(c->n) / sizeof(c->n[0]); i++)
+        c->n[i] += live[i];
+}
+
+/* GET /state-summary: every agent and framework with the members Mesos's
+ * /state-summary gives them (state_write.h), their tasks (live and
+ * completed, as Mesos's TaskStateSummaries) counted by state, and the ids
+ * of the frameworks (agents) they share live tasks with; written as text.
+ *
+ * The live tasks' counts are those live_counters.c keeps per agent and per
+ * framework; only the completed tasks, a bounded ring per framework, are
+ * counted here (by agent id, through a map). Which frameworks an agent
+ * shares tasks with comes from one walk of its own map of tasks (tasks.c
+ * indexes every live task in its framework's map and its agent's, and a
+ * framework's removal removes its tasks), which also gives each
+ * framework's agents: one touch per task in all. */
 static void handle_state_summary(struct http_request *req, void *arg)
 {
     struct master *m = arg;
@@ -760,15 +855,12 @@ static void handle_state_summary(struct http_request *req, void *arg)
     char buf[AUTH_MAX_PRINCIPAL + 1];
     const char *who =
         master_authz_has_acls(m) ? master_authz_principal(m, req, buf) : NULL;
-    /* The counts of every framework, and of every agent over them. */
-    size_t nfw = hmap_count(m->frameworks);
-    struct task_counts *fcounts = xcalloc(nfw ? nfw : 1, sizeof(*fcounts));
-    struct hmap *by_agent = hmap_new();
-    size_t pos = 0, k = 0;
-    void *val;
-    while (hmap_next(m->frameworks, &pos, NULL, &val))
-        count_framework_tasks(val, &fcounts[k++], by_agent);
-    const struct task_counts none = {{0}};
+    struct hmap *done_by_agent = hmap_new();
+    count_completed_by_agent(m, done_by_agent);
+    /* framework id -> struct agent_list, filled by the agents' pass. */
+    struct hmap *agents_of = hmap_new();
+    struct pset seen;
+    pset_init(&seen);
 
     struct acl_approver *roles = master_role_viewer_of(m, req, ACL_VIEW_ROLES);
     struct jout w;
@@ -777,29 +869,42 @@ static void handle_state_summary(struct http_request *req, void *arg)
     jout_kstr(&w, "hostname", m->flags->hostname);
     jout_key(&w, "slaves");
     jout_arr_begin(&w);
-    pos = 0;
+    size_t pos = 0;
+    void *val;
     while (hmap_next(m->agents, &pos, NULL, &val)) {
         struct agent *ag = val;
         jout_obj_begin(&w);
         if (roles == NULL)
-            master_write_agent_fields(&w, m, ag);
+            master_write_agent_summary_fields(&w, m, ag);
         else
-            master_write_agent_fields_as(&w, m, ag, roles);
-        const struct task_counts *ac = hmap_get(by_agent, ag->id);
-        write_task_counts(&w, ac != NULL ? ac : &none);
+            master_write_agent_fields_as(&w, m, ag, roles, true);
+        struct task_counts ac = {{0}};
+        const struct task_counts *done = hmap_get(done_by_agent, ag->id);
+        if (done != NULL)
+            ac = *done;
+        add_live_counts(&ac, ag->live_tasks);
+        write_task_counts(&w, &ac);
         jout_key(&w, "framework_ids");
         jout_arr_begin(&w);
-        struct hmap *seen = hmap_new();
+        pset_clear(&seen);
         size_t tp = 0;
         void *tv;
         while (hmap_next(ag->tasks, &tp, NULL, &tv)) {
-            struct task *t = tv;
-            if (hmap_get(seen, t->fw->id) == NULL) {
-                hmap_put(seen, t->fw->id, t);
-                jout_str(&w, t->fw->id);
+            const struct framework *fw = ((const struct task *)tv)->fw;
+            if (!pset_add(&seen, fw))
+                continue;
+            jout_str(&w, fw->id);
+            struct agent_list *l = hmap_get(agents_of, fw->id);
+            if (l == NULL) {
+                l = xcalloc(1, sizeof(*l));
+                hmap_put(agents_of, fw->id, l);
             }
+            if (l->n == l->cap) {
+                l->cap = l->cap ? 2 * l->cap : 16;
+                l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
+            }
+            l->v[l->n++] = ag;
         }
-        hmap_free(seen, NULL);
         jout_arr_end(&w);
         jout_obj_end(&w);
     }
@@ -808,36 +913,30 @@ static void handle_state_summary(struct http_request *req, void *arg)
     jout_key(&w, "frameworks");
     jout_arr_begin(&w);
     pos = 0;
-    k = 0;
     while (hmap_next(m->frameworks, &pos, NULL, &val)) {
         struct framework *fw = val;
-        const struct task_counts *fc = &fcounts[k++];
         if (!master_state_framework_visible(m, who, fw))
             continue;
         jout_obj_begin(&w);
-        master_write_framework_fields(&w, fw);
-        master_write_framework_labels(&w, fw);
-        write_task_counts(&w, fc);
+        master_write_framework_summary_fields(&w, fw);
+        struct task_counts fc = {{0}};
+        add_live_counts(&fc, fw->live_tasks);
+        for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
+            count_state(&fc, master_task_completed_at(fw, i)->state);
+        write_task_counts(&w, &fc);
         jout_key(&w, "slave_ids");
         jout_arr_begin(&w);
-        struct hmap *seen = hmap_new();
-        size_t tp = 0;
-        void *tv;
-        while (hmap_next(fw->tasks, &tp, NULL, &tv)) {
-            struct task *t = tv;
-            if (t->agent != NULL && hmap_get(seen, t->agent->id) == NULL) {
-                hmap_put(seen, t->agent->id, t);
-                jout_str(&w, t->agent->id);
-            }
-        }
-        hmap_free(seen, NULL);
+        const struct agent_list *l = hmap_get(agents_of, fw->id);
+        for (size_t i = 0; l != NULL && i < l->n; i++)
+            jout_str(&w, l->v[i]->id);
         jout_arr_end(&w);
         jout_obj_end(&w);
     }
     jout_arr_end(&w);
     jout_obj_end(&w);
-    free(fcounts);
-    hmap_free(by_agent, free);
+    pset_fini(&seen);
+    hmap_free(agents_of, agent_list_free);
+    hmap_free(done_by_agent, free);
     http_reply_json_text_jsonp(req, 200, w.buf, w.len);
     jout_free(&w);
 }

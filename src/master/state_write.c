@@ -253,10 +253,11 @@ static void write_attributes(struct jout *w, const Mesos__V1__AgentInfo *ai)
     jout_obj_end(w);
 }
 
-void master_write_agent_fields(struct jout *w, const struct master *m,
-                               const struct agent *ag)
+/* The members of /state's agent, or with summary only those Mesos's
+ * /state-summary writes (its SlaveWriter: no *_full lists, no revocable
+ * summaries), in the same order. */
+static void write_agent(struct jout *w, const struct agent *ag, bool summary)
 {
-    (void)m;
     jout_kstr(w, "id", ag->id);
     char pid[300];
     snprintf(pid, sizeof(pid), "slave(1)@%s:%u", ag->ip, (unsigned)ag->port);
@@ -288,11 +289,30 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
     const res_list *total =
         ag->alloc != NULL ? alloc_agent_total(ag->alloc) : &ag->total;
     write_summary(w, "resources", total, false);
-    write_full(w, "resources_full", total);
+    if (!summary)
+        write_full(w, "resources_full", total);
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
     struct use use;
-    bool light = agent_use(ag, &use);
-    if (light) {
+    /* The summary needs no allocation roles: the sums live_counters.c
+     * keeps for the agent do, while its tasks hold only cpus, mem, disk
+     * and gpus (and it runs no executor), without touching a task. */
+    bool counted =
+        summary && ag->live_other == 0 && hmap_count(ag->executors) == 0;
+    bool light = !counted && agent_use(ag, &use);
+    if (counted) {
+        size_t pos = 0;
+        void *val;
+        while (hmap_next(ag->offers, &pos, NULL, &val))
+            res_list_add_all(&offered, &((const struct offer *)val)->resources);
+        struct rsum s;
+        rsum_init(&s);
+        for (int n = 0; n < MASTER_LIVE_NAMES; n++)
+            for (uint32_t i = 0; i < 4; i++)
+                if (strcmp(s.name[i], master_live_names[n]) == 0)
+                    s.v[i] = ag->live_used[n];
+        jout_key(w, "used_resources");
+        rsum_write(w, &s);
+    } else if (light) {
         size_t pos = 0;
         void *val;
         while (hmap_next(ag->offers, &pos, NULL, &val))
@@ -314,8 +334,10 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
         write_summary(w, "used_resources", &used, false);
     }
     write_summary(w, "offered_resources", &offered, false);
-    write_summary(w, "revocable_resources", total, true);
-    write_summary(w, "revocable_used_resources", &used, true);
+    if (!summary) {
+        write_summary(w, "revocable_resources", total, true);
+        write_summary(w, "revocable_used_resources", &used, true);
+    }
     if (has_reservations(total)) {
         jout_kjson_new(w, "reserved_resources",
                        master_state_reserved_json(total));
@@ -324,9 +346,11 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
             if (total->v[i].nresv == 0)
                 res_list_add(&unres, &total->v[i]);
         write_summary(w, "unreserved_resources", &unres, false);
-        jout_kjson_new(w, "reserved_resources_full",
-                       master_state_reserved_full_json(total));
-        write_full(w, "unreserved_resources_full", &unres);
+        if (!summary) {
+            jout_kjson_new(w, "reserved_resources_full",
+                           master_state_reserved_full_json(total));
+            write_full(w, "unreserved_resources_full", &unres);
+        }
         res_list_clear(&unres);
     } else {
         /* Nothing reserved: the unreserved part is the whole. */
@@ -334,12 +358,16 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
         jout_obj_begin(w);
         jout_obj_end(w);
         write_summary(w, "unreserved_resources", total, false);
-        jout_key(w, "reserved_resources_full");
-        jout_obj_begin(w);
-        jout_obj_end(w);
-        write_full(w, "unreserved_resources_full", total);
+        if (!summary) {
+            jout_key(w, "reserved_resources_full");
+            jout_obj_begin(w);
+            jout_obj_end(w);
+            write_full(w, "unreserved_resources_full", total);
+        }
     }
-    if (light) {
+    if (summary) {
+        /* No *_full lists. */
+    } else if (light) {
         jout_key(w, "used_resources_full");
         jout_arr_begin(w);
         for (uint32_t i = 0; i < use.n; i++)
@@ -348,7 +376,8 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
     } else {
         write_full(w, "used_resources_full", &used);
     }
-    write_full(w, "offered_resources_full", &offered);
+    if (!summary)
+        write_full(w, "offered_resources_full", &offered);
     res_list_clear(&used);
     res_list_clear(&offered);
     jout_key(w, "capabilities");
@@ -357,6 +386,59 @@ void master_write_agent_fields(struct jout *w, const struct master *m,
     jout_str(w, "HIERARCHICAL_ROLE");
     jout_str(w, "RESERVATION_REFINEMENT");
     jout_arr_end(w);
+}
+
+void master_write_agent_fields(struct jout *w, const struct master *m,
+                               const struct agent *ag)
+{
+    (void)m;
+    write_agent(w, ag, false);
+}
+
+void master_write_agent_summary_fields(struct jout *w, const struct master *m,
+                                       const struct agent *ag)
+{
+    (void)m;
+    write_agent(w, ag, true);
+}
+
+/* Whether key is in the NULL-terminated list. */
+static bool listed(const char *const *list, const char *key)
+{
+    for (; *list != NULL; list++)
+        if (strcmp(key, *list) == 0)
+            return true;
+    return false;
+}
+
+bool master_summary_omits_agent_key(const char *key)
+{
+    static const char *const omitted[] = {"resources_full",
+                                          "revocable_resources",
+                                          "revocable_used_resources",
+                                          "reserved_resources_full",
+                                          "unreserved_resources_full",
+                                          "used_resources_full",
+                                          "offered_resources_full",
+                                          NULL};
+    return listed(omitted, key);
+}
+
+bool master_summary_omits_framework_key(const char *key)
+{
+    static const char *const omitted[] = {"user",
+                                          "principal",
+                                          "failover_timeout",
+                                          "checkpoint",
+                                          "registered_time",
+                                          "reregistered_time",
+                                          "unregistered_time",
+                                          "role",
+                                          "roles",
+                                          "resources",
+                                          "labels",
+                                          NULL};
+    return listed(omitted, key);
 }
 
 /* ---- Frameworks ---------------------------------------------------------
@@ -384,7 +466,8 @@ static void write_capabilities(struct jout *w,
  * sums live_counters.c keeps for the framework when its tasks hold only
  * cpus, mem, disk and gpus, else summed from the tasks by name; anything
  * but plain scalars goes through the lists and the model. */
-static void write_framework_usage(struct jout *w, const struct framework *fw)
+static void write_framework_usage(struct jout *w, const struct framework *fw,
+                                  bool summary)
 {
     struct rsum used, offered;
     rsum_init(&used);
@@ -424,7 +507,8 @@ static void write_framework_usage(struct jout *w, const struct framework *fw)
         while (hmap_next(fw->offers, &pos, NULL, &val))
             res_list_add_all(&o, &((const struct offer *)val)->resources);
         jout_kjson_new(w, "used_resources", master_state_resources_json(&u));
-        jout_kjson_new(w, "resources", master_state_resources_json(&u));
+        if (!summary)
+            jout_kjson_new(w, "resources", master_state_resources_json(&u));
         jout_kjson_new(w, "offered_resources", master_state_resources_json(&o));
         res_list_clear(&u);
         res_list_clear(&o);
@@ -432,10 +516,19 @@ static void write_framework_usage(struct jout *w, const struct framework *fw)
     }
     jout_key(w, "used_resources");
     rsum_write(w, &used);
-    jout_key(w, "resources");
-    rsum_write(w, &used);
+    if (!summary) {
+        jout_key(w, "resources");
+        rsum_write(w, &used);
+    }
     jout_key(w, "offered_resources");
     rsum_write(w, &offered);
+}
+
+/* Known from the registry, not subscribed since the master started. */
+static bool framework_recovered(const struct framework *fw)
+{
+    return fw->registered_time > 0 && fw->stream == NULL && !fw->active &&
+           fw->unregistered_time == 0 && fw->reregistered_time == 0;
 }
 
 void master_write_framework_fields(struct jout *w, const struct framework *fw)
@@ -453,9 +546,7 @@ void master_write_framework_fields(struct jout *w, const struct framework *fw)
     jout_kbool(w, "checkpoint", fi->checkpoint);
     jout_kbool(w, "active", fw->active);
     jout_kbool(w, "connected", fw->stream != NULL);
-    jout_kbool(w, "recovered",
-               fw->registered_time > 0 && fw->stream == NULL && !fw->active &&
-                   fw->unregistered_time == 0 && fw->reregistered_time == 0);
+    jout_kbool(w, "recovered", framework_recovered(fw));
     jout_kreal(w, "registered_time", fw->registered_time);
     if (fw->reregistered_time > 0)
         jout_kreal(w, "reregistered_time", fw->reregistered_time);
@@ -467,7 +558,22 @@ void master_write_framework_fields(struct jout *w, const struct framework *fw)
         jout_str(w, fw->roles[i]);
     jout_arr_end(w);
     write_capabilities(w, fi);
-    write_framework_usage(w, fw);
+    write_framework_usage(w, fw, false);
+}
+
+void master_write_framework_summary_fields(struct jout *w,
+                                           const struct framework *fw)
+{
+    const Mesos__V1__FrameworkInfo *fi = fw->info;
+    jout_kstr(w, "id", fw->id);
+    jout_kstr(w, "name", fi->name);
+    jout_kstr(w, "hostname", fi->hostname ? fi->hostname : "");
+    jout_kstr(w, "webui_url", fi->webui_url ? fi->webui_url : "");
+    jout_kbool(w, "active", fw->active);
+    jout_kbool(w, "connected", fw->stream != NULL);
+    jout_kbool(w, "recovered", framework_recovered(fw));
+    write_capabilities(w, fi);
+    write_framework_usage(w, fw, true);
 }
 
 /* "labels": a Labels message's list, as Mesos shows it. */

@@ -12,6 +12,8 @@
 #ifndef OFFERD_MASTER_STATE_WRITE_H
 #define OFFERD_MASTER_STATE_WRITE_H
 
+#include <stdbool.h>
+
 #include "master/master_types.h"
 
 struct jout;
@@ -20,17 +22,35 @@ struct jout;
 void master_write_agent_fields(struct jout *w, const struct master *m,
                                const struct agent *ag);
 
+/* The members of one element of /state-summary's "slaves" before its task
+ * counts: those of master_write_agent_fields but the ones Mesos's
+ * /state-summary does not write (master_summary_omits_agent_key). */
+void master_write_agent_summary_fields(struct jout *w, const struct master *m,
+                                       const struct agent *ag);
+/* Whether /state-summary leaves out key of /state's agent (framework):
+ * the *_full lists and revocable summaries of an agent; a framework's
+ * fields beyond Mesos's Summary<Framework>. */
+bool master_summary_omits_agent_key(const char *key);
+bool master_summary_omits_framework_key(const char *key);
+
 /* The same for a reader from whom view_roles hides some roles (roles:
  * its approver, master/role_view.h): written from the filtering model
  * (state_endpoints.c), which drops the resources naming those roles. */
 struct acl_approver;
+/* With summary, the members master_write_agent_summary_fields writes. */
 void master_write_agent_fields_as(struct jout *w, const struct master *m,
                                   const struct agent *ag,
-                                  const struct acl_approver *roles);
+                                  const struct acl_approver *roles,
+                                  bool summary);
 
 /* The members of one element of "frameworks" that come before "tasks"
  * (and before "labels", which master_write_framework_labels writes). */
 void master_write_framework_fields(struct jout *w, const struct framework *fw);
+/* The members of one element of /state-summary's "frameworks" before its
+ * task counts: those of master_write_framework_fields but the ones
+ * master_summary_omits_framework_key names. */
+void master_write_framework_summary_fields(struct jout *w,
+                                           const struct framework *fw);
 /* fw's "labels" member, when its FrameworkInfo has labels. */
 void master_write_framework_labels(struct jout *w, const struct framework *fw);
 

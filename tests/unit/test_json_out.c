@@ -171,6 +171,109 @@ START_TEST(test_nesting_and_members_as_jansson)
 }
 END_TEST
 
+/* Strings on both paths: plain ASCII is copied as it is, and anything
+ * else (an escape anywhere, a control character, non-ASCII UTF-8) is
+ * validated and escaped; the text is jansson's either way, as a value, as
+ * a key, and as a member (jout_kstr). */
+START_TEST(test_plain_and_escaped_strings)
+{
+    char long_plain[300], long_quote[300];
+    memset(long_plain, 'x', sizeof(long_plain) - 1);
+    long_plain[sizeof(long_plain) - 1] = '\0';
+    memcpy(long_quote, long_plain, sizeof(long_quote));
+    long_quote[sizeof(long_quote) - 2] = '"'; /* the last byte */
+    const char *table[] = {
+        "a",
+        "~ !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}",
+        "\"starts",
+        "ends\\",
+        "mid\"dle",
+        "\x1f",
+        "tab\there",
+        "\x7f del",
+        "caf\xc3\xa9",
+        "\xe6\x97\xa5\xe6\x9c\xac",
+        "\xf0\x9f\x98\x80 emoji",
+        "line\xe2\x80\xa8"
+        "sep", /* U+2028: left as it is, as jansson does */
+        long_plain,
+        long_quote,
+        /* Each kind of byte inside a whole word of eight. */
+        "abcdefg\"hijklmnop",
+        "abcdefgh\x01ijklmnop",
+        "abcdefghij\\klmnop",
+        "abcdefghi\xc3\xa9jklmnopq",
+        "abcdefghijklmno\x1f",
+        "0123456789abcdef!",
+    };
+    struct jout w;
+    jout_init(&w);
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        /* In an array, so that the comma path runs too. */
+        jout_arr_begin(&w);
+        ck_assert(jout_str(&w, "first"));
+        ck_assert(jout_str(&w, table[i]));
+        jout_arr_end(&w);
+        char *got = take(&w);
+        char *want = jansson(json_pack("[s,s]", "first", table[i]));
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+        /* As a key and as a member's value. */
+        jout_obj_begin(&w);
+        jout_kint(&w, "n", 1);
+        jout_kstr(&w, table[i], table[i]);
+        jout_obj_end(&w);
+        got = take(&w);
+        json_t *o = json_object();
+        json_object_set_new(o, "n", json_integer(1));
+        json_object_set_new(o, table[i], json_string(table[i]));
+        want = jansson(o);
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+    }
+    /* A member whose value jansson refuses goes whole, key included, and
+     * the next member's comma is right. */
+    jout_obj_begin(&w);
+    jout_kint(&w, "a", 1);
+    jout_kstr(&w, "gone", "ok\xff");
+    jout_kint(&w, "b", 2);
+    jout_obj_end(&w);
+    char *got = take(&w);
+    ck_assert_str_eq(got, "{\"a\":1,\"b\":2}");
+    free(got);
+    jout_free(&w);
+}
+END_TEST
+
+/* Integers by hand and the reals the brief names, as jansson. */
+START_TEST(test_numbers_at_the_edges)
+{
+    struct jout w;
+    jout_init(&w);
+    const int64_t ints[] = {0,         1,         -1,           9,
+                            10,        -10,       123456789,    -987654321,
+                            INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        jout_int(&w, ints[i]);
+        char *got = take(&w), *want = jansson(json_integer(ints[i]));
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+    }
+    const double reals[] = {0.1,   -0.1,  1e-7,      -1e-7,   1e20,
+                            -1e20, 1e21,  1e-300,    123.456, 0.2 + 0.1,
+                            64.0,  0.001, 1048576.0, -2.5};
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+        check_real(&w, reals[i]);
+    /* The same real twice (the second from the cache) reads the same. */
+    check_real(&w, 1e-7);
+    check_real(&w, 0.1);
+    jout_free(&w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("json_out");
@@ -179,6 +282,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_reals_as_jansson);
     tcase_add_test(tc, test_strings_as_jansson);
     tcase_add_test(tc, test_nesting_and_members_as_jansson);
+    tcase_add_test(tc, test_plain_and_escaped_strings);
+    tcase_add_test(tc, test_numbers_at_the_edges);
     suite_add_tcase(s, tc);
     return s;
 }

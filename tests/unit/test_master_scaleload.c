@@ -11,7 +11,9 @@
 
 #include "check_main.h"
 #include "common/clock.h"
+#include "common/hmap.h"
 #include "common/resources.h"
+#include "common/task_state.h"
 #include "master/live_counters.h"
 #include "master/ping_spread.h"
 #include "master_fixture.h"
@@ -67,9 +69,49 @@ static void launched(int n)
     launch(offer_id, n);
 }
 
+/* Each agent's and framework's live_tasks, and each agent's live_used,
+ * equal a count of its own map of tasks (/state-summary reads them). */
+static void assert_entity_counters(void)
+{
+    size_t pos = 0;
+    void *val;
+    while (hmap_next(X.m->agents, &pos, NULL, &val)) {
+        const struct agent *ag = val;
+        uint32_t n[16] = {0};
+        int64_t used[MASTER_LIVE_NAMES] = {0};
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(ag->tasks, &tp, NULL, &tv)) {
+            const struct task *t = tv;
+            n[t->state]++;
+            for (uint32_t i = 0; i < t->resources.n; i++) {
+                int k = master_live_name_index(t->resources.v[i].name);
+                if (k >= 0 && !task_state_is_terminal(t->state))
+                    used[k] += t->resources.v[i].scalar;
+            }
+        }
+        for (int s = 0; s < 16; s++)
+            ck_assert_uint_eq(ag->live_tasks[s], n[s]);
+        for (int k = 0; k < MASTER_LIVE_NAMES; k++)
+            ck_assert_int_eq(ag->live_used[k], used[k]);
+    }
+    pos = 0;
+    while (hmap_next(X.m->frameworks, &pos, NULL, &val)) {
+        const struct framework *fw = val;
+        uint32_t n[16] = {0};
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(fw->tasks, &tp, NULL, &tv))
+            n[((const struct task *)tv)->state]++;
+        for (int s = 0; s < 16; s++)
+            ck_assert_uint_eq(fw->live_tasks[s], n[s]);
+    }
+}
+
 /* m->live equals a recount from the tasks, and the snapshot shows it. */
 static void assert_counters(void)
 {
+    assert_entity_counters();
     struct master_live r;
     master_live_recount(X.m, &r);
     for (int s = 0; s < 16; s++)
