@@ -499,11 +499,21 @@ reported_framework(struct master *m, struct agent *ag,
         }
         return NULL;
     }
-    for (size_t j = 0; fw == NULL && j < sub->n_frameworks; j++) {
+    /* Unknown, or subscribing for the first time here (a failover: the
+     * framework may reach the new master first, its registry write still
+     * in flight): the report's info makes it a placeholder. */
+    for (size_t j = 0;
+         (fw == NULL || fw->alloc == NULL) && j < sub->n_frameworks; j++) {
         const Mesos__V1__FrameworkInfo *fi = sub->frameworks[j];
-        if (fi->id != NULL && strcmp(fi->id->value, fid) == 0)
+        if (fi->id == NULL || strcmp(fi->id->value, fid) != 0)
+            continue;
+        if (fw == NULL)
             fw = master_framework_placeholder(m, fi);
+        else
+            master_framework_adopt_pending(m, fw, fi);
     }
+    if (fw != NULL && fw->alloc == NULL)
+        return NULL; /* no info in the report: nothing to account with */
     return fw;
 }
 

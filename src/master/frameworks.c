@@ -409,7 +409,10 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
     if (!ok) {
         log_warn("framework %s: subscription not recorded: %s", s->id, err);
         http_reply_error(s->req, 503, "registry write failed: %s", err);
-        if (s->is_new) {
+        /* A new framework goes, unless an agent reported its tasks while
+         * the write was in flight: it then stays as that agent's
+         * placeholder (master_framework_adopt_pending). */
+        if (s->is_new && fw->alloc == NULL) {
             hmap_del(m->frameworks, fw->id);
             master_limits_framework_gone(m, fw->id);
             master_framework_free(fw);
@@ -674,12 +677,12 @@ void master_framework_update(
 
 /* ---- Placeholders -------------------------------------------------------- */
 
-struct framework *
-master_framework_placeholder(struct master *m,
+/* Give fw, known only from an agent's report (info), its info, its roles
+ * and a place in the allocator, inactive, and the time the cluster has to
+ * come back before it is removed. */
+static void placeholder_fill(struct master *m, struct framework *fw,
                              const Mesos__V1__FrameworkInfo *info)
 {
-    const char *id = info->id->value;
-    struct framework *fw = framework_new(m, id);
     fw->info = jpb_copy(&mesos__v1__framework_info__descriptor, &info->base);
     const char **roles = NULL;
     char err[256];
@@ -697,12 +700,32 @@ master_framework_placeholder(struct master *m,
     alloc_framework_set_id(m->alloc, fw->alloc, fw->id);
     free(roles);
     fw->registered_time = clock_wall_secs();
-    hmap_put(m->frameworks, fw->id, fw);
     /* Known from the registry or an agent after a master restart: give it
      * the time the cluster has to come back. */
     start_failover_timer(fw, (double)m->flags->agent_reregister_timeout /
                                  CLOCK_NS_PER_SEC);
+}
+
+struct framework *
+master_framework_placeholder(struct master *m,
+                             const Mesos__V1__FrameworkInfo *info)
+{
+    struct framework *fw = framework_new(m, info->id->value);
+    placeholder_fill(m, fw, info);
+    hmap_put(m->frameworks, fw->id, fw);
     return fw;
+}
+
+void master_framework_adopt_pending(struct master *m, struct framework *fw,
+                                    const Mesos__V1__FrameworkInfo *info)
+{
+    if (fw->alloc != NULL)
+        return;
+    if (fw->info != NULL) { /* cannot happen: set with the allocator's */
+        protobuf_c_message_free_unpacked(&fw->info->base, NULL);
+        fw->info = NULL;
+    }
+    placeholder_fill(m, fw, info);
 }
 
 /* ---- Removal ------------------------------------------------------------- */

@@ -29,6 +29,12 @@ void master_framework_remove(struct master *m, struct framework *fw,
 struct framework *
 master_framework_placeholder(struct master *m,
                              const Mesos__V1__FrameworkInfo *info);
+/* An agent reports tasks of fw, whose first subscription to this master
+ * is still being recorded (no allocator entry yet): fill it in as a
+ * placeholder from the agent's info, so that the tasks are accounted
+ * for; the subscription then updates it. */
+void master_framework_adopt_pending(struct master *m, struct framework *fw,
+                                    const Mesos__V1__FrameworkInfo *info);
 void master_framework_free(struct framework *fw);
 
 #endif

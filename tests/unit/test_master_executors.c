@@ -675,6 +675,83 @@ START_TEST(test_reconnect_reconciles_executors)
 }
 END_TEST
 
+static bool both_replied(void *arg)
+{
+    struct http_fake **f = arg;
+    return http_fake_replied(f[0]) && http_fake_replied(f[1]);
+}
+
+/* A failover's race: the agent re-registers with a task of a framework
+ * this master does not know, and the framework's own first SUBSCRIBE to
+ * this master arrives while the agent's registry write is in flight. The
+ * agent's registration then finds the framework still being recorded (no
+ * allocator entry yet): its task is accounted for all the same (the
+ * master crashed here), and the framework's subscription completes. */
+START_TEST(test_reregistration_while_framework_subscribes)
+{
+    snprintf(AG.id, sizeof(AG.id), "%s", "failover-S0");
+    snprintf(FW.id, sizeof(FW.id), "%s", "failover-0000");
+    char *ajson = resubscribe_json(false);
+    struct http_fake *f[2];
+    f[0] = http_fake_new(X.base, HTTP_POST, "/api/v1");
+    http_fake_add_header(f[0], "Content-Type", HTTP_CONTENT_JSON);
+    http_fake_add_header(f[0], "Accept", HTTP_CONTENT_JSON);
+    http_fake_set_body(f[0], ajson, strlen(ajson));
+    char *fjson = NULL;
+    ck_assert_int_gt(
+        asprintf(&fjson,
+                 "{\"type\":\"SUBSCRIBE\",\"subscribe\":{\"framework_info\":{"
+                 "\"id\":{\"value\":\"%s\"},\"user\":\"u\",\"name\":\"fw\","
+                 "\"roles\":[\"web\"],\"failover_timeout\":60,"
+                 "\"capabilities\":[{\"type\":\"MULTI_ROLE\"}]}}}",
+                 FW.id),
+        0);
+    f[1] = http_fake_new(X.base, HTTP_POST, "/api/v1/scheduler");
+    http_fake_add_header(f[1], "Content-Type", HTTP_CONTENT_JSON);
+    http_fake_add_header(f[1], "Accept", HTTP_CONTENT_JSON);
+    http_fake_set_body(f[1], fjson, strlen(fjson));
+    /* Both handlers run before either registry write completes. */
+    http_fake_dispatch(f[0], master_agent_api, X.m);
+    http_fake_dispatch(f[1], master_scheduler_api, X.m);
+    ck_assert(mfx_run_until(&X, both_replied, f));
+    ck_assert_msg(http_fake_is_stream(f[0]), "agent: %d %s",
+                  http_fake_status(f[0]), mfx_body(f[0]));
+    ck_assert_msg(http_fake_is_stream(f[1]), "framework: %d %s",
+                  http_fake_status(f[1]), mfx_body(f[1]));
+    AG.stream = f[0];
+    FW.stream = f[1];
+    snprintf(FW.stream_id, sizeof(FW.stream_id), "%s",
+             http_fake_reply_header(f[1], "Mesos-Stream-Id"));
+
+    struct framework *fw = fw_state();
+    ck_assert_ptr_nonnull(fw);
+    ck_assert_ptr_nonnull(fw->alloc);
+    ck_assert(fw->active);
+    ck_assert_ptr_nonnull(hmap_get(fw->tasks, "t1"));
+    ck_assert_int_eq(agent_used_cpus(), 500);
+    /* The allocator counts the task: the framework is offered the rest. */
+    json_t *ev = mfx_next_event(&X, &FW, "OFFERS");
+    ck_assert_ptr_nonnull(ev);
+    json_t *res = json_object_get(
+        json_array_get(json_object_get(json_object_get(ev, "offers"), "offers"),
+                       0),
+        "resources");
+    double cpus = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(res, i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "name")), "cpus") == 0)
+            cpus += json_real_value(
+                json_object_get(json_object_get(r, "scalar"), "value"));
+    }
+    ck_assert_msg(cpus == 1.5, "offered %g cpus", cpus);
+    json_decref(ev);
+    free(ajson);
+    free(fjson);
+}
+END_TEST
+
 static Suite *master_executors_suite(void)
 {
     Suite *s = suite_create("master_executors");
@@ -693,6 +770,7 @@ static Suite *master_executors_suite(void)
     tcase_add_test(tc, test_agent_removal_removes_executors);
     tcase_add_test(tc, test_reregistration_rebuilds_executors);
     tcase_add_test(tc, test_reconnect_reconciles_executors);
+    tcase_add_test(tc, test_reregistration_while_framework_subscribes);
     suite_add_tcase(s, tc);
     return s;
 }
