@@ -111,6 +111,7 @@ struct alloc *alloc_new(const struct alloc_options *o)
     a->root->weight = 1.0;
     a->rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
     a->elig_epoch = 1;
+    a->flat_dirty = true;
     return a;
 }
 
@@ -458,6 +459,7 @@ static struct client *client_new(struct alloc *a, struct alloc_framework *fw,
         r->clients = xreallocarray(r->clients, r->capclients, sizeof(c));
     }
     r->clients[r->nclients++] = c;
+    a->flat_dirty = true;
     if (fw->nclients == fw->capclients) {
         fw->capclients = fw->capclients ? 2 * fw->capclients : 4;
         fw->clients = xreallocarray(fw->clients, fw->capclients, sizeof(c));
@@ -479,6 +481,7 @@ static void client_destroy(struct alloc *a, struct client *c)
             break;
         }
     }
+    a->flat_dirty = true;
     struct alloc_framework *fw = c->fw;
     for (uint32_t i = 0; i < fw->nclients; i++) {
         if (fw->clients[i] == c) {
@@ -1439,6 +1442,7 @@ int alloc_role_set_weight(struct alloc *a, const char *role, double weight)
     struct role *r = alloc_role_get(a, role);
     r->weight = weight;
     r->has_weight = weight != 1.0;
+    a->flat_dirty = true;
     alloc_sorter_role_changed(a, r);
     alloc_role_try_remove(a, r);
     return 0;
@@ -2057,8 +2061,7 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
 {
     bool rnd = cy->a->opt.framework_sorter == ALLOC_SORTER_RANDOM;
     if (rnd)
-        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible,
-                        false);
+        alloc_rnd_begin(cy->a, &r->rnd_clients, r->eligible, r->neligible);
     uint32_t i = 0;
     for (;;) {
         struct sentry *e;
@@ -2089,20 +2092,10 @@ static enum try_result walk_clients(struct cycle *cy, struct role *r,
  * agent has nothing left. */
 static enum try_result walk_roles(struct cycle *cy, struct role *r, bool stage1)
 {
-    bool rnd = cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM;
-    if (rnd)
-        alloc_rnd_begin(cy->a, &r->rnd_order, r->order, r->norder, true);
-    uint32_t i = 0;
-    for (;;) {
-        struct sentry *e;
-        if (rnd) {
-            if ((e = alloc_rnd_next(&r->rnd_order)) == NULL)
-                return TRY_NO;
-        } else {
-            if (i >= r->norder)
-                return TRY_NO;
-            e = r->order[i];
-        }
+    for (uint32_t i = 0;;) {
+        if (i >= r->norder)
+            return TRY_NO;
+        struct sentry *e = r->order[i];
         if (e->visit == cy->stamp) {
             i++;
             continue;
@@ -2128,6 +2121,31 @@ static enum try_result walk_roles(struct cycle *cy, struct role *r, bool stage1)
     }
 }
 
+/* --role_sorter=random: Mesos's order, every role with eligible clients
+ * drawn from the whole tree at once by its relative weight (sorter.c),
+ * taken anew for each agent and walked to its end. */
+static enum try_result walk_roles_random(struct cycle *cy, bool stage1)
+{
+    struct alloc *a = cy->a;
+    alloc_rnd_roles_begin(a, stage1);
+    struct sentry *e;
+    while ((e = alloc_rnd_next(&a->flat_walk)) != NULL) {
+        struct role *r = e->owner;
+        if (!stage1 && !cy->agent_has_special && alloc_role_path_blocked(a, r))
+            return TRY_NO; /* blocked roles are drawn last */
+        if (walk_clients(cy, r, stage1 ? try_quota : try_fair) == TRY_OFFERED)
+            return TRY_OFFERED;
+    }
+    return TRY_NO;
+}
+
+static enum try_result walk_all_roles(struct cycle *cy, bool stage1)
+{
+    if (cy->a->opt.role_sorter == ALLOC_SORTER_RANDOM)
+        return walk_roles_random(cy, stage1);
+    return walk_roles(cy, cy->a->root, stage1);
+}
+
 static void stage_fair(struct cycle *cy, struct alloc_agent *ag)
 {
     struct alloc *a = cy->a;
@@ -2142,7 +2160,7 @@ static void stage_fair(struct cycle *cy, struct alloc_agent *ag)
         return;
     }
     cy->agent_has_special = agent_has_special(ag);
-    walk_roles(cy, a->root, false);
+    walk_all_roles(cy, false);
     if (ag->available.n == 0)
         a->quiet[ag->index] = a->elig_epoch; /* nothing left */
 }
@@ -2162,7 +2180,7 @@ static void stage_quota(struct cycle *cy, struct alloc_agent *ag)
     if (all_covered(a, ag))
         return;
     cy->agent_has_special = agent_has_special(ag);
-    walk_roles(cy, a->root, true);
+    walk_all_roles(cy, true);
 }
 
 /* Mesos's headroom: required = sum over the outermost roles with a
@@ -2497,6 +2515,9 @@ void alloc_free(struct alloc *a)
         fw_free(fw);
     }
     alloc_role_tree_free(a->root);
+    free(a->flat);
+    free(a->flat_walk.v);
+    free(a->flat_walk.key);
     free(a->roles);
     free(a->rtab);
     free(a->unsatisfied_buf);

@@ -221,9 +221,9 @@ struct role {
     struct qvec reserved;   /* reserved to the subtree on all agents */
     struct qvec unres_held; /* unreserved non-revocable held, subtree */
 
-    /* Random sorters' walks over `order` and over `eligible` (a role is
-     * walked at most once at a time, so one of each suffices). */
-    struct rnd_walk rnd_order, rnd_clients;
+    /* The random framework sorter's walk over `eligible` (a role is
+     * walked at most once at a time, so one suffices). */
+    struct rnd_walk rnd_clients;
 };
 
 /* Count one allocation to c (its entry, its role's self leaf and every
@@ -231,13 +231,20 @@ struct role {
  * alloc_sorter_update that follows. */
 void alloc_sorter_allocated(struct alloc *a, struct client *c);
 
-/* Start a random walk over arr (n entries): each entry is drawn with
- * probability proportional to its weight among those not drawn yet
- * (Mesos's weightedShuffle, drawn lazily), blocked entries after all
- * others. by_weight: role entries weigh their role's weight (a self leaf
- * 1.0, as Mesos's virtual "." leaf), else all weigh 1. */
+/* Start a random walk over arr (n client entries, all weighing 1): each
+ * entry is drawn with equal probability among those not drawn yet (Mesos's
+ * weightedShuffle, drawn lazily), blocked entries after all others. */
 void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
-                     uint32_t n, bool by_weight);
+                     uint32_t n);
+/* Start the random role sorter's walk for one agent: the self leaves
+ * (struct role.self) of every role with eligible clients (stage1: and an
+ * unmet guarantee), each drawn with probability proportional to its weight
+ * relative to the whole role tree, as Mesos's RandomSorter computes it
+ * over its flattened tree; leaves of a role at its limit, or below one,
+ * after all others. */
+void alloc_rnd_roles_begin(struct alloc *a, bool stage1);
+/* Whether r or one of its ancestors is at its quota limit. */
+bool alloc_role_path_blocked(const struct alloc *a, const struct role *r);
 /* The next entry of the walk, or NULL when all were drawn. */
 struct sentry *alloc_rnd_next(struct rnd_walk *w);
 /* A 64-bit pseudo-random number from the allocator's generator. */
@@ -515,6 +522,18 @@ struct alloc {
     /* Storage of a cycle's headroom vectors (struct cycle in alloc.c),
      * kept between cycles so that a cycle allocates nothing. */
     struct qvec head_req, head_avail;
+
+    /* --role_sorter=random (sorter.c): every role with a client, with its
+     * weight relative to the whole tree (Mesos's SortInfo), rebuilt when
+     * a client, a role or a weight changes; and the walk drawn from it
+     * for each agent. */
+    struct flat_leaf {
+        struct role *role;
+        double rel_weight;
+    } * flat;
+    uint32_t nflat, capflat;
+    bool flat_dirty;
+    struct rnd_walk flat_walk;
 };
 
 /* Note that something about ag changed that may let it be offered again

@@ -424,6 +424,7 @@ static bool role_is_unused(const struct role *r)
 
 static void role_destroy(struct alloc *a, struct role *r)
 {
+    a->flat_dirty = true;
     struct role *p = r->parent;
     for (uint32_t i = 0; i < p->nchildren; i++) {
         if (p->children[i] == r) {
@@ -452,8 +453,6 @@ void alloc_role_tree_free(struct role *r)
     free(r->clients);
     free(r->eligible_buf);
     free(r->limits);
-    free(r->rnd_order.v);
-    free(r->rnd_order.key);
     free(r->rnd_clients.v);
     free(r->rnd_clients.key);
     qvec_free(&r->guarantee);
@@ -616,27 +615,132 @@ static void heap_down(struct rnd_walk *w, uint32_t i)
     }
 }
 
-void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
-                     uint32_t n, bool by_weight)
+/* Room for n entries in w. */
+static void rnd_reserve(struct rnd_walk *w, uint32_t n)
 {
     if (n > w->cap) {
         w->cap = n;
         w->v = xreallocarray(w->v, n, sizeof(*w->v));
         w->key = xreallocarray(w->key, n, sizeof(*w->key));
     }
-    for (uint32_t i = 0; i < n; i++) {
-        struct sentry *e = arr[i];
-        double weight = by_weight && !e->is_self ? e->owner->weight : 1.0;
-        /* U in (0, 1): 53 random bits, never 0. */
-        double u = ((double)(alloc_rng_next(a) >> 11) + 0.5) * 0x1p-53;
-        double key = log(u) / weight; /* (-inf, 0) */
-        /* Entries at their quota limit come after every other. */
-        w->key[i] = e->blocked ? key - 1e300 : key;
-        w->v[i] = e;
-    }
-    w->n = n;
-    for (uint32_t i = n / 2; i-- > 0;)
+}
+
+/* Entry e into slot w->n with a fresh key for weight (> 0). */
+static void rnd_put(struct alloc *a, struct rnd_walk *w, struct sentry *e,
+                    double weight, bool blocked)
+{
+    /* U in (0, 1): 53 random bits, never 0. */
+    double u = ((double)(alloc_rng_next(a) >> 11) + 0.5) * 0x1p-53;
+    double key = log(u) / weight; /* (-inf, 0) */
+    /* Entries at their quota limit come after every other. */
+    w->key[w->n] = blocked ? key - 1e300 : key;
+    w->v[w->n++] = e;
+}
+
+static void rnd_heapify(struct rnd_walk *w)
+{
+    for (uint32_t i = w->n / 2; i-- > 0;)
         heap_down(w, i);
+}
+
+void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
+                     uint32_t n)
+{
+    rnd_reserve(w, n);
+    w->n = 0;
+    for (uint32_t i = 0; i < n; i++)
+        rnd_put(a, w, arr[i], 1.0, arr[i]->blocked);
+    rnd_heapify(w);
+}
+
+/* ---- The random role sorter's flattened tree ------------------------------
+ * Mesos's RandomSorter does not shuffle level by level: it gives every
+ * active leaf (a role with a framework; a role with frameworks and child
+ * roles has a virtual "." leaf weighing 1 beside its children) a weight
+ * relative to the whole tree,
+ *
+ *   Rw(node) = Rw(parent) * weight(node) / (sum of the weights of node and
+ *                                            its active siblings),
+ *
+ * and shuffles all leaves together by those weights, so one subtree's
+ * leaves may come between another's. An internal node is active when a
+ * leaf below it is. The relative weights change only with the tree, so
+ * they are kept (a->flat) and recomputed when a client, a role or a weight
+ * changed (a->flat_dirty), as Mesos's SortInfo caches them. */
+
+static bool subtree_has_clients(const struct role *r)
+{
+    if (r->nclients > 0)
+        return true;
+    for (uint32_t i = 0; i < r->nchildren; i++)
+        if (subtree_has_clients(r->children[i]))
+            return true;
+    return false;
+}
+
+static void flat_push(struct alloc *a, struct role *r, double rel)
+{
+    if (a->nflat == a->capflat) {
+        a->capflat = a->capflat ? 2 * a->capflat : 16;
+        a->flat = xreallocarray(a->flat, a->capflat, sizeof(*a->flat));
+    }
+    a->flat[a->nflat].role = r;
+    a->flat[a->nflat].rel_weight = rel;
+    a->nflat++;
+}
+
+/* Push r's leaves; rel is r's relative weight. */
+static void flat_build(struct alloc *a, struct role *r, double rel)
+{
+    double total = r->nclients > 0 ? 1.0 : 0.0; /* the "." leaf */
+    uint32_t active = 0;
+    for (uint32_t i = 0; i < r->nchildren; i++) {
+        if (subtree_has_clients(r->children[i])) {
+            total += r->children[i]->weight;
+            active++;
+        }
+    }
+    if (active == 0) {
+        /* A leaf: r itself, weighing what its parent gave it. */
+        if (r->nclients > 0 && r != a->root)
+            flat_push(a, r, rel);
+        return;
+    }
+    if (r->nclients > 0 && r != a->root)
+        flat_push(a, r, rel / total);
+    for (uint32_t i = 0; i < r->nchildren; i++) {
+        struct role *c = r->children[i];
+        if (subtree_has_clients(c))
+            flat_build(a, c, rel * c->weight / total);
+    }
+}
+
+bool alloc_role_path_blocked(const struct alloc *a, const struct role *r)
+{
+    for (; r != NULL && r != a->root; r = r->parent)
+        if (r->limit_blocked)
+            return true;
+    return false;
+}
+
+void alloc_rnd_roles_begin(struct alloc *a, bool stage1)
+{
+    if (a->flat_dirty) {
+        a->nflat = 0;
+        flat_build(a, a->root, 1.0);
+        a->flat_dirty = false;
+    }
+    struct rnd_walk *w = &a->flat_walk;
+    rnd_reserve(w, a->nflat);
+    w->n = 0;
+    for (uint32_t i = 0; i < a->nflat; i++) {
+        struct role *r = a->flat[i].role;
+        if (r->neligible == 0 || (stage1 && !r->quota_e.in_order))
+            continue;
+        rnd_put(a, w, &r->self, a->flat[i].rel_weight,
+                alloc_role_path_blocked(a, r));
+    }
+    rnd_heapify(w);
 }
 
 struct sentry *alloc_rnd_next(struct rnd_walk *w)

@@ -2039,6 +2039,73 @@ START_TEST(test_random_sorter_hierarchical_probability_distribution)
 }
 END_TEST
 
+/* Mesos's RandomSorter shuffles the leaves of the whole role tree at once
+ * by their relative weights (its SortInfo), not level by level: with
+ * "a/x", "a/y" and "b" weighing 1 each, the leaves weigh 1/4, 1/4 and 1/2,
+ * so "b" comes between a's two leaves a third of the time (x, b, y: 1/4 x
+ * 2/3; y, b, x the same), which a level-by-level draw never does. Each
+ * role is limited to a third of the agent, so one cycle makes three
+ * offers, in the walk's order. */
+START_TEST(test_random_sorter_flattened_order)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_DRF);
+    add_fw(a, &F1, "a/x", 0);
+    add_fw(a, &F2, "a/y", 0);
+    add_fw(a, &F3, "b", 0);
+    struct alloc_quantity lim[] = {{"cpus", 1000}, {"mem", 10000}};
+    struct alloc_quantities limit = {lim, 2};
+    struct alloc_quantities none = {NULL, 0};
+    ck_assert_int_eq(alloc_role_set_quota(a, "a/x", &none, &limit), 0);
+    ck_assert_int_eq(alloc_role_set_quota(a, "a/y", &none, &limit), 0);
+    ck_assert_int_eq(alloc_role_set_quota(a, "b", &none, &limit), 0);
+    const int trials = 6000;
+    int interleaved = 0, b_first = 0;
+    for (int t = 0; t < trials; t++) {
+        struct alloc_agent *ag = add_agent(a, &A1, "cpus:3;mem:30");
+        alloc_run(a, t);
+        ck_assert_uint_eq(rec.noffers, 3);
+        if (rec.offers[1].fw == &F3)
+            interleaved++;
+        if (rec.offers[0].fw == &F3)
+            b_first++;
+        rec_clear(&rec);
+        alloc_agent_remove(a, ag);
+    }
+    double got = (double)interleaved / trials;
+    ck_assert_msg(fabs(got - 1.0 / 3) < 0.03, "b second: %.3f", got);
+    got = (double)b_first / trials;
+    ck_assert_msg(fabs(got - 0.5) < 0.03, "b first: %.3f", got);
+
+    /* A role with frameworks and child roles has a "." leaf weighing 1
+     * beside its children: "a" (own framework F4) now splits its half
+     * three ways. */
+    add_fw(a, &F4, "a", 0);
+    ck_assert_int_eq(alloc_role_set_quota(a, "a", &none, &limit), 0);
+    int first[4] = {0};
+    void *fws[] = {&F1, &F2, &F3, &F4};
+    for (int t = 0; t < trials; t++) {
+        struct alloc_agent *ag = add_agent(a, &A1, "cpus:3;mem:30");
+        alloc_run(a, trials + t);
+        ck_assert_uint_ge(rec.noffers, 1);
+        for (int i = 0; i < 4; i++)
+            if (rec.offers[0].fw == fws[i])
+                first[i]++;
+        rec_clear(&rec);
+        alloc_agent_remove(a, ag);
+    }
+    double want[4] = {1.0 / 6, 1.0 / 6, 0.5, 1.0 / 6};
+    for (int i = 0; i < 4; i++) {
+        got = (double)first[i] / trials;
+        ck_assert_msg(fabs(got - want[i]) < 0.03, "leaf %d first: %.3f", i,
+                      got);
+    }
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 /* The random framework sorter ignores shares: a framework holding most of
  * the cluster, never first under DRF, is first about a third of the time
  * among three. */
@@ -2176,6 +2243,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_random_sorter_probability_distribution);
     tcase_add_test(tc,
                    test_random_sorter_hierarchical_probability_distribution);
+    tcase_add_test(tc, test_random_sorter_flattened_order);
     tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
     tcase_add_test(tc, test_random_sorter_limit_blocked_last);
     tcase_add_test(tc, test_remote_agents_only_to_region_aware);
