@@ -2127,7 +2127,7 @@ static enum try_result walk_roles(struct cycle *cy, struct role *r, bool stage1)
 static enum try_result walk_roles_random(struct cycle *cy, bool stage1)
 {
     struct alloc *a = cy->a;
-    alloc_rnd_roles_begin(a, stage1);
+    alloc_rnd_roles_begin(a, stage1, !stage1 && !cy->agent_has_special);
     struct sentry *e;
     while ((e = alloc_rnd_next(&a->flat_walk)) != NULL) {
         struct role *r = e->owner;

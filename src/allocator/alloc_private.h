@@ -221,6 +221,9 @@ struct role {
     struct qvec reserved;   /* reserved to the subtree on all agents */
     struct qvec unres_held; /* unreserved non-revocable held, subtree */
 
+    /* --role_sorter=random: this role's weight relative to the whole tree
+     * (set while it has a client, see alloc_rnd_roles_begin). */
+    double flat_weight;
     /* The random framework sorter's walk over `eligible` (a role is
      * walked at most once at a time, so one suffices). */
     struct rnd_walk rnd_clients;
@@ -241,8 +244,10 @@ void alloc_rnd_begin(struct alloc *a, struct rnd_walk *w, struct sentry **arr,
  * unmet guarantee), each drawn with probability proportional to its weight
  * relative to the whole role tree, as Mesos's RandomSorter computes it
  * over its flattened tree; leaves of a role at its limit, or below one,
- * after all others. */
-void alloc_rnd_roles_begin(struct alloc *a, bool stage1);
+ * after all others, or not at all with skip_blocked (stage 2 on an agent
+ * with nothing but unreserved non-revocable resources, which such roles
+ * cannot take). */
+void alloc_rnd_roles_begin(struct alloc *a, bool stage1, bool skip_blocked);
 /* Whether r or one of its ancestors is at its quota limit. */
 bool alloc_role_path_blocked(const struct alloc *a, const struct role *r);
 /* The next entry of the walk, or NULL when all were drawn. */

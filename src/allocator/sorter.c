@@ -687,6 +687,7 @@ static void flat_push(struct alloc *a, struct role *r, double rel)
     a->flat[a->nflat].role = r;
     a->flat[a->nflat].rel_weight = rel;
     a->nflat++;
+    r->flat_weight = rel;
 }
 
 /* Push r's leaves; rel is r's relative weight. */
@@ -723,7 +724,7 @@ bool alloc_role_path_blocked(const struct alloc *a, const struct role *r)
     return false;
 }
 
-void alloc_rnd_roles_begin(struct alloc *a, bool stage1)
+void alloc_rnd_roles_begin(struct alloc *a, bool stage1, bool skip_blocked)
 {
     if (a->flat_dirty) {
         a->nflat = 0;
@@ -733,12 +734,24 @@ void alloc_rnd_roles_begin(struct alloc *a, bool stage1)
     struct rnd_walk *w = &a->flat_walk;
     rnd_reserve(w, a->nflat);
     w->n = 0;
-    for (uint32_t i = 0; i < a->nflat; i++) {
-        struct role *r = a->flat[i].role;
-        if (r->neligible == 0 || (stage1 && !r->quota_e.in_order))
-            continue;
-        rnd_put(a, w, &r->self, a->flat[i].rel_weight,
-                alloc_role_path_blocked(a, r));
+    if (stage1) {
+        /* Only roles with an unmet guarantee and eligible clients: those
+         * in a->unsatisfied, usually far fewer than all leaves. Every one
+         * has a client, so it is a leaf with its weight set. */
+        for (uint32_t i = 0; i < a->nunsatisfied; i++) {
+            struct role *r = a->unsatisfied[i]->owner;
+            rnd_put(a, w, &r->self, r->flat_weight,
+                    alloc_role_path_blocked(a, r));
+        }
+    } else {
+        for (uint32_t i = 0; i < a->nflat; i++) {
+            struct role *r = a->flat[i].role;
+            if (r->neligible == 0)
+                continue;
+            bool blocked = alloc_role_path_blocked(a, r);
+            if (!blocked || !skip_blocked)
+                rnd_put(a, w, &r->self, a->flat[i].rel_weight, blocked);
+        }
     }
     rnd_heapify(w);
 }

@@ -27,6 +27,12 @@
  *  allocator_backlog         AllocatorBacklog (one revive per framework)
  *  large_small_quota         LargeAndSmallQuota (2,500 + 500 roles)
  *  non_quota_vs_quota        NonQuotaVsQuota (1,000 roles, with and without)
+ *  large_small_quota_random, non_quota_vs_quota_random
+ *                            the same two with random role and framework
+ *                            sorters (Mesos's "random" parameter)
+ *  multi_framework           MultiFrameworkAllocations (80 agents; Marathon,
+ *                            Jenkins and Spark-like framework profiles;
+ *                            rounds until every task is launched)
  *  reservation_updates_mesos UpdateAllocation in the shape of Mesos's
  *                            MESOS-10015 figures (1,600 roles)
  *  reservation_updates       offerd's older one-role variant
@@ -116,6 +122,10 @@ struct world {
     int64_t clock; /* the allocator's notion of now */
 };
 
+/* Role and framework sorters of the worlds made next (Mesos's benchmarks
+ * take one "sorter" parameter for both). */
+static enum alloc_sorter_kind g_sorter = ALLOC_SORTER_DRF;
+
 /* The offer callback: what the master does with a decision (offer_new in
  * master/offers.c), minus the id, timer and maps. Timed with the cycle. */
 static void on_offer(void *arg, void *fw, void *ag, const char *role,
@@ -142,6 +152,8 @@ static void world_init(struct world *w, uint32_t nfws, uint32_t nags)
     o.on_offer = on_offer;
     o.cb_arg = w;
     o.allocation_interval_ns = SEC;
+    o.role_sorter = g_sorter;
+    o.framework_sorter = g_sorter;
     w->a = alloc_new(&o);
     w->fws = xcalloc(nfws ? nfws : 1, sizeof(*w->fws));
     w->nfws = nfws;
@@ -687,6 +699,116 @@ static const struct alloc_quantities *two_agents(uint32_t i)
     return &q;
 }
 
+/* ---- MultiFrameworkAllocations -------------------------------------------
+ * Mesos's BENCHMARK_HierarchicalAllocations.MultiFrameworkAllocations: 80
+ * agents of cpus:64;mem:488000; 4 Marathon-like frameworks (one role each,
+ * 4,000 tasks of cpus:0.07;mem:400, at most 100 per offer), 500 Jenkins-like
+ * ones sharing a role (5 tasks of cpus:0.1;mem:4000 each, one per offer), 50
+ * Spark-like ones (a role each, 20 tasks of cpus:1;mem:1000, 5 per offer).
+ * Each round: one cycle (timed); then, outside the stopwatch, every offer
+ * launches what fits within its framework's caps and the rest goes back
+ * without a filter (Mesos's recoverResources with filters None), launched
+ * tasks stay allocated. Rounds go on until every task is launched (Mesos
+ * also stops after 30 s). */
+
+struct mf_profile {
+    const char *name, *role; /* role NULL: "<name>-<i>" per instance */
+    uint32_t instances, max_tasks, per_offer;
+    const char *task;
+};
+
+static const struct mf_profile mf_profiles[] = {
+    {"Marathon", NULL, 4, 4000, 100, "cpus:0.07;mem:400"},
+    {"Jenkins", "roleB", 500, 5, 1, "cpus:0.1;mem:4000"},
+    {"SparkDispatcher", NULL, 50, 20, 5, "cpus:1;mem:1000"},
+};
+
+struct mf_result {
+    uint32_t rounds, tasks, target, offers;
+    double total_ms, mean_ms, slowest_ms, round0_ms;
+};
+
+static void multi_framework(uint32_t nagents, uint32_t max_rounds,
+                            struct mf_result *out)
+{
+    uint32_t nfw = 0, np = sizeof(mf_profiles) / sizeof(mf_profiles[0]);
+    for (uint32_t p = 0; p < np; p++)
+        nfw += mf_profiles[p].instances;
+    struct world w;
+    world_init(&w, nfw, nagents);
+    uint32_t *prof = xcalloc(nfw, sizeof(*prof));
+    uint32_t *launched = xcalloc(nfw, sizeof(*launched));
+    res_list task[3];
+    char **role = xcalloc(nfw, sizeof(*role));
+    memset(out, 0, sizeof(*out));
+    uint32_t f = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        const struct mf_profile *pr = &mf_profiles[p];
+        task[p] = parse(pr->task);
+        for (uint32_t i = 0; i < pr->instances; i++, f++) {
+            char buf[64];
+            if (pr->role != NULL)
+                snprintf(buf, sizeof(buf), "%s", pr->role);
+            else
+                snprintf(buf, sizeof(buf), "role%c-%u", 'A' + (char)p, i + 1);
+            role[f] = xstrdup(buf);
+            const char *rp = role[f];
+            w.fws[f] =
+                alloc_framework_add(w.a, (void *)(uintptr_t)f, &rp, 1, 0, true);
+            prof[f] = p;
+            out->target += pr->max_tasks;
+        }
+    }
+    res_list total = parse("cpus:64;mem:488000");
+    for (uint32_t i = 0; i < nagents; i++)
+        add_agent(&w, i, &total, NULL, 0);
+    forget_offers(&w); /* nothing is offered before the first round */
+    res_list rest = RES_LIST_INIT, one = RES_LIST_INIT;
+    while (out->tasks < out->target && out->rounds < max_rounds) {
+        double t = timed_cycle(&w);
+        if (out->rounds == 0)
+            out->round0_ms = t;
+        if (t > out->slowest_ms)
+            out->slowest_ms = t;
+        out->total_ms += t;
+        out->rounds++;
+        out->offers += w.noffers;
+        for (uint32_t k = 0; k < w.noffers; k++) {
+            struct offer *o = &w.offers[k];
+            const struct mf_profile *pr = &mf_profiles[prof[o->fw]];
+            res_list_copy(&rest, &o->res);
+            res_list_copy(&one, &task[prof[o->fw]]);
+            res_list_allocate(&one, role[o->fw]);
+            uint32_t n = 0;
+            while (n < pr->per_offer && launched[o->fw] < pr->max_tasks &&
+                   res_list_contains(&rest, &one)) {
+                res_list_sub_all(&rest, &one);
+                launched[o->fw]++;
+                out->tasks++;
+                n++;
+            }
+            if (alloc_recover(w.a, w.ags[o->ag], w.fws[o->fw], &rest, 0,
+                              w.clock) != 0) {
+                fprintf(stderr, "bench: recover refused\n");
+                exit(3);
+            }
+        }
+        forget_offers(&w);
+    }
+    out->mean_ms = out->rounds ? out->total_ms / out->rounds : 0;
+    res_list_clear(&rest);
+    res_list_clear(&one);
+    res_list_clear(&total);
+    for (uint32_t p = 0; p < np; p++)
+        res_list_clear(&task[p]);
+    for (uint32_t i = 0; i < nfw; i++)
+        free(role[i]);
+    free(role);
+    free(prof);
+    free(launched);
+    world_free(&w);
+}
+
 /* ---- Reservation updates, Mesos's shape ----------------------------------
  * MESOS-10015's UpdateAllocation shape: nroles roles "role-<36 letters>",
  * one framework each; for each role cpus:100, mem:100, disk:100 and
@@ -1006,8 +1128,9 @@ int main(int argc, char **argv)
                    "  --only=NAME   one benchmark: decline, decline_100k, "
                    "resource_labels, suppress, extreme_suppress, "
                    "add_update, persistent_volumes, backlog, quota, "
-                   "non_quota_vs_quota, reservation_mesos, reservation, "
-                   "churn, scaling\n"
+                   "non_quota_vs_quota, quota_random, "
+                   "non_quota_vs_quota_random, multi_framework, "
+                   "reservation_mesos, reservation, churn, scaling\n"
                    "  --clock=cpu   time with the thread's CPU clock instead "
                    "of the wall clock\n");
             return 0;
@@ -1050,7 +1173,8 @@ int main(int argc, char **argv)
     struct suppress_result sup[runs], esup[runs];
     struct add_update_result au[runs];
     struct backlog_result bl[runs];
-    struct quota_result qr[runs], nq[2][runs];
+    struct quota_result qr[runs], nq[2][runs], qrr[runs], nqr[2][runs];
+    struct mf_result mfr[runs];
     struct resv_result rm[runs], ro[runs];
     struct scale_result sr[4];
     memset(sup, 0, sizeof(sup));
@@ -1059,6 +1183,9 @@ int main(int argc, char **argv)
     memset(bl, 0, sizeof(bl));
     memset(qr, 0, sizeof(qr));
     memset(nq, 0, sizeof(nq));
+    memset(qrr, 0, sizeof(qrr));
+    memset(nqr, 0, sizeof(nqr));
+    memset(mfr, 0, sizeof(mfr));
     memset(rm, 0, sizeof(rm));
     memset(ro, 0, sizeof(ro));
     memset(sr, 0, sizeof(sr));
@@ -1093,6 +1220,19 @@ int main(int argc, char **argv)
             quota_roles(nq_roles, 2, nq_roles * 2, NULL, &nq[0][k]);
             quota_roles(nq_roles, 2, nq_roles * 2, two_agents, &nq[1][k]);
         }
+        g_sorter = ALLOC_SORTER_RANDOM;
+        if (want("quota_random")) {
+            g_nsmall = q_small;
+            quota_roles(q_small + q_large, 1, q_small / 5 + q_large * 5,
+                        large_small, &qrr[k]);
+        }
+        if (want("non_quota_vs_quota_random")) {
+            quota_roles(nq_roles, 2, nq_roles * 2, NULL, &nqr[0][k]);
+            quota_roles(nq_roles, 2, nq_roles * 2, two_agents, &nqr[1][k]);
+        }
+        g_sorter = ALLOC_SORTER_DRF;
+        if (want("multi_framework"))
+            multi_framework(80, 1000, &mfr[k]);
         if (want("reservation_mesos"))
             reservation_updates_mesos(rm_roles, 20, &rm[k]);
         if (want("reservation"))
@@ -1148,6 +1288,14 @@ int main(int argc, char **argv)
     MED(second_ms, nq[0]);
     MED(ms, nq[1]);
     MED(second_ms, nq[1]);
+    MED(ms, qrr);
+    MED(second_ms, qrr);
+    MED(ms, nqr[0]);
+    MED(ms, nqr[1]);
+    MED(total_ms, mfr);
+    MED(mean_ms, mfr);
+    MED(slowest_ms, mfr);
+    MED(round0_ms, mfr);
     MED(ms, rm);
     MED(ops_ms, rm);
     MED(ms, ro);
@@ -1196,6 +1344,21 @@ int main(int argc, char **argv)
                "\"quota_allocations\": %u}",
                nq[0][0].ms, nq[0][0].allocations, nq[1][0].ms,
                nq[1][0].allocations);
+        printf(", \"large_small_quota_random\": {\"ms\": %.3f, "
+               "\"allocations\": %u, \"second_cycle_ms\": %.3f}",
+               qrr[0].ms, qrr[0].allocations, qrr[0].second_ms);
+        printf(", \"non_quota_vs_quota_random\": {\"non_quota_ms\": %.3f, "
+               "\"non_quota_allocations\": %u, \"quota_ms\": %.3f, "
+               "\"quota_allocations\": %u}",
+               nqr[0][0].ms, nqr[0][0].allocations, nqr[1][0].ms,
+               nqr[1][0].allocations);
+        printf(", \"multi_framework\": {\"rounds\": %u, \"tasks\": %u, "
+               "\"target_tasks\": %u, \"offers\": %u, \"total_ms\": %.3f, "
+               "\"mean_ms\": %.3f, \"round0_ms\": %.3f, "
+               "\"slowest_ms\": %.3f}",
+               mfr[0].rounds, mfr[0].tasks, mfr[0].target, mfr[0].offers,
+               mfr[0].total_ms, mfr[0].mean_ms, mfr[0].round0_ms,
+               mfr[0].slowest_ms);
         printf(", \"reservation_updates_mesos\": {\"ms\": %.3f, "
                "\"operations_ms\": %.3f, \"operations\": %u, \"roles\": %u, "
                "\"agent_resources\": %u}",
@@ -1262,6 +1425,19 @@ int main(int argc, char **argv)
            "allocations), with %.2f ms (%u allocations)\n",
            nq_roles, nq[0][0].ms, nq[0][0].allocations, nq[1][0].ms,
            nq[1][0].allocations);
+    printf("LargeAndSmallQuota, random sorters: %.2f ms for %u "
+           "allocations, then %.2f ms for none\n",
+           qrr[0].ms, qrr[0].allocations, qrr[0].second_ms);
+    printf("NonQuotaVsQuota %u roles, random sorters: without quota %.2f ms "
+           "(%u allocations), with %.2f ms (%u allocations)\n",
+           nq_roles, nqr[0][0].ms, nqr[0][0].allocations, nqr[1][0].ms,
+           nqr[1][0].allocations);
+    printf("MultiFrameworkAllocations (80 agents, %u tasks): %u launched in "
+           "%u rounds (%u offers); cycles %.2f ms in all, mean %.3f ms, "
+           "round 0 %.3f ms, slowest %.3f ms\n",
+           mfr[0].target, mfr[0].tasks, mfr[0].rounds, mfr[0].offers,
+           mfr[0].total_ms, mfr[0].mean_ms, mfr[0].round0_ms,
+           mfr[0].slowest_ms);
     printf("Reservation updates, Mesos's shape (%u roles, %u agent "
            "resources): %.2f ms for %u operations and the next cycle "
            "(operations alone %.2f ms)\n",

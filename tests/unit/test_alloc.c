@@ -2166,6 +2166,31 @@ START_TEST(test_random_sorter_limit_blocked_last)
 }
 END_TEST
 
+/* Random role sorter, stage 1: a role with an unmet guarantee is offered
+ * the agent before any other, whatever the draw (Mesos's first stage walks
+ * only roles below their guarantees). */
+START_TEST(test_random_sorter_guarantee_first)
+{
+    struct rec rec = {0};
+    struct alloc *a =
+        new_alloc_sorters(&rec, ALLOC_SORTER_RANDOM, ALLOC_SORTER_RANDOM);
+    add_fw(a, &F1, "guaranteed", 0);
+    add_fw(a, &F2, "other", 0);
+    add_fw(a, &F3, "third", 0);
+    struct alloc_quantity g[] = {{"cpus", 1000}, {"mem", 64000}};
+    struct alloc_quantities guarantee = {g, 2};
+    struct alloc_quantities none = {NULL, 0};
+    ck_assert_int_eq(alloc_role_set_quota(a, "guaranteed", &guarantee, &none),
+                     0);
+    void *fws[] = {&F1, &F2, &F3};
+    int counts[3] = {0};
+    first_offers(a, &rec, 300, fws, 3, counts);
+    ck_assert_int_eq(counts[0], 300);
+    alloc_free(a);
+    rec_free(&rec);
+}
+END_TEST
+
 /* After Mesos's MasterTest.AgentDomainDifferentRegion, at the allocator:
  * an agent in another region than the master's is offered only to
  * REGION_AWARE frameworks; agents in the same region or without a domain
@@ -2244,6 +2269,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc,
                    test_random_sorter_hierarchical_probability_distribution);
     tcase_add_test(tc, test_random_sorter_flattened_order);
+    tcase_add_test(tc, test_random_sorter_guarantee_first);
     tcase_add_test(tc, test_random_framework_sorter_ignores_shares);
     tcase_add_test(tc, test_random_sorter_limit_blocked_last);
     tcase_add_test(tc, test_remote_agents_only_to_region_aware);
