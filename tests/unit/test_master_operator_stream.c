@@ -294,6 +294,46 @@ START_TEST(test_sliced_over_http)
 }
 END_TEST
 
+static struct http_fake *R[4];
+
+static bool all_replied(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < 4; i++)
+        if (!http_fake_replied(R[i]))
+            return false;
+    return true;
+}
+
+/* Readers of one call and encoding arriving while a body is written share
+ * the next one; another encoding gets its own. */
+START_TEST(test_concurrent_readers_batched)
+{
+    fill();
+    master_state_stream_tune(X.m, 0, 0, 0);
+    static const char *const accept[4] = {
+        "application/json", "application/json", "application/json",
+        "application/x-protobuf"};
+    for (size_t i = 0; i < 4; i++)
+        R[i] = op_request("GET_STATE", accept[i], NULL, NULL);
+    ck_assert(mfx_run_until(&X, all_replied, NULL));
+    struct master_state_stream_stats s;
+    master_state_stream_stats(X.m, &s);
+    /* JSON: the first reader's body, then one shared by the two others;
+     * protobuf: one. */
+    ck_assert_uint_eq(s.productions, 3);
+    ck_assert_uint_eq(s.readers, 4);
+    size_t l0, l;
+    const uint8_t *b0 = http_fake_body(R[0], &l0);
+    for (size_t i = 1; i < 3; i++) {
+        const uint8_t *b = http_fake_body(R[i], &l);
+        assert_same(b0, l0, b, l, "batched");
+    }
+    for (size_t i = 0; i < 4; i++)
+        http_fake_free(R[i]);
+}
+END_TEST
+
 static bool no_production(void *arg)
 {
     struct master_state_stream_stats s;
@@ -414,6 +454,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bodies_equal_whole_response);
     tcase_add_test(tc, test_sliced_over_http);
+    tcase_add_test(tc, test_concurrent_readers_batched);
     tcase_add_test(tc, test_reader_leaving_mid_body);
     suite_add_tcase(s, tc);
     tc = tcase_create("views");
