@@ -17,6 +17,9 @@
  *   offerd-state-bench --quick            (ctest: small, checks it runs)
  *
  * --path=/state-summary reads another endpoint instead of /state;
+ * --operator-call=GET_STATE POSTs that call to /api/v1 instead (the
+ * operator API's read calls), answered in JSON, or in protobuf with
+ * --protobuf;
  * --cheap=0 makes no cheap requests, so that the loop's CPU time per read
  * is the read's alone.
  *
@@ -71,6 +74,8 @@ struct cfg {
     bool memory_only; /* --memory-only: and exit then, heap untouched */
     bool cheap;       /* make cheap requests while /state is read (default) */
     const char *path; /* what is read: /state, or /state-summary ... */
+    const char *call; /* --operator-call: POST it to /api/v1 instead */
+    bool protobuf;    /* --protobuf: the call answered in protobuf */
 };
 
 static struct event_base *base;
@@ -365,18 +370,15 @@ static int connect_master(void)
     return fd;
 }
 
-/* GET path on a new connection, read to the end of the response (chunked
- * body's last chunk, or the connection's close); returns the body's bytes
- * (framing included) and the time taken in *ns. */
-static size_t get(const char *path, int64_t *ns)
+/* Send request req (its whole text) on a new connection, read to the end
+ * of the response (chunked body's last chunk, or the connection's close);
+ * returns the body's bytes (framing included) and the time taken in
+ * *ns. */
+static size_t roundtrip(const char *req, int64_t *ns)
 {
     int64_t t0 = clock_monotonic_ns();
     int fd = connect_master();
-    char req[256];
-    int n = snprintf(req, sizeof(req),
-                     "GET %s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n"
-                     "\r\n",
-                     path);
+    ssize_t n = (ssize_t)strlen(req);
     if (write(fd, req, (size_t)n) != n) {
         perror("write");
         exit(1);
@@ -396,8 +398,37 @@ static size_t get(const char *path, int64_t *ns)
     return total;
 }
 
+/* The request that reads what c names (a GET of its path, or a POST of its
+ * operator call), into buf. */
+static void read_request(const struct cfg *c, char *buf, size_t size)
+{
+    if (c->call == NULL) {
+        snprintf(buf, size,
+                 "GET %s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n"
+                 "\r\n",
+                 c->path);
+        return;
+    }
+    char body[128];
+    int n = snprintf(body, sizeof(body), "{\"type\":\"%s\"}", c->call);
+    snprintf(buf, size,
+             "POST /api/v1 HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n"
+             "Content-Type: application/json\r\nAccept: %s\r\n"
+             "Content-Length: %d\r\n\r\n%s",
+             c->protobuf ? HTTP_CONTENT_PROTOBUF : HTTP_CONTENT_JSON, n, body);
+}
+
+static size_t get(const char *path, int64_t *ns)
+{
+    char req[256];
+    snprintf(req, sizeof(req),
+             "GET %s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n",
+             path);
+    return roundtrip(req, ns);
+}
+
 struct reader_args {
-    const char *path;
+    const char *req; /* the request's text */
     int reads;
     int64_t *ns;
     size_t bytes;
@@ -407,7 +438,7 @@ static void *state_reader(void *arg)
 {
     struct reader_args *a = arg;
     for (int i = 0; i < a->reads; i++)
-        a->bytes = get(a->path, &a->ns[i]);
+        a->bytes = roundtrip(a->req, &a->ns[i]);
     atomic_store(&readers_done, true);
     return NULL;
 }
@@ -525,7 +556,9 @@ static void measure(const struct cfg *c, json_t *out)
     int64_t run0, wait0, run1, wait1;
     int64_t wall0 = clock_monotonic_ns();
     sched_ns(&run0, &wait0);
-    struct reader_args ra = {.path = c->path, .reads = c->reads};
+    char req[512];
+    read_request(c, req, sizeof(req));
+    struct reader_args ra = {.req = req, .reads = c->reads};
     ra.ns = xcalloc((size_t)c->reads, sizeof(int64_t));
     struct cheap_args during = {.cap = 100000};
     during.ns = xcalloc(during.cap, sizeof(int64_t));
@@ -549,6 +582,12 @@ static void measure(const struct cfg *c, json_t *out)
     double peak = proc_mib("VmHWM");
 
     json_object_set_new(out, "path", json_string(c->path));
+    if (c->call != NULL) {
+        json_object_set_new(out, "operator_call", json_string(c->call));
+        json_object_set_new(out, "accept",
+                            json_string(c->protobuf ? HTTP_CONTENT_PROTOBUF
+                                                    : HTTP_CONTENT_JSON));
+    }
     /* /state's slices, and how often one was put off for a reader behind. */
     struct master_state_stream_stats ss;
     master_state_stream_stats(M, &ss);
@@ -611,6 +650,13 @@ int main(int argc, char **argv)
             c.reads = atoi(argv[i] + 8);
         else if (strncmp(argv[i], "--path=", 7) == 0 && argv[i][7] == '/')
             c.path = argv[i] + 7;
+        else if (strncmp(argv[i], "--operator-call=", 16) == 0 &&
+                 strspn(argv[i] + 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") ==
+                     strlen(argv[i] + 16) &&
+                 strlen(argv[i] + 16) < 64)
+            c.call = argv[i] + 16;
+        else if (strcmp(argv[i], "--protobuf") == 0)
+            c.protobuf = true;
         else if (strcmp(argv[i], "--cheap=0") == 0)
             c.cheap = false;
         else if (strcmp(argv[i], "--quick") == 0)
@@ -622,7 +668,8 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--agents=N] [--tasks=N] [--reads=N] "
-                    "[--path=/state] [--cheap=0] [--memory] [--memory-only] "
+                    "[--path=/state] [--operator-call=GET_STATE [--protobuf]] "
+                    "[--cheap=0] [--memory] [--memory-only] "
                     "[--quick]\n",
                     argv[0]);
             return 2;
@@ -683,7 +730,8 @@ int main(int argc, char **argv)
     }
     /* A mark for whoever profiles the reads alone (perf record -p once
      * this line appears). */
-    fprintf(stderr, "filled in %.1f s; reading %s\n", fill_s, c.path);
+    fprintf(stderr, "filled in %.1f s; reading %s\n", fill_s,
+            c.call != NULL ? c.call : c.path);
     fflush(stderr);
     measure(&c, out);
     char *text = json_dumps(out, JSON_INDENT(2));

@@ -26,6 +26,7 @@
 #include "master/master.h"
 #include "master/operator_events.h"
 #include "master/operator_state.h"
+#include "master/operator_stream.h"
 #include "master/quota.h"
 #include "master/reservations.h"
 #include "mesos/v1/master.pb-c.h"
@@ -97,12 +98,17 @@ static void get_version(struct master_call_ctx *c)
     protobuf_c_message_free_unpacked(&v.version_info->base, NULL);
 }
 
-/* GET_STATE, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, ...: the Response
- * operator_state.c builds. */
+/* GET_STATE, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, GET_EXECUTORS: written
+ * in slices (operator_stream.c); the others: the Response operator_state.c
+ * builds. */
 static void get_state_call(struct master_call_ctx *c)
 {
-    Mesos__V1__Master__Response *resp =
-        master_opst_response(c->m, (Mesos__V1__Master__Call__Type)c->type);
+    Mesos__V1__Master__Call__Type type = (Mesos__V1__Master__Call__Type)c->type;
+    if (master_opstream_serves(type)) {
+        master_opstream_reply(c->m, c->req, c->principal, type, c->reply_enc);
+        return;
+    }
+    Mesos__V1__Master__Response *resp = master_opst_response(c->m, type);
     master_authz_filter_response(c->m, c->principal, &resp->base);
     reply_response(c->req, c->reply_enc, resp);
     protobuf_c_message_free_unpacked(&resp->base, NULL);

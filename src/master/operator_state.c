@@ -168,8 +168,8 @@ static void *msgs_take(struct msgs *a, size_t *n)
 /* A completed task as a mesos.v1.Task: what the master remembers of it,
  * its statuses the states it went through (the latest with the whole
  * status the master kept). */
-static Mesos__V1__Task *record_task(const struct framework *fw,
-                                    const struct task_record *r)
+Mesos__V1__Task *master_opst_completed_task(const struct framework *fw,
+                                            const struct task_record *r)
 {
     Mesos__V1__Task *p = xmalloc(sizeof(*p));
     mesos__v1__task__init(p);
@@ -221,7 +221,8 @@ static void framework_tasks(const struct framework *fw, struct msgs *live,
                   master_opst_task(t));
     }
     for (uint32_t i = 0; i < fw->ncompleted_tasks; i++)
-        msgs_push(completed, record_task(fw, master_task_completed_at(fw, i)));
+        msgs_push(completed, master_opst_completed_task(
+                                 fw, master_task_completed_at(fw, i)));
 }
 
 static Mesos__V1__Master__Response__GetTasks *get_tasks(struct master *m)
@@ -321,6 +322,20 @@ get_frameworks(struct master *m)
     return gf;
 }
 
+Mesos__V1__Master__Response__GetExecutors__Executor *
+master_opst_executor(const struct executor *e)
+{
+    Mesos__V1__Master__Response__GetExecutors__Executor *x =
+        xmalloc(sizeof(*x));
+    mesos__v1__master__response__get_executors__executor__init(x);
+    x->executor_info =
+        jpb_copy(&mesos__v1__executor_info__descriptor, &e->info->base);
+    x->agent_id = xmalloc(sizeof(*x->agent_id));
+    mesos__v1__agent_id__init(x->agent_id);
+    x->agent_id->value = xstrdup(e->agent->id);
+    return x;
+}
+
 /* Every framework's executors (executors.c) with their agent; command
  * tasks have none. orphan_executors (deprecated in Mesos) stays empty:
  * the master adopts an executor only with its framework. */
@@ -336,18 +351,8 @@ get_executors(struct master *m)
         const struct framework *fw = val;
         size_t epos = 0;
         void *eval;
-        while (hmap_next(fw->executors, &epos, NULL, &eval)) {
-            const struct executor *e = eval;
-            Mesos__V1__Master__Response__GetExecutors__Executor *x =
-                xmalloc(sizeof(*x));
-            mesos__v1__master__response__get_executors__executor__init(x);
-            x->executor_info =
-                jpb_copy(&mesos__v1__executor_info__descriptor, &e->info->base);
-            x->agent_id = xmalloc(sizeof(*x->agent_id));
-            mesos__v1__agent_id__init(x->agent_id);
-            x->agent_id->value = xstrdup(e->agent->id);
-            msgs_push(&execs, x);
-        }
+        while (hmap_next(fw->executors, &epos, NULL, &eval))
+            msgs_push(&execs, master_opst_executor(eval));
     }
     ge->executors = msgs_take(&execs, &ge->n_executors);
     ge->orphan_executors = xcalloc(1, sizeof(void *));

@@ -21,6 +21,15 @@
  * status the master holds). */
 Mesos__V1__Task *master_opst_task(const struct task *t);
 
+/* r, a completed task of fw, as a mesos.v1.Task: what the master remembers
+ * of it. */
+Mesos__V1__Task *master_opst_completed_task(const struct framework *fw,
+                                            const struct task_record *r);
+
+/* e as a GetExecutors.Executor (its info and agent). */
+Mesos__V1__Master__Response__GetExecutors__Executor *
+master_opst_executor(const struct executor *e);
+
 /* fw (live or completed) as a GetFrameworks.Framework. */
 Mesos__V1__Master__Response__GetFrameworks__Framework *
 master_opst_framework(const struct framework *fw);
@@ -29,6 +38,8 @@ master_opst_framework(const struct framework *fw);
 Mesos__V1__Master__Response__GetAgents__Agent *
 master_opst_agent(const struct agent *ag);
 
+/* The whole GET_STATE at once: the operator event stream's SUBSCRIBED, and
+ * the reference the sliced writer (operator_stream.h) is tested against. */
 Mesos__V1__Master__Response__GetState *master_opst_get_state(struct master *m);
 
 /* This build's VersionInfo (GET_VERSION): /version's facts. Caller frees

@@ -27,6 +27,10 @@
  * max_pending bytes waiting in its connection, so the master never holds
  * more than a slice per reader; a reader that has not taken its bytes for
  * STALL_LIMIT is closed so that it does not hold the others back.
+ *
+ * Other bodies (the operator API's GET_STATE, operator_stream.c) ride the
+ * same productions, readers, slices and batching: their production steps
+ * through a struct master_body_ops instead of the phases below.
  */
 #include "master/state_stream.h"
 
@@ -77,6 +81,7 @@ enum phase {
     PH_FW_TASKS,  /* its live tasks */
     PH_FW_REST,   /* its completed tasks, offers, executors, labels */
     PH_COMPLETED, /* "completed_frameworks" */
+    PH_BODY,      /* another body (ops) is under way */
     PH_DONE,
 };
 
@@ -104,7 +109,11 @@ struct production {
     char *who; /* principal the ACLs filter for; NULL: anonymous/none */
     /* who's view_roles (master/role_view.h); NULL: every role. */
     struct acl_approver *roles;
-    char *jsonp;            /* ?jsonp= callback or NULL */
+    char *jsonp; /* ?jsonp= callback or NULL */
+    /* Another body than /state (NULL: /state), its variant and cursor. */
+    const struct master_body_ops *ops;
+    int variant;
+    void *cur; /* ops->start's, freed by ops->free; NULL before the first */
     struct reader *readers; /* served by this production */
     struct reader *waiting; /* arrived meanwhile: served by the next */
     struct event *timer;
@@ -524,9 +533,21 @@ static void step_completed(struct production *p)
     p->fw_user = NULL;
 }
 
+/* One step of another body (p->ops). */
+static void step_body(struct production *p)
+{
+    if (p->cur == NULL)
+        p->cur = p->ops->start(p->m, p->who, p->variant);
+    p->phase = p->ops->step(p->cur, &p->w) ? PH_DONE : PH_BODY;
+}
+
 /* Produce one entity's worth. */
 static void step(struct production *p)
 {
+    if (p->ops != NULL) {
+        step_body(p);
+        return;
+    }
     switch (p->phase) {
     case PH_HEAD:
         step_head(p);
@@ -546,6 +567,7 @@ static void step(struct production *p)
     case PH_COMPLETED:
         step_completed(p);
         break;
+    case PH_BODY:
     case PH_DONE:
         break;
     }
@@ -562,6 +584,9 @@ static void reset_cursor(struct production *p)
     ids_clear(&p->tasks);
     free(p->fw_user);
     p->fw_user = NULL;
+    if (p->cur != NULL)
+        p->ops->free(p->cur);
+    p->cur = NULL;
     p->phase = PH_HEAD;
     p->comma = false;
     jout_reset(&p->w);
@@ -634,7 +659,8 @@ static bool readers_ready(struct production *p, int64_t now)
         if (r->behind_since == 0)
             r->behind_since = now;
         if (now - r->behind_since > STALL_LIMIT_NS) {
-            log_warn("/state to %s: closed, its bytes waited over %d s",
+            log_warn("%s to %s: closed, its bytes waited over %d s",
+                     p->ops != NULL ? p->ops->name : "/state",
                      http_stream_peer(r->st),
                      (int)(STALL_LIMIT_NS / 1000000000));
             s->stats.cut++;
@@ -740,22 +766,17 @@ static bool same(const char *a, const char *b)
     return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
-void master_state_stream_handle(struct http_request *req, void *arg)
+/* Serve req the body of (ops, variant) for principal who, jsonp wrapping
+ * /state's (ops NULL), sharing a production under way if one of the same
+ * key waits for readers. */
+static void serve(struct master *m, struct http_request *req, const char *who,
+                  const char *cb, const char *content_type,
+                  const struct master_body_ops *ops, int variant)
 {
-    struct master *m = arg;
-    const char *cb = http_request_query(req, "jsonp");
-    if (cb != NULL && !http_jsonp_callback_ok(cb)) {
-        http_reply_error(req, 400,
-                         "jsonp: the callback must be a JavaScript name");
-        return;
-    }
     struct state_streams *s = streams_of(m);
-    char buf[AUTH_MAX_PRINCIPAL + 1];
-    const char *who =
-        master_authz_has_acls(m) ? master_authz_principal(m, req, buf) : NULL;
-
     struct production *p = s->prods;
-    while (p != NULL && !(same(p->who, who) && same(p->jsonp, cb)))
+    while (p != NULL && !(same(p->who, who) && same(p->jsonp, cb) &&
+                          p->ops == ops && p->variant == variant))
         p = p->next;
     bool fresh = p == NULL;
     if (fresh) {
@@ -763,8 +784,11 @@ void master_state_stream_handle(struct http_request *req, void *arg)
         p->m = m;
         p->owner = s;
         p->who = who != NULL ? xstrdup(who) : NULL;
-        p->roles = master_role_viewer(m, who, ACL_VIEW_ROLES);
+        if (ops == NULL)
+            p->roles = master_role_viewer(m, who, ACL_VIEW_ROLES);
         p->jsonp = cb != NULL ? xstrdup(cb) : NULL;
+        p->ops = ops;
+        p->variant = variant;
         p->timer = evtimer_new(m->base, on_timer, p);
         p->next = s->prods;
         s->prods = p;
@@ -772,9 +796,7 @@ void master_state_stream_handle(struct http_request *req, void *arg)
     struct reader *r = xcalloc(1, sizeof(*r));
     r->prod = p;
     /* cb is the request's: copied above, before the request goes. */
-    r->st =
-        http_body_start(req, cb != NULL ? "text/javascript" : HTTP_CONTENT_JSON,
-                        on_reader_closed, r);
+    r->st = http_body_start(req, content_type, on_reader_closed, r);
     if (fresh) {
         r->next = p->readers;
         p->readers = r;
@@ -785,6 +807,29 @@ void master_state_stream_handle(struct http_request *req, void *arg)
         r->next = p->waiting;
         p->waiting = r;
     }
+}
+
+void master_state_stream_handle(struct http_request *req, void *arg)
+{
+    struct master *m = arg;
+    const char *cb = http_request_query(req, "jsonp");
+    if (cb != NULL && !http_jsonp_callback_ok(cb)) {
+        http_reply_error(req, 400,
+                         "jsonp: the callback must be a JavaScript name");
+        return;
+    }
+    char buf[AUTH_MAX_PRINCIPAL + 1];
+    const char *who =
+        master_authz_has_acls(m) ? master_authz_principal(m, req, buf) : NULL;
+    serve(m, req, who, cb, cb != NULL ? "text/javascript" : HTTP_CONTENT_JSON,
+          NULL, 0);
+}
+
+void master_state_stream_serve(struct master *m, struct http_request *req,
+                               const char *who, const char *content_type,
+                               const struct master_body_ops *ops, int variant)
+{
+    serve(m, req, who, NULL, content_type, ops, variant);
 }
 
 void master_state_streams_free(struct master *m)

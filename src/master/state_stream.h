@@ -21,6 +21,32 @@ struct http_request;
  * view_* ACLs. */
 void master_state_stream_handle(struct http_request *req, void *arg);
 
+struct jout;
+
+/* Another body written by the same machinery (slices, budget, pauses for
+ * slow readers, batching of identical reads): the operator API's GET_STATE
+ * and its parts (operator_stream.h). A production calls start once, then
+ * step until it returns true, then free; free is also called when every
+ * reader left mid-body. */
+struct master_body_ops {
+    const char *name; /* for logs: "GET_STATE" */
+    /* A cursor over m's state for reader who (NULL: anonymous; borrowed
+     * for the production's life), variant as master_state_stream_serve
+     * was given it. */
+    void *(*start)(struct master *m, const char *who, int variant);
+    /* Append about one entity's bytes to w (they go to the readers as
+     * they are); true when the body is complete. */
+    bool (*step)(void *cur, struct jout *w);
+    void (*free)(void *cur);
+};
+
+/* Answer req (200, chunked, content_type) with the body of ops for
+ * principal who (copied): readers of one (ops, variant, who) arriving while
+ * a body is produced share the next one. */
+void master_state_stream_serve(struct master *m, struct http_request *req,
+                               const char *who, const char *content_type,
+                               const struct master_body_ops *ops, int variant);
+
 /* Whether reader who (a principal; NULL: anonymous) may see framework fw,
  * as the view_frameworks ACLs decide for /state (true without --acls). */
 bool master_state_framework_visible(struct master *m, const char *who,

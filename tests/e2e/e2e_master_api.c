@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "harness_api.h"
+#include "mesos/v1/master.pb-c.h"
 #include "mesos/v1/scheduler.pb-c.h"
 
 /* ---- Fixture
@@ -258,6 +259,55 @@ static bool cpus_offered(void *arg)
     return o->last == o->want;
 }
 
+/* GET_STATE in JSON and in protobuf (written in slices by the master):
+ * both parse, with one agent, one framework, running live tasks and
+ * completed completed ones. */
+static void check_get_state(uint16_t p, size_t running, size_t completed)
+{
+    static const char call[] = "{\"type\":\"GET_STATE\"}";
+    static const char *const accept[2] = {"Accept: application/json",
+                                          "Accept: application/x-protobuf"};
+    for (int e = 0; e < 2; e++) {
+        const char *h[] = {"Content-Type: application/json", accept[e], NULL};
+        struct e2e_response r;
+        ck_assert_int_eq(
+            e2e_http(p, "POST", "/api/v1", h, call, sizeof(call) - 1, T, &r),
+            0);
+        ck_assert_int_eq(r.status, 200);
+        size_t n[4];
+        if (e == 0) {
+            json_t *j = json_loads(r.body, 0, NULL);
+            ck_assert_ptr_nonnull(j);
+            json_t *gs = json_object_get(j, "get_state");
+            json_t *gt = json_object_get(gs, "get_tasks");
+            n[0] = json_array_size(json_object_get(gt, "tasks"));
+            n[1] = json_array_size(json_object_get(gt, "completed_tasks"));
+            n[2] = json_array_size(
+                json_object_get(json_object_get(gs, "get_agents"), "agents"));
+            n[3] = json_array_size(json_object_get(
+                json_object_get(gs, "get_frameworks"), "frameworks"));
+            json_decref(j);
+        } else {
+            Mesos__V1__Master__Response *m =
+                mesos__v1__master__response__unpack(NULL, r.body_len,
+                                                    (const uint8_t *)r.body);
+            ck_assert_ptr_nonnull(m);
+            ck_assert_ptr_nonnull(m->get_state);
+            const Mesos__V1__Master__Response__GetState *gs = m->get_state;
+            n[0] = gs->get_tasks->n_tasks;
+            n[1] = gs->get_tasks->n_completed_tasks;
+            n[2] = gs->get_agents->n_agents;
+            n[3] = gs->get_frameworks->n_frameworks;
+            mesos__v1__master__response__free_unpacked(m, NULL);
+        }
+        ck_assert_uint_eq(n[0], running);
+        ck_assert_uint_eq(n[1], completed);
+        ck_assert_uint_eq(n[2], 1);
+        ck_assert_uint_eq(n[3], 1);
+        e2e_response_free(&r);
+    }
+}
+
 START_TEST(test_offer_launch_update_ack)
 {
     start(NULL);
@@ -324,6 +374,7 @@ START_TEST(test_offer_launch_update_ack)
                             json_object_get(t0, "resources"), "cpus")),
                         0.5);
     json_decref(state);
+    check_get_state(p, 1, 0);
     json_t *metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_running")), 1);
@@ -350,6 +401,7 @@ START_TEST(test_offer_launch_update_ack)
     json_decref(a);
     ck_assert_msg(e2e_poll_until(no_tasks, &p, T),
                   "the acknowledged task is not among the completed tasks");
+    check_get_state(p, 0, 1);
     metrics = api_get_json(p, "/metrics/snapshot");
     ck_assert_double_eq(
         json_real_value(json_object_get(metrics, "master/tasks_finished")), 1);
