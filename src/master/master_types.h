@@ -110,6 +110,13 @@ struct framework {
 /* ---- Agents ----------------------------------------------------------------
  */
 
+/* One entry of struct agent's live_use: strings owned. */
+struct live_use_entry {
+    char *name;
+    char *role; /* NULL: no allocation role */
+    int64_t v;  /* milli-units */
+};
+
 struct agent {
     struct master *m;
     char *id;
@@ -118,6 +125,17 @@ struct agent {
     int64_t live_used[4];
     uint32_t live_other;
     uint32_t live_tasks[16];
+    /* Kept by live_counters.c for /state's used_resources_full, so that
+     * writing an agent walks none of its tasks: the live tasks' plain
+     * scalars (master_live_plain_scalar) summed per name and allocation
+     * role, in the order of the first task's entries. Usable while every
+     * live task with anything to add lists the same (name, role) pairs in
+     * the same order (live_use_same of them; live_use_odd list others) and
+     * none holds anything else (live_use_slow): then any walk of the tasks
+     * makes this list. */
+    struct live_use_entry *live_use; /* owned, live_nuse entries */
+    uint32_t live_nuse;
+    uint32_t live_use_same, live_use_odd, live_use_slow;
     Mesos__V1__AgentInfo *info; /* owned; info->id set */
     char *ip;                   /* address the agent reported or came from */
     uint16_t port;
