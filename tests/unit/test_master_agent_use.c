@@ -4,7 +4,7 @@
  * used_resources_full): equal to a walk of the agent's tasks whenever it
  * says it is usable, through launches, reservations, status changes and
  * the agent's removal, and usable again once the tasks that made it
- * unusable are gone.
+ * unusable are gone; and each task's borrowed ids.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -87,6 +87,14 @@ static bool assert_use(void)
         bool w = master_live_agent_use_recount(ag, &walked);
         if (strcmp(ag->id, AG.id) == 0)
             usable = k;
+        /* Each task borrows its agent's id and its own for /state. */
+        size_t tp = 0;
+        void *tv;
+        while (hmap_next(ag->tasks, &tp, NULL, &tv)) {
+            const struct task *t = tv;
+            ck_assert_ptr_eq(t->agent_id, ag->id);
+            ck_assert_ptr_eq(t->id, t->info->task_id->value);
+        }
         if (!k)
             continue;
         ck_assert(w);
