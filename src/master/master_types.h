@@ -244,7 +244,7 @@ struct task {
     char *role;         /* allocation role */
     Mesos__V1__TaskState state;
     /* (The bools sit in what would be padding: 160 bytes a task.) */
-    bool resources_packed; /* resources is res_list_copy_packed's */
+    bool resources_packed;         /* resources is res_list_copy_packed's */
     Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
     /* The uuid of the last update forwarded for a terminal state: its
      * acknowledgement lets the master forget the task. */
