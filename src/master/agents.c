@@ -51,6 +51,7 @@ void master_agent_free(struct agent *ag)
     hmap_free(ag->tasks, NULL);     /* tasks belong to their frameworks */
     hmap_free(ag->executors, NULL); /* so do executors */
     hmap_free(ag->offers, NULL);
+    master_live_agent_clear(ag);
     if (ag->info != NULL)
         protobuf_c_message_free_unpacked(&ag->info->base, NULL);
     free(ag->principal);

@@ -34,4 +34,33 @@ void master_live_task_forget(struct task *t);
  * for tests). */
 void master_live_recount(const struct master *m, struct master_live *out);
 
+/* What an agent's live tasks use when all of it is plain scalars: one
+ * entry per name and allocation role, in the order res_list_add_all would
+ * make the list master_agent_usage returns. Strings borrowed. */
+#define MASTER_USE_ENTRIES 16
+struct master_use {
+    const char *name[MASTER_USE_ENTRIES];
+    const char *role[MASTER_USE_ENTRIES]; /* NULL: no allocation role */
+    int64_t v[MASTER_USE_ENTRIES];        /* milli-units */
+    uint32_t n;
+};
+
+/* Whether r is a plain scalar: no reservation, disk, revocability,
+ * sharing or provider, and names /state can copy as they are. */
+bool master_live_plain_scalar(const struct resource *r);
+
+/* Fill *u with ag's live tasks' use from what is kept (struct agent's
+ * live_use), without touching a task; false when that is not usable (a
+ * task holds something else, or tasks list different names: then
+ * master_live_agent_use_recount). ag's executors are not counted. */
+bool master_live_agent_use(const struct agent *ag, struct master_use *u);
+
+/* The same by walking ag's tasks; false when it is not all plain scalars
+ * or has more than MASTER_USE_ENTRIES entries. */
+bool master_live_agent_use_recount(const struct agent *ag,
+                                   struct master_use *u);
+
+/* Free what is kept for ag (it is being freed). */
+void master_live_agent_clear(struct agent *ag);
+
 #endif

@@ -110,6 +110,13 @@ struct framework {
 /* ---- Agents ----------------------------------------------------------------
  */
 
+/* One entry of struct agent's live_use: strings owned. */
+struct live_use_entry {
+    char *name;
+    char *role; /* NULL: no allocation role */
+    int64_t v;  /* milli-units */
+};
+
 struct agent {
     struct master *m;
     char *id;
@@ -118,6 +125,17 @@ struct agent {
     int64_t live_used[4];
     uint32_t live_other;
     uint32_t live_tasks[16];
+    /* Kept by live_counters.c for /state's used_resources_full, so that
+     * writing an agent walks none of its tasks: the live tasks' plain
+     * scalars (master_live_plain_scalar) summed per name and allocation
+     * role, in the order of the first task's entries. Usable while every
+     * live task with anything to add lists the same (name, role) pairs in
+     * the same order (live_use_same of them; live_use_odd list others) and
+     * none holds anything else (live_use_slow): then any walk of the tasks
+     * makes this list. */
+    struct live_use_entry *live_use; /* owned, live_nuse entries */
+    uint32_t live_nuse;
+    uint32_t live_use_same, live_use_odd, live_use_slow;
     Mesos__V1__AgentInfo *info; /* owned; info->id set */
     char *ip;                   /* address the agent reported or came from */
     uint16_t port;
@@ -211,19 +229,28 @@ struct task_state_at {
 struct task {
     struct framework *fw; /* may be a placeholder for an unknown framework */
     struct agent *agent;
+    /* agent->id (borrowed; "" without an agent), so that /state writes a
+     * task without touching its agent's struct: with 10,000 agents that
+     * was a cache miss per task. */
+    const char *agent_id;
+    /* info->task_id->value (borrowed), for the same reason: one pointer
+     * fewer to follow. */
+    const char *id;
     Mesos__V1__TaskInfo *info; /* owned */
     /* "<framework id>/<task id>": the agent's map borrows it as the key,
      * as the framework's borrows info->task_id->value. */
     char *key;
-    res_list resources;    /* with allocation role; read-only */
-    bool resources_packed; /* resources is res_list_copy_packed's */
-    char *role;            /* allocation role */
+    res_list resources; /* with allocation role; read-only */
+    char *role;         /* allocation role */
     Mesos__V1__TaskState state;
+    /* (The bools sit in what would be padding: 160 bytes a task.) */
+    bool resources_packed;         /* resources is res_list_copy_packed's */
     Mesos__V1__TaskStatus *status; /* latest status, owned; NULL: none yet */
     /* The uuid of the last update forwarded for a terminal state: its
      * acknowledgement lets the master forget the task. */
     uint8_t terminal_uuid[16];
     bool has_terminal_uuid;
+    bool live_counted; /* in m->live (live_counters.c) */
     /* The state of the latest update forwarded to the framework (or, for
      * an adopted task, of the update its agent is delivering): what
      * reconciliation answers, so it never runs ahead of the updates. */
@@ -240,7 +267,6 @@ struct task {
     struct task_state_at *hist;
     uint32_t nhist;
     uint32_t caphist;
-    bool live_counted; /* in m->live (live_counters.c) */
     /* m->live's list of every task in the order the master learned of it
      * (launch or adoption): /tasks pages over it. */
     struct task *live_prev, *live_next;

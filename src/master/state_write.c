@@ -107,19 +107,8 @@ static void write_summary(struct jout *w, const char *key, const res_list *l,
     rsum_write(w, &s);
 }
 
-/* Whether r is a plain scalar: no reservation, disk, revocability,
- * sharing or provider. */
-static bool plain_scalar(const struct resource *r)
-{
-    return r->type == RES_SCALAR && r->nresv == 0 && r->disk == NULL &&
-           !r->revocable && !r->shared && r->provider_id == NULL &&
-           jout_utf8_valid(r->name, strlen(r->name)) &&
-           (r->alloc_role == NULL ||
-            jout_utf8_valid(r->alloc_role, strlen(r->alloc_role)));
-}
-
-/* A plain scalar (plain_scalar) as mesos.v1.Resource in the protobuf-JSON
- * mapping: name, milli-units, allocation role (NULL: none). */
+/* A plain scalar (master_live_plain_scalar) as mesos.v1.Resource in the
+ * protobuf-JSON mapping: name, milli-units, allocation role (NULL: none). */
 static void write_plain(struct jout *w, const char *name, int64_t milli,
                         const char *role)
 {
@@ -144,7 +133,7 @@ static void write_plain(struct jout *w, const char *name, int64_t milli,
 static void write_full(struct jout *w, const char *key, const res_list *l)
 {
     for (uint32_t i = 0; i < l->n; i++)
-        if (!plain_scalar(&l->v[i])) {
+        if (!master_live_plain_scalar(&l->v[i])) {
             jout_kjson_new(w, key, res_list_to_json(l));
             return;
         }
@@ -166,58 +155,15 @@ static bool has_reservations(const res_list *l)
 /* ---- Agents ---------------------------------------------------------------
  */
 
-/* What an agent's live tasks use when all of it is plain scalars
- * (plain_scalar): one entry per name and allocation role, in the order
- * res_list_add_all would make the list master_agent_usage returns, without
- * copying a resource. */
-#define USE_ENTRIES 16
-struct use {
-    const char *name[USE_ENTRIES];
-    const char *role[USE_ENTRIES]; /* NULL: no allocation role */
-    int64_t v[USE_ENTRIES];        /* milli-units */
-    uint32_t n;
-};
-
-static bool same_str(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-/* Fill *u with ag's tasks' use; false when it is not all plain scalars or
- * the agent has executors (then master_agent_usage's lists do it). */
-static bool agent_use(const struct agent *ag, struct use *u)
+/* Fill *u with ag's tasks' use: what live_counters.c keeps, or else a walk
+ * of its tasks; false when it is not all plain scalars or the agent has
+ * executors (then master_agent_usage's lists do it). */
+static bool agent_use(const struct agent *ag, struct master_use *u)
 {
     u->n = 0;
     if (hmap_count(ag->executors) > 0)
         return false;
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(ag->tasks, &pos, NULL, &val)) {
-        const struct task *t = val;
-        if (task_state_is_terminal(t->state))
-            continue;
-        for (uint32_t i = 0; i < t->resources.n; i++) {
-            const struct resource *r = &t->resources.v[i];
-            if (!plain_scalar(r))
-                return false;
-            if (r->scalar == 0)
-                continue; /* an empty entry adds nothing */
-            uint32_t k = 0;
-            while (k < u->n && !(strcmp(u->name[k], r->name) == 0 &&
-                                 same_str(u->role[k], r->alloc_role)))
-                k++;
-            if (k == u->n) {
-                if (u->n == USE_ENTRIES)
-                    return false;
-                u->name[k] = r->name;
-                u->role[k] = r->alloc_role;
-                u->v[k] = 0;
-                u->n++;
-            }
-            u->v[k] += r->scalar;
-        }
-    }
-    return true;
+    return master_live_agent_use(ag, u) || master_live_agent_use_recount(ag, u);
 }
 
 /* "attributes": text and scalar ones directly when their names are
@@ -292,7 +238,7 @@ static void write_agent(struct jout *w, const struct agent *ag, bool summary)
     if (!summary)
         write_full(w, "resources_full", total);
     res_list used = RES_LIST_INIT, offered = RES_LIST_INIT;
-    struct use use;
+    struct master_use use;
     /* The summary needs no allocation roles: the sums live_counters.c
      * keeps for the agent do, while its tasks hold only cpus, mem, disk
      * and gpus (and it runs no executor), without touching a task. */
@@ -324,7 +270,7 @@ static void write_agent(struct jout *w, const struct agent *ag, bool summary)
             while (j < s.n && strcmp(s.name[j], use.name[i]) != 0)
                 j++;
             if (j == s.n)
-                s.name[s.n++] = use.name[i]; /* n <= 4 + USE_ENTRIES */
+                s.name[s.n++] = use.name[i]; /* n <= 4 + MASTER_USE_ENTRIES */
             s.v[j] += use.v[i];
         }
         jout_key(w, "used_resources");
@@ -659,12 +605,22 @@ static void write_task_extras(struct jout *w, const char *user,
 void master_write_task(struct jout *w, const struct task *t)
 {
     const Mesos__V1__TaskInfo *ti = t->info;
+    const char *agent_id = t->agent != NULL ? t->agent_id : "";
+    /* Each of these was allocated on its own when the task came, and a
+     * read of /state finds few of them cached: ask for all of them now, so
+     * that their misses overlap instead of coming one after another as
+     * the members are written (docs/performance.md). */
+    __builtin_prefetch(ti->name);
+    __builtin_prefetch(agent_id);
+    __builtin_prefetch(t->resources.v);
+    __builtin_prefetch(t->role);
+    __builtin_prefetch(t->hist);
+    __builtin_prefetch(t->status);
     jout_obj_begin(w);
-    write_task_base(w, ti->task_id->value, ti->name, t->fw->id,
-                    ti->executor != NULL ? ti->executor->executor_id->value
-                                         : "",
-                    t->agent != NULL ? t->agent->id : "", t->state,
-                    &t->resources, t->role, t->hist, t->nhist, t->status);
+    write_task_base(
+        w, t->id, ti->name, t->fw->id,
+        ti->executor != NULL ? ti->executor->executor_id->value : "", agent_id,
+        t->state, &t->resources, t->role, t->hist, t->nhist, t->status);
     write_task_extras(w, ti->command != NULL ? ti->command->user : NULL,
                       ti->labels, ti->discovery, ti->container,
                       ti->health_check);

@@ -229,6 +229,8 @@ static struct task *task_new(struct framework *fw, struct agent *ag,
     struct task *t = xcalloc(1, sizeof(*t));
     t->fw = fw;
     t->agent = ag;
+    t->agent_id = ag->id;
+    t->id = info->task_id->value;
     t->info = info;
     t->key = xasprintf("%s/%s", fw->id, info->task_id->value);
     /* Packed (one block instead of an array and two strings per entry)
