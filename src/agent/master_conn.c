@@ -29,12 +29,22 @@
  * tasks launched together send their updates together. */
 #define AGENT_CALL_CONNS 4
 
+/* Status updates queued in one loop turn (each an encoded Update). */
+struct update_batch {
+    uint8_t **pb;
+    size_t *len;
+    size_t n, cap;
+};
+
 struct post {
     struct agent_conn *c;
     struct http_client_req *req;
     struct post *prev, *next;
     Offerd__Agent__Call__Type type;
     char stream_id[ID_UUID_SIZE + 64]; /* the stream it was sent on */
+    /* An UPDATES call keeps its updates: a master that refuses the call
+     * (one older than UPDATES) gets them again one per call. */
+    struct update_batch ups;
 };
 
 struct agent_conn {
@@ -71,6 +81,13 @@ struct agent_conn {
 
     struct post *posts; /* in flight */
     size_t nposts;
+    /* UPDATE calls of this loop turn, sent together when it ends: the
+     * STARTING updates of one RUN_TASK record's tasks, or the updates that
+     * acknowledgements read together released, cost the master one
+     * request instead of one each. */
+    struct update_batch batch;
+    struct event *flush_ev;
+    bool no_batch;  /* the master refused UPDATES: one UPDATE per call */
     char *agent_id; /* from the last REGISTERED, for PONGs */
 };
 
@@ -102,6 +119,7 @@ static struct timeval tv_of(int64_t ns)
 }
 
 static void subscribe_now(struct agent_conn *c);
+static void batch_clear(struct update_batch *b);
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
@@ -122,6 +140,9 @@ static void drop_stream(struct agent_conn *c, const char *why)
     c->dec = NULL;
     c->stream_id[0] = '\0';
     c->registered = false;
+    /* Not sent on a stream that is gone: the update manager sends every
+     * pending update again once registered. */
+    batch_clear(&c->batch);
     event_del(c->ping_timer);
     c->attempts++;
     int64_t bound = agent_conn_backoff_bound(c->factor, c->max, c->attempts);
@@ -150,7 +171,99 @@ static void on_ping_timeout(evutil_socket_t fd, short what, void *arg)
     drop_stream(arg, "no PING within the ping timeout");
 }
 
+/* ---- Batched updates ---- */
+
+static void batch_push(struct update_batch *b, uint8_t *pb, size_t len)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->pb = xreallocarray(b->pb, b->cap, sizeof(*b->pb));
+        b->len = xreallocarray(b->len, b->cap, sizeof(*b->len));
+    }
+    b->pb[b->n] = pb;
+    b->len[b->n] = len;
+    b->n++;
+}
+
+static void batch_clear(struct update_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->pb[i]);
+    free(b->pb);
+    free(b->len);
+    memset(b, 0, sizeof(*b));
+}
+
+static size_t varint_put(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Wire tags (field << 3 | length-delimited) of Call.update,
+ * Call.updates and Updates.updates. */
+#define TAG_CALL_UPDATE    ((4 << 3) | 2)
+#define TAG_CALL_UPDATES   ((11 << 3) | 2)
+#define TAG_UPDATES_UPDATE ((1 << 3) | 2)
+
+uint8_t *agent_conn_updates_body(const char *agent_id, uint8_t *const *updates,
+                                 const size_t *lens, size_t n, size_t *len)
+{
+    /* The call's head (agent_id and type) is encoded by protobuf-c; the
+     * updates, already encoded when queued, are appended as its payload
+     * field (protobuf takes fields in any order): no decode and re-encode
+     * of each update. */
+    Mesos__V1__AgentID aid = MESOS__V1__AGENT_ID__INIT;
+    aid.value = (char *)agent_id;
+    Offerd__Agent__Call call = OFFERD__AGENT__CALL__INIT;
+    call.agent_id = agent_id != NULL ? &aid : NULL;
+    call.type = n == 1 ? OFFERD__AGENT__CALL__TYPE__UPDATE
+                       : OFFERD__AGENT__CALL__TYPE__UPDATES;
+    size_t head = protobuf_c_message_get_packed_size(&call.base);
+    size_t inner = 0;
+    for (size_t i = 0; n > 1 && i < n; i++)
+        inner += 1 + varint_size(lens[i]) + lens[i];
+    size_t total = head + (n == 1 ? 1 + varint_size(lens[0]) + lens[0]
+                                  : 1 + varint_size(inner) + inner);
+    uint8_t *out = xmalloc(total), *p = out;
+    p += protobuf_c_message_pack(&call.base, p);
+    if (n == 1) {
+        *p++ = TAG_CALL_UPDATE;
+        p += varint_put(p, lens[0]);
+        memcpy(p, updates[0], lens[0]);
+        p += lens[0];
+    } else {
+        *p++ = TAG_CALL_UPDATES;
+        p += varint_put(p, inner);
+        for (size_t i = 0; i < n; i++) {
+            *p++ = TAG_UPDATES_UPDATE;
+            p += varint_put(p, lens[i]);
+            memcpy(p, updates[i], lens[i]);
+            p += lens[i];
+        }
+    }
+    *len = (size_t)(p - out);
+    return out;
+}
+
 /* ---- POSTed calls ---- */
+
+static void send_updates(struct agent_conn *c, struct update_batch *b);
 
 static void post_done(const struct http_client_response *r, void *arg)
 {
@@ -182,7 +295,22 @@ static void post_done(const struct http_client_response *r, void *arg)
         if (status == 403 && strcmp(p->stream_id, c->stream_id) == 0 &&
             c->stream_id[0] != '\0')
             drop_stream(c, "the master refused a call on this stream");
+        /* A master older than UPDATES: send these again and every later
+         * update one per call. */
+        if (status == 400 && p->type == OFFERD__AGENT__CALL__TYPE__UPDATES &&
+            strcmp(p->stream_id, c->stream_id) == 0 && c->registered) {
+            log_warn("the master refused UPDATES: sending status updates "
+                     "one per call");
+            c->no_batch = true;
+            for (size_t i = 0; i < p->ups.n; i++) {
+                struct update_batch one = {0};
+                batch_push(&one, p->ups.pb[i], p->ups.len[i]);
+                p->ups.pb[i] = NULL;
+                send_updates(c, &one);
+            }
+        }
     }
+    batch_clear(&p->ups);
     free(p);
 }
 
@@ -190,14 +318,10 @@ static void post_done(const struct http_client_response *r, void *arg)
  * the stream id when with_stream: the request's headers go into h (caller
  * storage; the values are borrowed from c) and the encoded call into
  * *body (the caller frees it after starting the request). */
-static struct http_client_options api_post(const struct agent_conn *c,
-                                           const Offerd__Agent__Call *call,
-                                           bool with_stream, int timeout_ms,
-                                           struct http_header h[4],
-                                           uint8_t **body)
+static struct http_client_options
+api_post_body(const struct agent_conn *c, uint8_t *body, size_t len,
+              bool with_stream, int timeout_ms, struct http_header h[4])
 {
-    size_t len;
-    *body = jpb_to_pb(&call->base, &len);
     h[0] = (struct http_header){"Content-Type", HTTP_CONTENT_PROTOBUF};
     h[1] = (struct http_header){"Accept", HTTP_CONTENT_PROTOBUF};
     size_t n = 2;
@@ -212,10 +336,21 @@ static struct http_client_options api_post(const struct agent_conn *c,
         .path = API_PATH,
         .headers = h,
         .nheaders = n,
-        .body = *body,
+        .body = body,
         .body_len = len,
         .timeout_ms = timeout_ms,
     };
+}
+
+static struct http_client_options api_post(const struct agent_conn *c,
+                                           const Offerd__Agent__Call *call,
+                                           bool with_stream, int timeout_ms,
+                                           struct http_header h[4],
+                                           uint8_t **body)
+{
+    size_t len;
+    *body = jpb_to_pb(&call->base, &len);
+    return api_post_body(c, *body, len, with_stream, timeout_ms, h);
 }
 
 static struct http_client_req *
@@ -232,19 +367,80 @@ post_call(struct agent_conn *c, const Offerd__Agent__Call *call, struct post *p)
     return req;
 }
 
-int agent_conn_send(struct agent_conn *c, const Offerd__Agent__Call *call)
+static struct post *post_new(struct agent_conn *c,
+                             Offerd__Agent__Call__Type type)
 {
-    if (!c->registered)
-        return -1;
     struct post *p = xcalloc(1, sizeof(*p));
     p->c = c;
-    p->type = call->type;
+    p->type = type;
     memcpy(p->stream_id, c->stream_id, sizeof(p->stream_id));
     p->next = c->posts;
     if (c->posts != NULL)
         c->posts->prev = p;
     c->posts = p;
     c->nposts++;
+    return p;
+}
+
+/* POST b's updates (taken; b is left empty) as one UPDATE or UPDATES. */
+static void send_updates(struct agent_conn *c, struct update_batch *b)
+{
+    size_t len;
+    uint8_t *body =
+        agent_conn_updates_body(c->agent_id, b->pb, b->len, b->n, &len);
+    struct post *p =
+        post_new(c, b->n == 1 ? OFFERD__AGENT__CALL__TYPE__UPDATE
+                              : OFFERD__AGENT__CALL__TYPE__UPDATES);
+    if (b->n > 1) {
+        p->ups = *b;
+        memset(b, 0, sizeof(*b));
+    } else {
+        batch_clear(b);
+    }
+    struct http_header h[4];
+    struct http_client_options o =
+        api_post_body(c, body, len, true, CALL_TIMEOUT_MS, h);
+    o.pool = c->conns;
+    p->req = http_client_request(c->base, &o, post_done, p);
+    free(body);
+}
+
+static void flush_batch(struct agent_conn *c)
+{
+    if (c->batch.n > 0 && c->registered)
+        send_updates(c, &c->batch);
+    batch_clear(&c->batch);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    flush_batch(arg);
+}
+
+/* Queue an UPDATE call's update for the end of this loop turn. */
+static void queue_update(struct agent_conn *c, const Offerd__Agent__Call *call)
+{
+    size_t len;
+    uint8_t *pb = jpb_to_pb(&call->update->base, &len);
+    batch_push(&c->batch, pb, len);
+    if (c->batch.n == 1)
+        event_active(c->flush_ev, EV_TIMEOUT, 0);
+    else if (c->batch.n >= AGENT_CONN_MAX_UPDATES)
+        flush_batch(c);
+}
+
+int agent_conn_send(struct agent_conn *c, const Offerd__Agent__Call *call)
+{
+    if (!c->registered)
+        return -1;
+    if (call->type == OFFERD__AGENT__CALL__TYPE__UPDATE &&
+        call->update != NULL && !c->no_batch) {
+        queue_update(c, call);
+        return 0;
+    }
+    struct post *p = post_new(c, call->type);
     /* done runs from the loop, never from inside the call. */
     p->req = post_call(c, call, p);
     return 0;
@@ -252,7 +448,7 @@ int agent_conn_send(struct agent_conn *c, const Offerd__Agent__Call *call)
 
 size_t agent_conn_inflight(const struct agent_conn *c)
 {
-    return c->nposts;
+    return c->nposts + (c->batch.n > 0);
 }
 
 /* ---- The stream ---- */
@@ -522,6 +718,7 @@ struct agent_conn *agent_conn_new(struct event_base *base,
         c->rng = 1;
     c->retry_timer = evtimer_new(base, on_retry, c);
     c->ping_timer = evtimer_new(base, on_ping_timeout, c);
+    c->flush_ev = event_new(base, -1, 0, on_flush, c);
     if (cfg->master != NULL) {
         char err[512];
         c->detect =
@@ -569,8 +766,12 @@ void agent_conn_free(struct agent_conn *c)
         c->posts = p->next;
         if (p->req != NULL)
             http_client_cancel(p->req);
+        batch_clear(&p->ups);
         free(p);
     }
+    batch_clear(&c->batch);
+    if (c->flush_ev != NULL)
+        event_free(c->flush_ev);
     event_free(c->retry_timer);
     event_free(c->ping_timer);
     free(c->ip);

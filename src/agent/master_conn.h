@@ -81,12 +81,22 @@ void agent_conn_start(struct agent_conn *c);
 /* True between a REGISTERED on the current stream and its end. */
 bool agent_conn_is_registered(const struct agent_conn *c);
 
+/* Most updates one UPDATES call carries (the master's limit too). */
+#define AGENT_CONN_MAX_UPDATES 1024
+
 /* POST call (borrowed; agent_id must be set by the caller) on the current
  * stream. Returns 0 when sent (the outcome is logged), -1 when no
- * registered stream exists (nothing sent). */
+ * registered stream exists (nothing sent). An UPDATE is not sent at once:
+ * the updates of one loop turn go together at its end, as one UPDATES
+ * call (one UPDATE when alone; at most AGENT_CONN_MAX_UPDATES per call),
+ * in the order they were given. Those of a stream that ends first are
+ * dropped (the update manager sends them again). A master that answers
+ * UPDATES with 400 gets those updates again one per call, and every later
+ * update too. */
 int agent_conn_send(struct agent_conn *c, const Offerd__Agent__Call *call);
 
-/* Calls POSTed whose answer has not arrived yet. */
+/* Calls POSTed whose answer has not arrived yet (updates queued for the
+ * end of the loop turn count as one). */
 size_t agent_conn_inflight(const struct agent_conn *c);
 
 /* Cancel the stream and every request in flight, run no callback, free.
@@ -98,5 +108,11 @@ void agent_conn_free(struct agent_conn *c);
  * tests. */
 int64_t agent_conn_backoff_bound(int64_t factor_ns, int64_t max_ns,
                                  unsigned attempts);
+
+/* The body of an UPDATE call (n == 1) or an UPDATES call (n > 1) of
+ * agent_id (NULL: none) carrying the n encoded Updates in order: a malloc'd
+ * protobuf Call of *len bytes. Pure; exposed for tests. */
+uint8_t *agent_conn_updates_body(const char *agent_id, uint8_t *const *updates,
+                                 const size_t *lens, size_t n, size_t *len);
 
 #endif

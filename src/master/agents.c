@@ -1284,6 +1284,36 @@ static void handle_update(struct master_call_ctx *c)
     http_reply(c->req, 202, NULL, NULL, 0);
 }
 
+/* Several updates in one call (the agent's batch of a loop turn): every
+ * one is checked before any is applied, so a malformed batch changes
+ * nothing; then each is applied in order, as its own UPDATE would be. */
+static void handle_updates(struct master_call_ctx *c)
+{
+    const Offerd__Agent__Call__Updates *b = agent_call(c)->updates;
+    if (b->n_updates == 0) {
+        http_reply_error(c->req, 400, "updates.updates: empty");
+        return;
+    }
+    if (b->n_updates > MASTER_AGENT_MAX_UPDATES) {
+        http_reply_error(c->req, 400, "updates.updates: more than %d",
+                         MASTER_AGENT_MAX_UPDATES);
+        return;
+    }
+    for (size_t i = 0; i < b->n_updates; i++) {
+        const Mesos__V1__TaskStatus *st = b->updates[i]->status;
+        if (st->has_uuid && st->uuid.len != 16) {
+            http_reply_error(c->req, 400,
+                             "updates.updates[%zu].status.uuid: must be 16 "
+                             "bytes",
+                             i);
+            return;
+        }
+    }
+    for (size_t i = 0; i < b->n_updates; i++)
+        master_task_status_update(c->m, c->ag, b->updates[i]);
+    http_reply(c->req, 202, NULL, NULL, 0);
+}
+
 static void handle_oversubscribed(struct master_call_ctx *c)
 {
     struct http_request *req = c->req;
@@ -1442,6 +1472,7 @@ static const struct master_call agent_rows[] = {
     {OFFERD__AGENT__CALL__TYPE__SUBSCRIBE, "subscribe", handle_subscribe,
      MASTER_CALL_NO_COUNT, MASTER_CALL_OPEN, ACL_REGISTER_AGENTS},
     ROW(UPDATE, "update", handle_update, 0),
+    ROW(UPDATES, "updates", handle_updates, 0),
     ROW(PONG, "pong", handle_pong, 0),
     ROW(UPDATE_OVERSUBSCRIBED, "update_oversubscribed", handle_oversubscribed,
         0),

@@ -8,6 +8,8 @@
 #include "master/master_types.h"
 
 struct agent *master_agent_find(struct master *m, const char *id);
+/* Most updates an UPDATES call may carry. */
+#define MASTER_AGENT_MAX_UPDATES 1024
 /* POST /api/v1/agent. */
 void master_agent_api(struct http_request *req, void *arg);
 /* Why an agent is removed. */

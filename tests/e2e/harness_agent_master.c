@@ -87,6 +87,51 @@ static void registered(void)
     hfm_send(&ev);
 }
 
+static void record(Offerd__Agent__Call *call)
+{
+    hfm.calls = xreallocarray(hfm.calls, hfm.ncalls + 1, sizeof(*hfm.calls));
+    hfm.calls[hfm.ncalls++] = call;
+}
+
+/* An UPDATES call (the agent's updates of one loop turn) is recorded as
+ * one UPDATE call per update, in order, so tests see each update as the
+ * master applies it. */
+static void handle_updates(struct http_request *req, Offerd__Agent__Call *call)
+{
+    const char *sid = http_request_header(req, "Mesos-Stream-Id");
+    bool ok = sid != NULL && strcmp(sid, priv.stream_id) == 0 &&
+              call->updates != NULL && call->updates->n_updates > 0;
+    /* Recorded whatever the answer, as other calls are. */
+    if (call->updates != NULL) {
+        for (size_t i = 0; i < call->updates->n_updates; i++) {
+            Offerd__Agent__Call one = OFFERD__AGENT__CALL__INIT;
+            one.agent_id = call->agent_id;
+            one.type = OFFERD__AGENT__CALL__TYPE__UPDATE;
+            one.update = call->updates->updates[i];
+            size_t len;
+            uint8_t *pb = jpb_to_pb(&one.base, &len);
+            char err[256];
+            Offerd__Agent__Call *copy = (Offerd__Agent__Call *)jpb_decode(
+                &offerd__agent__call__descriptor, JPB_PROTOBUF, pb, len, err,
+                sizeof(err));
+            free(pb);
+            ck_assert_msg(copy != NULL, "%s", err);
+            record(copy);
+        }
+    }
+    if (!ok)
+        http_reply_error(req, 400, "bad UPDATES call");
+    else if (hfm.refuse_calls)
+        http_reply_error(req, 403, "agent is not subscribed");
+    else
+        http_reply(req, 202, NULL, NULL, 0);
+    if (ok && !hfm.refuse_calls && hfm.auto_ack && priv.stream != NULL)
+        for (size_t i = 0; i < call->updates->n_updates; i++)
+            hfm_ack(call->updates->updates[i]->framework_id->value,
+                    call->updates->updates[i]->status);
+    jpb_free(&call->base);
+}
+
 static void handle(struct http_request *req, void *arg)
 {
     (void)arg;
@@ -103,8 +148,11 @@ static void handle(struct http_request *req, void *arg)
         http_reply_error(req, 400, "%s", err);
         return;
     }
-    hfm.calls = xreallocarray(hfm.calls, hfm.ncalls + 1, sizeof(*hfm.calls));
-    hfm.calls[hfm.ncalls++] = call;
+    if (call->type == OFFERD__AGENT__CALL__TYPE__UPDATES) {
+        handle_updates(req, call);
+        return;
+    }
+    record(call);
 
     if (call->type == OFFERD__AGENT__CALL__TYPE__SUBSCRIBE) {
         if (priv.stream != NULL) {
