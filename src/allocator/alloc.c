@@ -1054,6 +1054,7 @@ static void agent_scan_total(struct alloc_agent *ag)
 static void total_changed(struct alloc *a, const res_list *l, int sign)
 {
     qvec_add_res(&a->names, &a->total, l, sign, NULL);
+    qvec_add_res(&a->names, &a->total_revocable, l, sign, res_is_revocable);
     track_reservations(a, l, sign);
     a->shares_dirty = true;
 }
@@ -2439,6 +2440,20 @@ void alloc_get_stats(const struct alloc *a, struct alloc_stats *out)
     out->frameworks = a->nframeworks;
     out->filters_active = a->filters_alive;
     out->roles = a->nroles;
+}
+
+void alloc_total_scalar(const struct alloc *a, const char *name,
+                        int64_t *regular, int64_t *revocable)
+{
+    int32_t id = alloc_name_find(&a->names, name);
+    int64_t all = id >= 0 ? qvec_get(&a->total, (uint32_t)id) : 0;
+    int64_t rev = id >= 0 ? qvec_get(&a->total_revocable, (uint32_t)id) : 0;
+    *regular = all - rev;
+    *revocable = rev;
+}
+
+size_t alloc_memory_bytes(const struct alloc *a)
+{
     size_t b = sizeof(*a) + a->capagents * sizeof(void *) +
                a->capclient_ids * sizeof(void *);
     for (uint32_t i = 0; i < a->nagents; i++) {
@@ -2462,7 +2477,7 @@ void alloc_get_stats(const struct alloc *a, struct alloc_stats *out)
     for (uint32_t i = 0; i < a->nroles; i++)
         b += sizeof(struct role) + a->roles[i]->caporder * sizeof(void *) +
              a->roles[i]->capeligible * sizeof(void *);
-    out->memory_bytes = b;
+    return b;
 }
 
 void alloc_framework_allocated(
@@ -2535,6 +2550,7 @@ void alloc_free(struct alloc *a)
     free(a->scratch_view4.v);
     free(a->scratch_unrole.v);
     qvec_free(&a->total);
+    qvec_free(&a->total_revocable);
     qvec_free(&a->head_req);
     qvec_free(&a->head_avail);
     for (uint32_t i = 0; i < a->n_min_alloc; i++)

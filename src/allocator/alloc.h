@@ -472,9 +472,20 @@ struct alloc_stats {
     uint32_t filters_active; /* offer filters not yet collected (a cycle
                                 collects the expired ones) */
     uint32_t roles;          /* role tree nodes */
-    size_t memory_bytes;     /* bytes the allocator holds (approximate) */
 };
+/* Fill out: O(1), every field is kept current. */
 void alloc_get_stats(const struct alloc *a, struct alloc_stats *out);
+
+/* Bytes the allocator holds (approximate). Visits every agent, client and
+ * role: for tests and benchmarks, not for a metrics read. */
+size_t alloc_memory_bytes(const struct alloc *a);
+
+/* The sum over every agent's total (alloc_agent_total) of the scalar
+ * resources named name, in milli-units: the regular ones in *regular, the
+ * revocable ones in *revocable (both 0 for a name never seen). O(1): kept
+ * as agents come and go and their totals change. */
+void alloc_total_scalar(const struct alloc *a, const char *name,
+                        int64_t *regular, int64_t *revocable);
 
 /* The answer fw last gave to ag's inverse offer: true and *status set
  * (ALLOC_IO_UNKNOWN while one is outstanding and unanswered), or false when

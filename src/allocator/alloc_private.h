@@ -454,6 +454,9 @@ struct alloc {
 
     struct alloc_names names;
     struct qvec total; /* cluster total of every scalar */
+    /* The revocable part of total (alloc_total_scalar: the snapshot's
+     * regular and revocable totals without visiting agents). */
+    struct qvec total_revocable;
 
     struct role *root;
     struct role **roles; /* every node but the root, for queries */

@@ -25,6 +25,7 @@
 #include "master/live_counters.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/metrics_counters.h"
 #include "master/offers.h"
 #include "master/operations.h"
 #include "master/operator_events.h"
@@ -83,7 +84,7 @@ static const Offerd__Agent__Call *agent_call(const struct master_call_ctx *c)
 
 static void agent_disconnected(struct master *m, struct agent *ag)
 {
-    ag->connected = false;
+    master_mc_agent_set_connected(m, ag, false);
     if (ag->alloc != NULL)
         alloc_agent_set_active(m->alloc, ag->alloc, false);
     master_offers_on_agent(m, ag, true);
@@ -231,6 +232,7 @@ void master_agent_remove(struct master *m, struct agent *ag,
         alloc_agent_remove(m->alloc, ag->alloc);
     ag->alloc = NULL;
     hmap_del(m->agents, ag->id);
+    master_mc_agent_unindexed(m, ag);
     m->metrics.slave_removals++;
     m->metrics.slave_removals_by_how[how]++;
     if (unreachable) {
@@ -855,7 +857,7 @@ static void agent_open_stream(struct master *m, struct agent *ag,
     ag->stream =
         master_stream_open(s->req, s->enc, ag->stream_id, on_stream_close, ag);
     s->req = NULL;
-    ag->connected = true;
+    master_mc_agent_set_connected(m, ag, true);
     ag->pong_pending = false;
     ag->missed_pings = 0;
     size_t nrec;

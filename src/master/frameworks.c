@@ -25,6 +25,7 @@
 #include "master/limits.h"
 #include "master/maintenance.h"
 #include "master/master.h"
+#include "master/metrics_counters.h"
 #include "master/offers.h"
 #include "master/operations.h"
 #include "master/operator_events.h"
@@ -248,7 +249,7 @@ static void on_stream_close(struct http_stream *s, enum http_close_reason why,
     log_info("framework %s disconnected (%s)", fw->id,
              master_close_reason(why));
     http_stream_close(s);
-    fw->stream = NULL;
+    master_mc_framework_set_stream(fw->m, fw, NULL);
     master_framework_disconnected(fw->m, fw);
 }
 
@@ -256,9 +257,9 @@ void master_framework_disconnected(struct master *m, struct framework *fw)
 {
     if (fw->stream != NULL) {
         http_stream_close(fw->stream);
-        fw->stream = NULL;
+        master_mc_framework_set_stream(m, fw, NULL);
     }
-    fw->active = false;
+    master_mc_framework_set_active(m, fw, false);
     alloc_framework_set_active(m->alloc, fw->alloc, false);
     master_offers_of_framework(m, fw, false);
     master_inverse_offers_of_framework(m, fw, false);
@@ -414,6 +415,7 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
          * placeholder (master_framework_adopt_pending). */
         if (s->is_new && fw->alloc == NULL) {
             hmap_del(m->frameworks, fw->id);
+            master_mc_framework_unindexed(m, fw);
             master_limits_framework_gone(m, fw->id);
             master_framework_free(fw);
         }
@@ -452,7 +454,7 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
          * framework failed over). */
         send_error_event(m, fw, "Framework failed over");
         http_stream_close(fw->stream);
-        fw->stream = NULL;
+        master_mc_framework_set_stream(m, fw, NULL);
     }
     if (s->is_new) {
         fw->registered_time = clock_wall_secs();
@@ -462,9 +464,10 @@ static void subscribe_done(struct master *m, bool ok, const char *err,
         m->metrics.messages_reregister_framework++;
     }
     fw->enc = s->enc;
-    fw->stream =
-        master_stream_open(s->req, s->enc, fw->stream_id, on_stream_close, fw);
-    fw->active = true;
+    master_mc_framework_set_stream(
+        m, fw,
+        master_stream_open(s->req, s->enc, fw->stream_id, on_stream_close, fw));
+    master_mc_framework_set_active(m, fw, true);
     send_subscribed(m, fw);
     master_opev_framework(m, fw, s->is_new);
     log_info("framework %s (%s) %s", fw->id, fw->info->name,
@@ -788,9 +791,9 @@ void master_framework_remove(struct master *m, struct framework *fw,
     master_opev_framework_removing(m, fw);
     if (fw->stream != NULL) {
         http_stream_close(fw->stream);
-        fw->stream = NULL;
+        master_mc_framework_set_stream(m, fw, NULL);
     }
-    fw->active = false;
+    master_mc_framework_set_active(m, fw, false);
     if (fw->failover_timer != NULL)
         evtimer_del(fw->failover_timer);
     master_offers_of_framework(m, fw, false);
@@ -828,6 +831,7 @@ void master_framework_remove(struct master *m, struct framework *fw,
     alloc_framework_remove(m->alloc, fw->alloc);
     fw->alloc = NULL;
     hmap_del(m->frameworks, fw->id);
+    master_mc_framework_unindexed(m, fw);
     master_limits_framework_gone(m, fw->id);
     fw->unregistered_time = clock_wall_secs();
     m->metrics.messages_unregister_framework++;

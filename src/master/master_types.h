@@ -340,6 +340,17 @@ struct master_live {
     struct task *head, *tail; /* every task, oldest first */
 };
 
+/* What /metrics/snapshot would otherwise count by visiting every agent,
+ * framework and offer, kept current by metrics_counters.c. */
+struct master_mcounts {
+    uint32_t agents_connected;     /* in m->agents with ag->connected */
+    uint32_t frameworks_active;    /* in m->frameworks with fw->active */
+    uint32_t frameworks_connected; /* in m->frameworks with a stream */
+    /* Milli-units of cpus, mem, disk, gpus (master_live_names) in the
+     * offers of m->offers, regular and revocable together. */
+    int64_t offered[4];
+};
+
 struct master_metrics {
     uint64_t tasks_by_state[16]; /* terminal transitions counted, by state */
     uint64_t messages_register_framework;
@@ -500,7 +511,8 @@ struct master {
     uint32_t nopev_subs;
 
     struct master_metrics metrics;
-    struct master_live live; /* live_counters.c */
+    struct master_live live;  /* live_counters.c */
+    struct master_mcounts mc; /* metrics_counters.c */
 
     struct admin_state *admin; /* admin_endpoints.c's (/logging/toggle) */
     struct files *files;       /* files.c's: /files, LIST_FILES, READ_FILE */

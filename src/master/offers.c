@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "common/resources_pb.h"
 #include "master/master.h"
+#include "master/metrics_counters.h"
 #include "master/send.h"
 
 static void on_offer_timeout(evutil_socket_t fd, short what, void *arg);
@@ -45,6 +46,7 @@ static struct offer *offer_new(struct master *m, const char *id,
         o->unav = *unav;
     }
     hmap_put(m->offers, o->id, o);
+    master_mc_offer_added(m, o);
     hmap_put(fw->offers, o->id, o);
     hmap_put(ag->offers, o->id, o);
     if (m->flags->offer_timeout > 0) {
@@ -59,6 +61,7 @@ static struct offer *offer_new(struct master *m, const char *id,
 
 static void offer_unlink(struct master *m, struct offer *o)
 {
+    master_mc_offer_removed(m, o);
     hmap_del(m->offers, o->id);
     hmap_del(o->fw->offers, o->id);
     hmap_del(o->agent->offers, o->id);

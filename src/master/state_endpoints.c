@@ -39,6 +39,7 @@
 #include "master/send.h"
 #include "master/system_endpoints.h"
 #include "master/live_counters.h"
+#include "master/metrics_counters.h"
 #include "master/tasks.h"
 
 /* ---- Resources ----------------------------------------------------------- */
@@ -1327,24 +1328,6 @@ static void registrar_metrics(struct master *m, const struct metric_sink *o)
     free(v);
 }
 
-/* Add l's scalars named in master_live_names to by_kind ([0] regular,
- * [1] revocable) or, when NULL, to all. */
-static void live_scalars_add(const res_list *l,
-                             int64_t by_kind[2][MASTER_LIVE_NAMES],
-                             int64_t all[MASTER_LIVE_NAMES])
-{
-    for (uint32_t i = 0; i < l->n; i++) {
-        const struct resource *r = &l->v[i];
-        int k = r->type == RES_SCALAR ? master_live_name_index(r->name) : -1;
-        if (k < 0)
-            continue;
-        if (by_kind != NULL)
-            by_kind[r->revocable ? 1 : 0][k] += r->scalar;
-        else
-            all[k] += r->scalar;
-    }
-}
-
 void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
 {
     const struct master_metrics *mt = &m->metrics;
@@ -1353,38 +1336,23 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
           (double)(clock_monotonic_ns() - m->start_mono) / CLOCK_NS_PER_SEC);
     gauge(o, "master/elected", 1);
 
-    /* No task is visited: per-state counts and the resources tasks use
-     * are kept current in m->live (live_counters.c). Agents and offers are
-     * summed into fixed arrays, without allocating. */
-    uint32_t ag_active = 0, ag_inactive = 0;
-    int64_t total[2][MASTER_LIVE_NAMES] = {{0}},
-            offered[MASTER_LIVE_NAMES] = {0};
-    size_t pos = 0;
-    void *val;
-    while (hmap_next(m->agents, &pos, NULL, &val)) {
-        struct agent *ag = val;
-        ag->connected ? ag_active++ : ag_inactive++;
-        if (ag->alloc != NULL)
-            live_scalars_add(alloc_agent_total(ag->alloc), total, NULL);
-    }
-    gauge(o, "master/slaves_active", ag_active);
-    gauge(o, "master/slaves_inactive", ag_inactive);
-    gauge(o, "master/slaves_connected", ag_active);
-    gauge(o, "master/slaves_disconnected", ag_inactive);
+    /* Nothing is visited: per-state task counts and the resources tasks
+     * use are kept current in m->live (live_counters.c), agents',
+     * frameworks' and offers' counts and sums in m->mc
+     * (metrics_counters.c), the agents' totals by the allocator. */
+    struct master_mc_view v;
+    master_mc_view(m, &v);
+    gauge(o, "master/slaves_active", v.agents_connected);
+    gauge(o, "master/slaves_inactive", v.agents - v.agents_connected);
+    gauge(o, "master/slaves_connected", v.agents_connected);
+    gauge(o, "master/slaves_disconnected", v.agents - v.agents_connected);
 
-    uint32_t fw_active = 0, fw_inactive = 0, fw_conn = 0;
     const uint64_t *live = m->live.tasks;
-    pos = 0;
-    while (hmap_next(m->frameworks, &pos, NULL, &val)) {
-        struct framework *fw = val;
-        fw->active ? fw_active++ : fw_inactive++;
-        fw_conn += fw->stream != NULL;
-    }
-    gauge(o, "master/frameworks_active", fw_active);
-    gauge(o, "master/frameworks_inactive", fw_inactive);
-    gauge(o, "master/frameworks_connected", fw_conn);
+    gauge(o, "master/frameworks_active", v.frameworks_active);
+    gauge(o, "master/frameworks_inactive", v.frameworks - v.frameworks_active);
+    gauge(o, "master/frameworks_connected", v.frameworks_connected);
     gauge(o, "master/frameworks_disconnected",
-          fw_active + fw_inactive - fw_conn);
+          v.frameworks - v.frameworks_connected);
     gauge(o, "master/tasks_staging",
           (double)live[MESOS__V1__TASK_STATE__TASK_STAGING]);
     gauge(o, "master/tasks_starting",
@@ -1412,22 +1380,18 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
         gauge(o, counters[i].name,
               (double)mt->tasks_by_state[counters[i].state]);
-    gauge(o, "master/outstanding_offers", (double)hmap_count(m->offers));
+    gauge(o, "master/outstanding_offers", v.offers);
 
     /* As Mesos: master/<name>_total and _used count regular resources,
      * master/<name>_revocable_* the revocable ones (agents' estimates and
      * allocation slack); the allocator's totals count both, and its
      * offered_or_allocated what offers and tasks hold. */
-    pos = 0;
-    while (hmap_next(m->offers, &pos, NULL, &val))
-        live_scalars_add(&((const struct offer *)val)->resources, NULL,
-                         offered);
     for (size_t i = 0; i < MASTER_LIVE_NAMES; i++) {
         const char *name = master_live_names[i];
         char key[80];
         for (size_t k = 0; k < 2; k++) {
             const char *infix = k == 0 ? "" : "_revocable";
-            double t = res_scalar_to_double(total[k][i]);
+            double t = res_scalar_to_double(v.total[k][i]);
             double u = res_scalar_to_double(m->live.used[k][i]);
             snprintf(key, sizeof(key), "master/%s%s_total", name, infix);
             gauge(o, key, t);
@@ -1439,12 +1403,12 @@ void master_metrics_collect(struct master *m, master_metric_fn fn, void *arg)
         if (i == 3)
             break; /* Mesos's allocator lists cpus, mem and disk */
         snprintf(key, sizeof(key), "allocator/mesos/resources/%s/total", name);
-        gauge(o, key, res_scalar_to_double(total[0][i] + total[1][i]));
+        gauge(o, key, res_scalar_to_double(v.total[0][i] + v.total[1][i]));
         snprintf(key, sizeof(key),
                  "allocator/mesos/resources/%s/offered_or_allocated", name);
         gauge(o, key,
               res_scalar_to_double(m->live.used[0][i] + m->live.used[1][i] +
-                                   offered[i]));
+                                   v.offered[i]));
     }
     /* offerd's allocator is a library the loop calls: nothing ever waits
      * in a queue of its own. */

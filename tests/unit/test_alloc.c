@@ -277,6 +277,68 @@ START_TEST(test_filter_expiry)
 }
 END_TEST
 
+/* alloc_total_scalar equals the sum of name over the agents given (their
+ * alloc_agent_total), regular and revocable apart. */
+static void assert_total(const struct alloc *a, const char *name,
+                         struct alloc_agent *const *ags, size_t n)
+{
+    int64_t want[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const res_list *t = alloc_agent_total(ags[i]);
+        for (uint32_t k = 0; k < t->n; k++)
+            if (t->v[k].type == RES_SCALAR && strcmp(t->v[k].name, name) == 0)
+                want[t->v[k].revocable ? 1 : 0] += t->v[k].scalar;
+    }
+    int64_t regular, revocable;
+    alloc_total_scalar(a, name, &regular, &revocable);
+    ck_assert_int_eq(regular, want[0]);
+    ck_assert_int_eq(revocable, want[1]);
+}
+
+/* The kept cluster totals follow agents added, their revocable estimates,
+ * reservations and removals; alloc_memory_bytes grows with an agent. */
+START_TEST(test_total_scalar_kept)
+{
+    struct rec rec = {0};
+    struct alloc *a = new_alloc(&rec);
+    int64_t regular = -1, revocable = -1;
+    alloc_total_scalar(a, "cpus", &regular, &revocable);
+    ck_assert_int_eq(regular, 0);
+    ck_assert_int_eq(revocable, 0);
+    size_t empty = alloc_memory_bytes(a);
+    struct alloc_agent *ags[2];
+    ags[0] = add_agent(a, &A1, "cpus:4;mem:512");
+    ck_assert_uint_gt(alloc_memory_bytes(a), empty);
+    ags[1] = add_agent(a, &A2, "cpus:2;mem:256;gpus:1");
+    assert_total(a, "cpus", ags, 2);
+    assert_total(a, "gpus", ags, 2);
+    res_list rev = parse("cpus:3");
+    rev.v[0].revocable = true;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ags[0], &rev), 0);
+    assert_total(a, "cpus", ags, 2);
+    alloc_total_scalar(a, "cpus", &regular, &revocable);
+    ck_assert_int_eq(regular, 6000);
+    ck_assert_int_eq(revocable, 3000);
+    rev.v[0].scalar = 1000;
+    ck_assert_int_eq(alloc_agent_update_oversubscribed(a, ags[0], &rev), 0);
+    assert_total(a, "cpus", ags, 2);
+    res_list_clear(&rev);
+    res_list from = parse("cpus:1"), to = parse("cpus(web):1");
+    ck_assert_int_eq(alloc_agent_update_available(a, ags[1], &from, &to), 0);
+    assert_total(a, "cpus", ags, 2);
+    res_list_clear(&from);
+    res_list_clear(&to);
+    alloc_agent_remove(a, ags[0]);
+    assert_total(a, "cpus", ags + 1, 1);
+    assert_total(a, "mem", ags + 1, 1);
+    alloc_total_scalar(a, "cpus", &regular, &revocable);
+    ck_assert_int_eq(regular, 2000);
+    ck_assert_int_eq(revocable, 0);
+    rec_free(&rec);
+    alloc_free(a);
+}
+END_TEST
+
 /* An agent refused by every framework is quiet: event-driven cycles skip
  * it. Its filter's expiry alone brings it back, in a cycle nothing else
  * asked for (no candidates marked), and the filter is collected then. */
@@ -2235,6 +2297,7 @@ static Suite *alloc_suite(void)
     tcase_add_test(tc, test_reserved_only_to_role);
     tcase_add_test(tc, test_filter_expiry);
     tcase_add_test(tc, test_filter_expiry_wakes_quiet_agent);
+    tcase_add_test(tc, test_total_scalar_kept);
     tcase_add_test(tc, test_filter_expiry_with_agent_churn);
     tcase_add_test(tc, test_filter_subset_semantics);
     tcase_add_test(tc, test_suppress_and_revive);
