@@ -361,6 +361,41 @@ static struct http_client_options get_opts(const struct lg *lg,
     };
 }
 
+/* A GET whose body is counted as it arrives and not kept, as
+ * `curl -o /dev/null` reads it: a 60 MB /state is timed as the master
+ * sends it, not as this process copies it into one block afterwards.
+ * done(status, body bytes, arg) runs once. */
+struct counted_get {
+    size_t bytes;
+    void (*done)(int status, size_t bytes, void *arg);
+    void *arg;
+};
+
+static void counted_chunk(const uint8_t *data, size_t len, void *arg)
+{
+    (void)data;
+    ((struct counted_get *)arg)->bytes += len;
+}
+
+static void counted_close(const struct http_client_response *r, void *arg)
+{
+    struct counted_get *c = arg;
+    c->done(http_client_status(r), c->bytes, c->arg);
+    free(c);
+}
+
+static void get_counted(const struct lg *lg, const char *path,
+                        void (*done)(int status, size_t bytes, void *arg),
+                        void *arg)
+{
+    struct counted_get *c = xcalloc(1, sizeof(*c));
+    c->done = done;
+    c->arg = arg;
+    struct http_client_options o = get_opts(lg, path);
+    struct http_client_stream_cbs cbs = {NULL, counted_chunk, counted_close, c};
+    http_client_stream(lg->base, &o, &cbs);
+}
+
 /* ---- Simulated agents ---- */
 
 static Offerd__Agent__Call *agent_subscribe(void *arg)
@@ -705,12 +740,13 @@ struct poll_req {
 
 static void poller_next(struct lg *lg);
 
-static void poll_done(const struct http_client_response *r, void *arg)
+static void poll_done(int status, size_t bytes, void *arg)
 {
+    (void)bytes;
     struct poll_req *p = arg;
     struct lg *lg = p->lg;
     lg->pollers_inflight--;
-    if (http_client_status(r) == 200)
+    if (status == 200)
         samples_add(&lg->poll_state,
                     (double)(clock_monotonic_ns() - p->sent) / CLOCK_NS_PER_MS);
     free(p);
@@ -723,8 +759,7 @@ static void poller_next(struct lg *lg)
     struct poll_req *p = xmalloc(sizeof(*p));
     *p = (struct poll_req){lg, clock_monotonic_ns()};
     lg->pollers_inflight++;
-    struct http_client_options o = get_opts(lg, "/state");
-    http_client_request(lg->base, &o, poll_done, p);
+    get_counted(lg, "/state", poll_done, p);
 }
 
 /* ---- Endpoints ---- */
@@ -757,6 +792,19 @@ static bool route_latency(const char *body, const char *route, double *sum,
     return ok;
 }
 
+/* After step ep_read of the current endpoint: on to the next. */
+static void endpoint_step(struct ep_req *e)
+{
+    struct lg *lg = e->lg;
+    size_t reads = (size_t)lg->o.endpoint_reads;
+    free(e);
+    if (++lg->ep_read == reads + 2) {
+        lg->ep_read = 0;
+        lg->ep++;
+    }
+    endpoint_next(lg);
+}
+
 /* Step ep_read of the current endpoint: 0 reads /metrics before, 1 to
  * reads the endpoint, reads + 1 reads /metrics after. */
 static void endpoint_done(const struct http_client_response *r, void *arg)
@@ -787,19 +835,25 @@ static void endpoint_done(const struct http_client_response *r, void *arg)
                     (sum - ep->srv_sum0) * 1000.0 / (count - ep->srv_count0);
             }
         }
+    }
+    endpoint_step(e);
+}
+
+/* The endpoint itself, its body counted (get_counted). */
+static void endpoint_read_done(int status, size_t bytes, void *arg)
+{
+    struct ep_req *e = arg;
+    struct lg *lg = e->lg;
+    lg->ep_inflight = false;
+    struct endpoint *ep = &lg->eps[lg->ep];
+    if (status != 200) {
+        fprintf(stderr, "offerd-loadgen: GET %s: %d\n", ep->path, status);
     } else {
-        size_t len;
-        http_client_body(r, &len);
-        ep->bytes = len;
+        ep->bytes = bytes;
         samples_add(&ep->t,
                     (double)(clock_monotonic_ns() - e->sent) / CLOCK_NS_PER_MS);
     }
-    free(e);
-    if (++lg->ep_read == reads + 2) {
-        lg->ep_read = 0;
-        lg->ep++;
-    }
-    endpoint_next(lg);
+    endpoint_step(e);
 }
 
 static void endpoint_next(struct lg *lg)
@@ -811,8 +865,11 @@ static void endpoint_next(struct lg *lg)
     lg->ep_inflight = true;
     size_t reads = (size_t)lg->o.endpoint_reads;
     bool metrics = lg->ep_read == 0 || lg->ep_read == reads + 1;
-    struct http_client_options o =
-        get_opts(lg, metrics ? "/metrics" : lg->eps[lg->ep].path);
+    if (!metrics) {
+        get_counted(lg, lg->eps[lg->ep].path, endpoint_read_done, e);
+        return;
+    }
+    struct http_client_options o = get_opts(lg, "/metrics");
     http_client_request(lg->base, &o, endpoint_done, e);
 }
 
